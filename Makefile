@@ -1,0 +1,38 @@
+# kupgrade — two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck unit bench bench-deps clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/kupgrade demo
+
+test: lint typecheck unit
+
+lint: $(STAMP)
+	$(BIN)/ruff check kupgrade tests bench
+	$(BIN)/ruff format --check kupgrade tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest -n auto -q
+
+bench-deps:
+	@command -v wrk >/dev/null && command -v nginx >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk nginx-light)
+
+bench: $(STAMP) bench-deps
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) *.egg-info .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,258 @@
+"""`make bench`: graph build time and update-service throughput against nginx.
+
+1. Build time of the 20211124.083150 parser fixture (1085 nodes, 19478 raw edges), split
+   into its steps, median of several runs; also against the current graph-data.
+2. The update service under wrk (64 connections, loopback), side by side with nginx
+   serving the very same response bytes as a static file, in the same run. The ratio
+   nginx/kupgrade is what matters; absolute numbers depend on the machine.
+
+Uses ../shared when present and the sample dataset otherwise (and says so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = (
+    Path(os.environ.get("KUPGRADE_SHARED", REPO.parent / "shared")) / "conformance" / "cincinnati"
+)
+sys.path.insert(0, str(REPO))
+
+from kupgrade.graph.builder import build_graph  # noqa: E402
+from kupgrade.graph.codec import encode_graph  # noqa: E402
+from kupgrade.graph.graphdata import load_graph_data  # noqa: E402
+from kupgrade.graph.releases import load_releases  # noqa: E402
+from kupgrade.graph.sample import write_sample  # noqa: E402
+from kupgrade.graph.tree import open_tree  # noqa: E402
+
+
+def timed(func: Callable[[], object], runs: int) -> tuple[float, object]:
+    samples, result = [], None
+    for _ in range(runs):
+        started = time.perf_counter()
+        result = func()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples), result
+
+
+def bench_build(raw: Path, graph_data: Path, runs: int) -> dict[str, float]:
+    t_raw, graph = timed(lambda: load_releases(raw), runs)
+    t_tree, tree = timed(lambda: open_tree(graph_data), runs)
+    t_parse, data = timed(lambda: load_graph_data(tree), runs)  # type: ignore[arg-type]
+    t_build, built = timed(lambda: build_graph(graph, data), runs)  # type: ignore[arg-type]
+    t_encode, _ = timed(lambda: encode_graph(built), runs)  # type: ignore[arg-type]
+    total = t_raw + t_tree + t_parse + t_build + t_encode
+    return {
+        "read raw graph": t_raw,
+        "read graph-data": t_tree,
+        "parse graph-data": t_parse,
+        "build": t_build,
+        "encode": t_encode,
+        "total": total,
+    }
+
+
+WRK_RE = {
+    "rps": re.compile(r"Requests/sec:\s+([\d.]+)"),
+    "p50": re.compile(r"50%\s+([\d.]+)(us|ms|s)\b"),
+    "p99": re.compile(r"99%\s+([\d.]+)(us|ms|s)\b"),
+}
+
+
+def wrk(url: str, seconds: int, connections: int) -> dict[str, float]:
+    command = [
+        "wrk",
+        "-t2",
+        f"-c{connections}",
+        f"-d{seconds}s",
+        "--latency",
+        "-H",
+        "Accept: application/json",
+        url,
+    ]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    result = {"rps": float(WRK_RE["rps"].search(out).group(1))}  # type: ignore[union-attr]
+    for key in ("p50", "p99"):
+        value, unit = WRK_RE[key].search(out).groups()  # type: ignore[union-attr]
+        result[key + "_ms"] = float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    result["non_2xx"] = float(errors.group(1)) if errors else 0.0
+    return result
+
+
+def start(command: list[str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("wb") as sink:
+        return subprocess.Popen(
+            command, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=15)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def wait_http(url: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"{url} did not come up")
+
+
+NGINX_CONF = """worker_processes auto;
+daemon off;
+pid {tmp}/nginx.pid;
+error_log {tmp}/nginx-error.log;
+events {{ worker_connections 4096; }}
+http {{
+  access_log off;
+  sendfile on; tcp_nopush on; keepalive_requests 1000000;
+  client_body_temp_path {tmp}; proxy_temp_path {tmp}; fastcgi_temp_path {tmp};
+  uwsgi_temp_path {tmp}; scgi_temp_path {tmp};
+  server {{
+    listen 127.0.0.1:{port};
+    root {tmp}/www;
+    location / {{ default_type application/json; }}
+  }}
+}}
+"""
+
+
+def bench_service(
+    releases: Path, graph_data: Path, channel: str, seconds: int
+) -> dict[str, dict[str, float]]:
+    for tool in ("wrk", "nginx"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"{tool} is not installed: apt-get install -y wrk nginx-light")
+    from kupgrade.cli.demo import free_port
+
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="kupgrade-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        port = free_port()
+        service = start(
+            [
+                sys.executable,
+                "-m",
+                "kupgrade",
+                "serve",
+                "--releases",
+                str(releases),
+                "--graph-data",
+                str(graph_data),
+                "--port",
+                str(port),
+            ],
+            tmp / "serve.log",
+        )
+        url = f"http://127.0.0.1:{port}/api/upgrades_info/graph?channel={channel}&arch=amd64"
+        try:
+            wait_http(f"http://127.0.0.1:{port}/readyz")
+            body = httpx.get(url, headers={"Accept": "application/json"}).content
+            (tmp / "www").mkdir()
+            (tmp / "www" / "graph.json").write_bytes(body)
+            nginx_port = free_port()
+            (tmp / "nginx.conf").write_text(NGINX_CONF.format(tmp=tmp, port=nginx_port))
+            nginx = start(["nginx", "-c", str(tmp / "nginx.conf")], tmp / "nginx.log")
+            try:
+                static = f"http://127.0.0.1:{nginx_port}/graph.json"
+                wait_http(static)
+                assert httpx.get(static).content == body
+                wrk(url, 2, 64)  # warm up both
+                wrk(static, 2, 64)
+                results["kupgrade"] = wrk(url, seconds, 64)
+                results["nginx"] = wrk(static, seconds, 64)
+                results["kupgrade"]["body_bytes"] = results["nginx"]["body_bytes"] = float(
+                    len(body)
+                )
+            finally:
+                stop(nginx)
+        finally:
+            stop(service)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args()
+    report: dict[str, object] = {}
+    with tempfile.TemporaryDirectory(prefix="kupgrade-sample-") as tmp:
+        if SHARED.exists():
+            fixture = SHARED / "parser-fixtures" / "20211124.083150"
+            report["build 20211124.083150"] = bench_build(
+                fixture / "graph-gb-raw.json", fixture / "cincinnati-graph-data", args.runs
+            )
+            report["build 20211124.083150 with graph-data-head"] = bench_build(
+                fixture / "graph-gb-raw.json", SHARED / "graph-data-head", args.runs
+            )
+            releases, graph_data, channel = (
+                SHARED / "e2e" / "synthetic-raw.json",
+                SHARED / "e2e" / "graph-data-134475077",
+                "stable-4.7",
+            )
+            data_note = "e2e synthetic-raw + graph-data-134475077"
+        else:
+            print(
+                "note: ../shared not found; benchmarking the sample dataset instead",
+                file=sys.stderr,
+            )
+            root = write_sample(Path(tmp) / "sample")
+            report["build sample"] = bench_build(root / "releases", root / "graph-data", args.runs)
+            releases, graph_data, channel, data_note = (
+                root / "releases",
+                root / "graph-data",
+                "stable-4.14",
+                "sample",
+            )
+        service = bench_service(releases, graph_data, channel, args.seconds)
+    report["service"] = {"data": data_note, "channel": channel, **service}
+    ratio = service["kupgrade"]["rps"] / service["nginx"]["rps"]
+    report["service_ratio_rps_kupgrade_over_nginx"] = round(ratio, 3)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    for name, value in report.items():
+        if name.startswith("build"):
+            steps = ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in value.items())  # type: ignore[union-attr]
+            print(f"{name}: {steps}")
+    print(
+        f"service ({data_note}, {channel}, {int(service['nginx']['body_bytes'])} bytes, wrk -t2 -c64 -d{args.seconds}s):"
+    )
+    for name in ("kupgrade", "nginx"):
+        r = service[name]
+        print(
+            f"  {name:9s} {r['rps']:>10.0f} req/s   p50 {r['p50_ms']:6.2f} ms   p99 {r['p99_ms']:6.2f} ms   non-2xx {int(r['non_2xx'])}"
+        )
+    print(
+        f"  kupgrade/nginx requests per second: {ratio:.2f} (goal >= 0.5); kupgrade p99 goal < 10 ms"
+    )
+
+
+if __name__ == "__main__":
+    main()

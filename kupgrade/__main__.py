@@ -1,0 +1,5 @@
+"""`python -m kupgrade` runs the CLI."""
+
+from kupgrade.cli.main import run
+
+run()

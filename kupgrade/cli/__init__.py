@@ -1,0 +1,1 @@
+"""The command-line interface: one Typer module per area."""

@@ -1,0 +1,168 @@
+"""`kupgrade demo` and `kupgrade sample`: the embedded default, end to end."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import httpx
+import typer
+
+from kupgrade.cli.graph import risk_table, summary_table
+from kupgrade.cli.output import (
+    OUTPUT_HELP,
+    Format,
+    print_json,
+    progress,
+    stderr,
+    stdout,
+    user_errors,
+)
+from kupgrade.errors import KupgradeError
+from kupgrade.graph.sample import write_sample
+from kupgrade.graph.summary import summarize
+from kupgrade.service.app import DEFAULT_PREFIX
+
+sample_app = typer.Typer(
+    help="The sample dataset kupgrade ships (an OpenShift-like 4.12-4.15 line).",
+    no_args_is_help=True,
+)
+
+READY_TIMEOUT = 60.0
+
+
+@sample_app.command("write")
+@user_errors
+def sample_write(
+    directory: Annotated[Path, typer.Argument(help="New (or empty) directory to write into.")],
+    output: Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)] = Format.text,
+) -> None:
+    """Write the sample releases and graph-data.
+
+    **Examples**
+
+    ```
+    kupgrade sample write ./sample
+    kupgrade serve --releases sample/releases --graph-data sample/graph-data
+    ```
+    """
+    root = write_sample(directory)
+    paths = {"releases": str(root / "releases"), "graph_data": str(root / "graph-data")}
+    if output is Format.json:
+        print_json(paths)
+    else:
+        stdout.print(
+            f"releases:   {paths['releases']}\ngraph-data: {paths['graph_data']}", highlight=False
+        )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def running_service(releases: Path, graph_data: Path, log: Path) -> Iterator[str]:
+    """Start `kupgrade serve` as a child process; yield its base URL once ready."""
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "kupgrade",
+        "serve",
+        "--releases",
+        str(releases),
+        "--graph-data",
+        str(graph_data),
+        "--port",
+        str(port),
+    ]
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            command, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(base, process, log)
+        yield base
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def _wait_ready(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise KupgradeError(
+                f"the update service exited early:\n{log.read_text(errors='replace')}"
+            )
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{base}/readyz", timeout=1.0).status_code == 200:
+                return
+        time.sleep(0.1)
+    raise KupgradeError(f"the update service was not ready within {READY_TIMEOUT:.0f}s; see {log}")
+
+
+@user_errors
+def demo_command(
+    channel: Annotated[str, typer.Option("--channel", help="Channel to query.")] = "stable-4.14",
+    arch: Annotated[str, typer.Option("--arch", help="Architecture to query.")] = "amd64",
+    output: Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)] = Format.text,
+) -> None:
+    """Run the update service on the sample data, query it over HTTP, summarise, stop.
+
+    **Examples**
+
+    ```
+    kupgrade demo
+    kupgrade demo --channel candidate-4.15 --arch multi -o json
+    ```
+    """
+    with tempfile.TemporaryDirectory(prefix="kupgrade-demo-") as tmp, progress("demo", 4) as step:
+        step("writing the sample dataset")
+        root = write_sample(Path(tmp) / "sample")
+        step("starting the update service")
+        with running_service(
+            root / "releases", root / "graph-data", Path(tmp) / "serve.log"
+        ) as base:
+            step(f"querying {channel} ({arch})")
+            url = f"{base}{DEFAULT_PREFIX}/graph"
+            response = httpx.get(
+                url,
+                params={"channel": channel, "arch": arch},
+                headers={"Accept": "application/json"},
+            )
+            step("stopping the update service")
+    _show(url, channel, arch, response, output)
+
+
+def _show(url: str, channel: str, arch: str, response: httpx.Response, output: Format) -> None:
+    doc: Any = response.json()
+    if response.status_code != 200:
+        raise KupgradeError(f"{url} answered {response.status_code}: {doc.get('value', doc)}")
+    summary = summarize(doc)
+    if output is Format.json:
+        print_json(
+            {"url": str(response.url), "channel": channel, "arch": arch, **summary.to_json()}
+        )
+        return
+    stderr.print(f"GET {response.url} -> {response.status_code}", highlight=False)
+    stdout.print(summary_table(summary, f"Update graph of {channel} ({arch}), served over HTTP"))
+    if summary.risks:
+        stdout.print(risk_table(summary))

@@ -1,0 +1,47 @@
+"""The `kupgrade` command."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from kupgrade import __version__
+from kupgrade.cli import graph
+from kupgrade.cli.demo import demo_command, sample_app
+from kupgrade.cli.serve import serve_command
+
+app = typer.Typer(
+    name="kupgrade",
+    help="Serve, plan and carry out upgrades of Kubernetes-based clusters.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(graph.app, name="graph")
+app.add_typer(sample_app, name="sample")
+app.command("serve")(serve_command)
+app.command("demo")(demo_command)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kupgrade {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Serve, plan and carry out upgrades of Kubernetes-based clusters."""
+
+
+def run() -> None:
+    app()

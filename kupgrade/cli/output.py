@@ -1,0 +1,122 @@
+"""Conventions every command shares: `-o text|json`, errors without tracebacks, atomic writes.
+
+Data goes to stdout, messages and progress to stderr, so `-o json` output pipes cleanly.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import wraps
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from kupgrade.errors import KupgradeError
+
+stdout = Console(soft_wrap=True)
+stderr = Console(stderr=True, soft_wrap=True)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class Format(enum.StrEnum):
+    text = "text"
+    json = "json"
+
+
+OUTPUT_HELP = "Output format: text for people, json for programs."
+
+
+def print_json(doc: Any) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def write_stdout_bytes(data: bytes) -> None:
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write through a temporary file in the same directory and rename: never half-written."""
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+    except OSError as exc:
+        raise KupgradeError(f"cannot write: {exc.strerror}", file=str(path)) from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise KupgradeError(f"cannot write: {exc.strerror}", file=str(path)) from None
+
+
+def report_error(error: KupgradeError, fmt: Format = Format.text) -> None:
+    if fmt is Format.json:
+        print_json(error.to_dict())
+    stderr.print(f"[bold red]error:[/] {error}", highlight=False, markup=True)
+
+
+def user_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """Turn KupgradeError into a one-line message and exit code 1 (never a traceback)."""
+
+    @wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except KupgradeError as error:
+            fmt = kwargs.get("output")
+            report_error(error, fmt if isinstance(fmt, Format) else Format.text)
+            raise typer.Exit(1) from None
+
+    return wrapper
+
+
+@contextmanager
+def progress(description: str, steps: int) -> Iterator[Callable[[str], None]]:
+    """A bar over a known number of steps on stderr (silent when stderr is not a terminal).
+
+    Call the yielded function with the name of each step as it starts.
+    """
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=True,
+        disable=not stderr.is_terminal,
+    ) as bar:
+        task = bar.add_task(description, total=steps)
+        started = False
+
+        def step(text: str) -> None:
+            nonlocal started
+            bar.update(task, description=f"{description}: {text}", advance=1 if started else 0)
+            started = True
+
+        yield step
+        bar.update(task, completed=steps)

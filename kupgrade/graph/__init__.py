@@ -1,0 +1,1 @@
+"""The update graph: model, Cincinnati JSON codec, graph builder, policy and lint."""

@@ -1,0 +1,1 @@
+"""The HTTP update service (Cincinnati-compatible policy-engine API), metrics and health."""

@@ -1,0 +1,144 @@
+"""Running the update service under Granian (a Rust HTTP server with an ASGI interface).
+
+Granian imports the application in its worker process, so the configuration travels in
+an environment variable and `create_app` is the factory it calls there.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import logging.config
+import os
+import socket
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from kupgrade.errors import KupgradeError
+from kupgrade.service.app import DEFAULT_PREFIX, UpdateService, normalize_prefix
+from kupgrade.service.metrics import ServiceMetrics
+from kupgrade.service.state import GraphState
+
+CONFIG_ENV = "KUPGRADE_SERVE_CONFIG"
+
+
+@dataclass(frozen=True, slots=True)
+class ServeConfig:
+    releases: str
+    graph_data: str
+    host: str = "127.0.0.1"
+    port: int = 8080
+    path_prefix: str = DEFAULT_PREFIX
+    refresh: float = 300.0
+    log_format: str = "text"
+
+    def to_env(self) -> str:
+        return json.dumps(asdict(self))
+
+    @staticmethod
+    def from_env() -> ServeConfig:
+        raw = os.environ.get(CONFIG_ENV)
+        if not raw:
+            raise KupgradeError(f"{CONFIG_ENV} is not set; start the service with `kupgrade serve`")
+        return ServeConfig(**json.loads(raw))
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        doc: dict[str, Any] = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            doc["exception"] = self.formatException(record.exc_info)
+        return json.dumps(doc, ensure_ascii=False)
+
+
+def logging_config(log_format: str) -> dict[str, Any]:
+    """A dictConfig for our loggers and Granian's, in text or JSON lines on stderr."""
+    formatter: dict[str, Any] = (
+        {"()": f"{__name__}.JsonFormatter"}
+        if log_format == "json"
+        else {
+            "format": "%(asctime)s %(levelname)s %(name)s: %(message)s",
+            "datefmt": "%Y-%m-%dT%H:%M:%S",
+        }
+    )
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"default": formatter},
+        "handlers": {
+            "stderr": {
+                "class": "logging.StreamHandler",
+                "formatter": "default",
+                "stream": "ext://sys.stderr",
+            }
+        },
+        "loggers": {
+            "kupgrade": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
+            "_granian": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
+            "granian.access": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
+        },
+    }
+
+
+def create_app() -> UpdateService:
+    """Granian's factory: build the application from the environment (in the worker)."""
+    config = ServeConfig.from_env()
+    logging.config.dictConfig(logging_config(config.log_format))
+    state = GraphState(
+        Path(config.releases), Path(config.graph_data), config.refresh, ServiceMetrics()
+    )
+    return UpdateService(state, config.path_prefix)
+
+
+def check_port(host: str, port: int) -> None:
+    """Fail early with a clear message when the address cannot be bound."""
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.create_server((host, port), family=family):
+            pass
+    except OSError as exc:
+        raise KupgradeError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+            field="--port",
+            hint="choose another --port or stop the process using it",
+        ) from None
+
+
+def serve(config: ServeConfig) -> None:
+    """Run until interrupted (SIGINT/SIGTERM)."""
+    from granian import Granian
+    from granian.constants import HTTPModes, Interfaces, Loops, TaskImpl
+
+    if config.refresh <= 0:
+        raise KupgradeError("must be a positive number of seconds", field="--refresh")
+    check_port(config.host, config.port)
+    config = ServeConfig(**{**asdict(config), "path_prefix": normalize_prefix(config.path_prefix)})
+    os.environ[CONFIG_ENV] = config.to_env()
+    server = Granian(
+        f"{__name__}:create_app",
+        factory=True,
+        address=config.host,
+        port=config.port,
+        interface=Interfaces.ASGI,
+        http=HTTPModes.http1,
+        websockets=False,
+        workers=1,
+        # uvloop serves ~10% more requests per second than asyncio on the graph route
+        # (bench/). Granian's experimental Rust task implementation would add more but
+        # breaks Starlette's futures ("Future object is not initialized").
+        loop=Loops.uvloop,
+        task_impl=TaskImpl.asyncio,
+        respawn_failed_workers=True,
+        log_dictconfig=logging_config(config.log_format),
+    )
+    sys.stderr.flush()
+    server.serve()

@@ -1,0 +1,225 @@
+"""The graph the service answers from, rebuilt off the request path.
+
+A `Generation` is immutable once published: the built graph, its policy view, the
+graph-data snapshot and a cache of rendered responses. The refresher thread re-checks the
+inputs every `refresh` seconds, builds a new generation when they changed, and swaps it in
+with one assignment; a failed build keeps the last good generation and is logged and
+counted.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kupgrade.errors import KupgradeError
+from kupgrade.graph.codec import encode_json
+from kupgrade.graph.graphdata import yaml_extension
+from kupgrade.graph.inputs import Built, build_from_paths, fingerprint
+from kupgrade.graph.policy import PolicyError, PolicyView
+from kupgrade.graph.tree import Tree, pack_tree
+from kupgrade.service.metrics import ServiceMetrics
+
+log = logging.getLogger("kupgrade.service")
+
+EMPTY_GRAPH = {"version": 1, "nodes": [], "edges": [], "conditionalEdges": []}
+MAX_CACHED_RENDERS = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """One policy-engine answer as bytes, with its validators, gzip variant and headers."""
+
+    body: bytes
+    etag: str
+    gzip_body: bytes
+    gzip_etag: str
+    _headers: dict[tuple[str, bool], list[tuple[bytes, bytes]]] = field(default_factory=dict)
+
+    @staticmethod
+    def of(doc: object) -> Rendered:
+        body = encode_json(doc)
+        tag = hashlib.sha256(body).hexdigest()[:32]
+        return Rendered(
+            body, f'"{tag}"', gzip.compress(body, compresslevel=6, mtime=0), f'"{tag}-gzip"'
+        )
+
+    def headers(self, media_type: str, use_gzip: bool) -> list[tuple[bytes, bytes]]:
+        """Response headers (without Vary/CORS), built once per media type and encoding."""
+        key = (media_type, use_gzip)
+        found = self._headers.get(key)
+        if found is None:
+            body, etag = (self.gzip_body, self.gzip_etag) if use_gzip else (self.body, self.etag)
+            found = [
+                (b"content-type", media_type.encode()),
+                (b"content-length", str(len(body)).encode()),
+                (b"etag", etag.encode()),
+            ]
+            if use_gzip:
+                found.append((b"content-encoding", b"gzip"))
+            self._headers[key] = found
+        return found
+
+
+@dataclass(slots=True)
+class Generation:
+    number: int
+    built: Built
+    view: PolicyView
+    built_at: float
+    build_seconds: float
+    channels: frozenset[str]
+    arches: frozenset[str]
+    renders: dict[tuple[str, str], Rendered] = field(default_factory=dict)
+    _tarball: bytes | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def render(self, channel: str, arch: str) -> Rendered:
+        """The answer for (channel, arch), rendered once per generation; PolicyError if invalid."""
+        key = (channel, arch)
+        found = self.renders.get(key)
+        if found is not None:
+            return found
+        rendered = Rendered.of(self.view.filter(channel, arch))
+        if channel in self.channels and arch in self.arches:
+            self.renders[key] = rendered
+        elif len(self.renders) < MAX_CACHED_RENDERS:
+            # Unknown but well-formed values answer an empty graph; cache a bounded number
+            # so that garbage requests cannot grow memory without bound.
+            self.renders[key] = rendered
+        return rendered
+
+    def warm(self) -> None:
+        """Render every known (channel, arch) so the first clients do not pay for it."""
+        for channel in sorted(self.channels):
+            for arch in sorted(self.arches):
+                try:
+                    self.render(channel, arch)
+                except PolicyError:
+                    continue  # e.g. a channel name the request regex can never match
+
+    def tarball(self) -> bytes:
+        with self._lock:
+            if self._tarball is None:
+                self._tarball = graph_data_tarball(self.built.tree)
+            return self._tarball
+
+
+def graph_data_tarball(tree: Tree) -> bytes:
+    """The allow-listed graph-data files the graph was built from."""
+    include = ["LICENSE", "version", "raw/metadata.json"]
+    for subdir in ("channels", "blocked-edges"):
+        for entry in tree.listdir(subdir) or []:
+            if entry.data is not None and yaml_extension(entry.name):
+                include.append(f"{subdir}/{entry.name}")
+    return pack_tree(tree, include)
+
+
+class GraphState:
+    """Holds the current generation and refreshes it in a background thread."""
+
+    def __init__(
+        self, releases: Path, graph_data: Path, refresh: float, metrics: ServiceMetrics
+    ) -> None:
+        self.releases = releases
+        self.graph_data = graph_data
+        self.refresh = refresh
+        self.metrics = metrics
+        self.current: Generation | None = None
+        self.last_error: str | None = None
+        self._fingerprint: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def refresh_once(self) -> bool:
+        """Re-check the inputs; build and publish when they changed. True on success."""
+        stamp = fingerprint(self.releases, self.graph_data)
+        if self.current is not None and stamp == self._fingerprint:
+            self.metrics.refreshes.labels("unchanged").inc()
+            self.metrics.last_success.set(time.time())
+            return True
+        started = time.perf_counter()
+        try:
+            built = build_from_paths(self.releases, self.graph_data)
+        except KupgradeError as exc:
+            return self._failed(str(exc))
+        except Exception as exc:  # a bug must not take the service down; keep serving
+            log.exception("graph build crashed")
+            return self._failed(f"internal error while building: {exc!r}")
+        seconds = time.perf_counter() - started
+        self._publish(built, seconds)
+        self._fingerprint = stamp
+        return True
+
+    def _failed(self, message: str) -> bool:
+        self.last_error = message
+        self.metrics.refreshes.labels("failed").inc()
+        self.metrics.last_failure.set(time.time())
+        if self.current is None:
+            log.error("graph build failed, not ready: %s", message)
+        else:
+            log.error(
+                "graph rebuild failed, still serving generation %d: %s",
+                self.current.number,
+                message,
+            )
+        return False
+
+    def _publish(self, built: Built, seconds: float) -> None:
+        view = PolicyView(built.graph)
+        number = self.current.number + 1 if self.current else 1
+        generation = Generation(
+            number,
+            built,
+            view,
+            time.time(),
+            seconds,
+            frozenset(view.known_channels()),
+            frozenset(view.known_arches()),
+        )
+        for skipped in built.data.skipped:
+            log.warning("graph-data file skipped: %s: %s", skipped.path, skipped.reason)
+        generation.warm()
+        self.current = generation
+        self.last_error = None
+        m = self.metrics
+        m.refreshes.labels("built").inc()
+        m.last_success.set(time.time())
+        m.build_seconds.set(seconds)
+        m.generation.set(number)
+        m.nodes.set(len(built.graph.nodes))
+        m.edges.set(built.graph.edge_count)
+        m.conditional_edges.set(len(built.graph.conditional))
+        m.skipped_files.set(len(built.data.skipped))
+        m.ready.set(1)
+        log.info(
+            "graph generation %d: %d nodes, %d edges, %d conditional edges, %d channels, built in %.3fs",
+            number,
+            len(built.graph.nodes),
+            built.graph.edge_count,
+            len(built.graph.conditional),
+            len(generation.channels),
+            seconds,
+        )
+
+    def start(self) -> None:
+        self.refresh_once()
+        self._thread = threading.Thread(target=self._loop, name="kupgrade-refresh", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.refresh):
+            try:
+                self.refresh_once()
+            except Exception:  # pragma: no cover - never let the refresher die
+                log.exception("refresh failed unexpectedly")

@@ -1,0 +1,259 @@
+"""Version schemes used across kupgrade.
+
+* OpenShift releases are SemVer 2.0; the update graph appends the architecture as build
+  metadata (`4.9.0+amd64`) and Cincinnati compares versions *ignoring* build metadata.
+* Kubernetes components print `v1.30.2` (SemVer with a `v`).
+* Distributed-cloud (GDC bare metal) versions look like `1.28.100-gke.146`; `-gke.N` is a
+  build counter of the patch, not a pre-release: it sorts *after* `1.28.100`.
+* Minor distance is counted along a release line that may jump (GDC goes 1.16 -> 1.28,
+  one step).
+
+We parse SemVer ourselves rather than through the `semver` package because every caller
+needs a plain tuple sort key (sorting tens of thousands of graph nodes through a cmp
+function is slow), exact round-tripping of the text, and the two non-SemVer readings above.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from kupgrade.errors import VersionError
+
+# The regular expression recommended by semver.org, ASCII only.
+_SEMVER_RE = re.compile(
+    r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)"
+    r"(?:-((?:0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)"
+    r"(?:\.(?:0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?",
+    re.ASCII,
+)
+
+PreKey = tuple[tuple[int, int | str], ...]
+Precedence = tuple[int, int, int, int, PreKey]
+
+
+def _pre_key(pre: Sequence[str]) -> PreKey:
+    """SemVer 2.0 §11: numeric identifiers sort numerically and before alphanumeric ones."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in pre)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SemVer:
+    """A SemVer 2.0 version.
+
+    `==`, `<` and `hash` follow SemVer precedence, which ignores build metadata, as
+    Cincinnati does (`4.7.4+amd64 == 4.7.4`). Use `identical` or `sort_key` when the build
+    matters (graph node identity, canonical output order).
+    """
+
+    major: int
+    minor: int
+    patch: int
+    pre: tuple[str, ...] = ()
+    build: tuple[str, ...] = ()
+
+    @staticmethod
+    def parse(text: str) -> SemVer:
+        """Parse strict SemVer 2.0 text; raise VersionError naming the text otherwise."""
+        version = _parse_semver(text)
+        if version is None:
+            raise VersionError(
+                f"{text!r} is not a SemVer 2.0 version (MAJOR.MINOR.PATCH[-PRE][+BUILD])"
+            )
+        return version
+
+    @staticmethod
+    def try_parse(text: str) -> SemVer | None:
+        return _parse_semver(text)
+
+    def __str__(self) -> str:
+        text = f"{self.major}.{self.minor}.{self.patch}"
+        if self.pre:
+            text += "-" + ".".join(self.pre)
+        if self.build:
+            text += "+" + ".".join(self.build)
+        return text
+
+    def __repr__(self) -> str:
+        return f"SemVer({str(self)!r})"
+
+    @property
+    def precedence(self) -> Precedence:
+        return (self.major, self.minor, self.patch, 0 if self.pre else 1, _pre_key(self.pre))
+
+    @property
+    def sort_key(self) -> tuple[Precedence, str]:
+        """A total order: precedence, then the build text (so `+amd64` before `+s390x`)."""
+        return (self.precedence, ".".join(self.build))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SemVer):
+            return NotImplemented
+        return self.precedence == other.precedence
+
+    def __hash__(self) -> int:
+        return hash(self.precedence)
+
+    def __lt__(self, other: SemVer) -> bool:
+        return self.precedence < other.precedence
+
+    def __le__(self, other: SemVer) -> bool:
+        return self.precedence <= other.precedence
+
+    def __gt__(self, other: SemVer) -> bool:
+        return self.precedence > other.precedence
+
+    def __ge__(self, other: SemVer) -> bool:
+        return self.precedence >= other.precedence
+
+    def identical(self, other: SemVer) -> bool:
+        """Equal including build metadata (what Cincinnati calls 'exactly')."""
+        return self.precedence == other.precedence and self.build == other.build
+
+    def with_build(self, *build: str) -> SemVer:
+        return SemVer(self.major, self.minor, self.patch, self.pre, tuple(build))
+
+    def without_build(self) -> SemVer:
+        return self.with_build()
+
+    @property
+    def minor_line(self) -> tuple[int, int]:
+        return (self.major, self.minor)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _parse_semver(text: str) -> SemVer | None:
+    match = _SEMVER_RE.fullmatch(text)
+    if match is None:
+        return None
+    major, minor, patch, pre, build = match.groups()
+    return SemVer(
+        int(major),
+        int(minor),
+        int(patch),
+        tuple(pre.split(".")) if pre else (),
+        tuple(build.split(".")) if build else (),
+    )
+
+
+def version_sort_key(text: str) -> tuple[int, tuple[Precedence, str], str]:
+    """Canonical order of version strings: SemVer ones by precedence, then the rest by text."""
+    parsed = _parse_semver(text)
+    if parsed is None:
+        return (1, ((0, 0, 0, 0, ()), ""), text)
+    return (0, parsed.sort_key, text)
+
+
+# --- the +arch convention of the update graph ---------------------------------------------
+
+
+def split_arch(text: str) -> tuple[str, str | None]:
+    """Split `4.9.0+amd64` into (`4.9.0`, `amd64`); a version without build has no arch."""
+    base, sep, build = text.partition("+")
+    return (base, build) if sep else (text, None)
+
+
+def with_arch(version: str | SemVer, arch: str) -> str:
+    """Give a version the build `arch`, replacing any build it had (Cincinnati's annotate)."""
+    parsed = version if isinstance(version, SemVer) else SemVer.parse(version)
+    return str(parsed.with_build(arch))
+
+
+# --- Kubernetes ------------------------------------------------------------------------------
+
+
+def parse_kube(text: str) -> SemVer:
+    """Parse a Kubernetes version (`v1.30.2`, `1.30.2`, `v1.31.0-alpha.1+abc`)."""
+    stripped = text[1:] if text.startswith("v") else text
+    version = _parse_semver(stripped)
+    if version is None:
+        raise VersionError(f"{text!r} is not a Kubernetes version (vMAJOR.MINOR.PATCH)")
+    return version
+
+
+def format_kube(version: SemVer) -> str:
+    return f"v{version}"
+
+
+# --- distributed cloud (GDC bare metal) ----------------------------------------------------
+
+_GDC_RE = re.compile(
+    r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:-gke\.([0-9]+))?", re.ASCII
+)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class GdcVersion:
+    """`1.28.100-gke.146`: `-gke.N` counts builds of a patch and sorts after the bare patch."""
+
+    major: int
+    minor: int
+    patch: int
+    gke: int = -1  # -1: no -gke.N suffix, so the bare patch sorts first
+
+    @staticmethod
+    def parse(text: str) -> GdcVersion:
+        match = _GDC_RE.fullmatch(text.strip())
+        if match is None:
+            raise VersionError(
+                f"{text!r} is not a distributed-cloud version (MAJOR.MINOR.PATCH[-gke.N])"
+            )
+        major, minor, patch, gke = match.groups()
+        return GdcVersion(int(major), int(minor), int(patch), int(gke) if gke else -1)
+
+    def __str__(self) -> str:
+        base = f"{self.major}.{self.minor}.{self.patch}"
+        return f"{base}-gke.{self.gke}" if self.gke >= 0 else base
+
+    @property
+    def minor_line(self) -> tuple[int, int]:
+        return (self.major, self.minor)
+
+
+# --- release lines -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseLine:
+    """The ordered minors of a product; distance is counted in steps along it.
+
+    An empty line is contiguous: the distance is the difference of minors within a major.
+    """
+
+    minors: tuple[tuple[int, int], ...] = ()
+
+    @staticmethod
+    def of(minors: Iterable[str]) -> ReleaseLine:
+        """Build from texts like `["1.14", "1.15", "1.16", "1.28"]` (order as given)."""
+        parsed: list[tuple[int, int]] = []
+        for item in minors:
+            major, sep, minor = str(item).partition(".")
+            if not sep or not major.isdigit() or not minor.isdigit():
+                raise VersionError(f"release line entry {item!r} is not MAJOR.MINOR")
+            parsed.append((int(major), int(minor)))
+        if len(set(parsed)) != len(parsed):
+            raise VersionError("release line lists a minor twice")
+        return ReleaseLine(tuple(parsed))
+
+    def index(self, minor: tuple[int, int]) -> int:
+        try:
+            return self.minors.index(minor)
+        except ValueError:
+            known = ", ".join(f"{a}.{b}" for a, b in self.minors)
+            raise VersionError(
+                f"minor {minor[0]}.{minor[1]} is not on the release line ({known})"
+            ) from None
+
+    def distance(self, older: tuple[int, int], newer: tuple[int, int]) -> int:
+        """Steps from `older` to `newer` (negative when `newer` is actually older)."""
+        if not self.minors:
+            if older[0] != newer[0]:
+                raise VersionError(f"cannot count minors between majors {older[0]} and {newer[0]}")
+            return newer[1] - older[1]
+        return self.index(newer) - self.index(older)
+
+
+GDC_RELEASE_LINE = ReleaseLine.of(["1.14", "1.15", "1.16", "1.28", "1.29", "1.30"])
