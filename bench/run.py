@@ -39,6 +39,7 @@ from kupgrade.graph.graphdata import load_graph_data  # noqa: E402
 from kupgrade.graph.releases import load_releases  # noqa: E402
 from kupgrade.graph.sample import write_sample  # noqa: E402
 from kupgrade.graph.tree import open_tree  # noqa: E402
+from kupgrade.service.process import ServiceProcess, free_port  # noqa: E402
 
 
 def timed(func: Callable[[], object], runs: int) -> tuple[float, object]:
@@ -147,30 +148,12 @@ def bench_service(
     for tool in ("wrk", "nginx"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is not installed: apt-get install -y wrk nginx-light")
-    from kupgrade.cli.demo import free_port
-
     results = {}
     with tempfile.TemporaryDirectory(prefix="kupgrade-bench-") as tmp_name:
         tmp = Path(tmp_name)
-        port = free_port()
-        service = start(
-            [
-                sys.executable,
-                "-m",
-                "kupgrade",
-                "serve",
-                "--releases",
-                str(releases),
-                "--graph-data",
-                str(graph_data),
-                "--port",
-                str(port),
-            ],
-            tmp / "serve.log",
-        )
-        url = f"http://127.0.0.1:{port}/api/upgrades_info/graph?channel={channel}&arch=amd64"
-        try:
-            wait_http(f"http://127.0.0.1:{port}/readyz")
+        with ServiceProcess(releases, graph_data, tmp / "serve.log") as service:
+            service.wait_for("/readyz")
+            url = f"{service.base}/api/upgrades_info/graph?channel={channel}&arch=amd64"
             body = httpx.get(url, headers={"Accept": "application/json"}).content
             (tmp / "www").mkdir()
             (tmp / "www" / "graph.json").write_bytes(body)
@@ -180,18 +163,15 @@ def bench_service(
             try:
                 static = f"http://127.0.0.1:{nginx_port}/graph.json"
                 wait_http(static)
-                assert httpx.get(static).content == body
+                assert httpx.get(static).content == body, "nginx must serve the same bytes"
                 wrk(url, 2, 64)  # warm up both
                 wrk(static, 2, 64)
                 results["kupgrade"] = wrk(url, seconds, 64)
                 results["nginx"] = wrk(static, seconds, 64)
-                results["kupgrade"]["body_bytes"] = results["nginx"]["body_bytes"] = float(
-                    len(body)
-                )
+                for measured in results.values():
+                    measured["body_bytes"] = float(len(body))
             finally:
                 stop(nginx)
-        finally:
-            stop(service)
     return results
 
 

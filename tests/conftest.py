@@ -5,16 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
+
+from kupgrade.service.process import ServiceProcess
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("KUPGRADE_SHARED", REPO.parent / "shared"))
@@ -32,73 +28,18 @@ def conformance_path(*parts: str) -> Path:
     return path
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Server:
-    """A `kupgrade serve` child process; `base` is its URL."""
-
-    def __init__(self, releases: Path, graph_data: Path, log: Path, *extra: str) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        command = [
-            sys.executable,
-            "-m",
-            "kupgrade",
-            "serve",
-            "--releases",
-            str(releases),
-            "--graph-data",
-            str(graph_data),
-            "--port",
-            str(self.port),
-            *extra,
-        ]
-        with log.open("wb") as sink:
-            self.process = subprocess.Popen(
-                command, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
-            )
-
-    def wait_ready(self, timeout: float = 60.0, expect_ready: bool = True) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, f"server exited:\n{self.log.read_text()}"
-            with contextlib.suppress(httpx.HTTPError):
-                status = httpx.get(
-                    f"{self.base}/livez" if not expect_ready else f"{self.base}/readyz", timeout=1
-                ).status_code
-                if status == 200:
-                    return
-            time.sleep(0.05)
-        raise AssertionError(f"server not ready:\n{self.log.read_text()}")
-
-    def stop(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
-
-    def logs(self) -> str:
-        return self.log.read_text(errors="replace")
+class Server(ServiceProcess):
+    """A `kupgrade serve` child process for tests."""
 
 
 @contextlib.contextmanager
 def running_server(
     releases: Path, graph_data: Path, log: Path, *extra: str, expect_ready: bool = True
 ) -> Iterator[Server]:
-    server = Server(releases, graph_data, log, *extra)
-    try:
-        server.wait_ready(expect_ready=expect_ready)
+    """Started and answering: /readyz, or only /livez when the graph is expected to fail."""
+    with Server(releases, graph_data, log, *extra) as server:
+        server.wait_for("/readyz" if expect_ready else "/livez")
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="session")

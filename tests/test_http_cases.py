@@ -238,5 +238,12 @@ def test_openapi_names_channel_required(e2e_server: Server) -> None:
     assert any(p["name"] == "channel" and p["required"] for p in params)
 
 
+def test_unknown_channel_still_validates_arch(e2e_server: Server) -> None:
+    status, _, _, body = send(
+        e2e_server, {"path": "/api/upgrades_info/graph", "query": {"channel": "zzz-1", "arch": "X"}}
+    )
+    assert status == 400 and "arch 'X'" in json.loads(body)["value"]
+
+
 def test_livez(e2e_server: Server) -> None:
     assert send(e2e_server, {"path": "/livez"})[0] == 200

@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -31,13 +23,12 @@ from kupgrade.errors import KupgradeError
 from kupgrade.graph.sample import write_sample
 from kupgrade.graph.summary import summarize
 from kupgrade.service.app import DEFAULT_PREFIX
+from kupgrade.service.process import ServiceProcess
 
 sample_app = typer.Typer(
     help="The sample dataset kupgrade ships (an OpenShift-like 4.12-4.15 line).",
     no_args_is_help=True,
 )
-
-READY_TIMEOUT = 60.0
 
 
 @sample_app.command("write")
@@ -65,60 +56,6 @@ def sample_write(
         )
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextlib.contextmanager
-def running_service(releases: Path, graph_data: Path, log: Path) -> Iterator[str]:
-    """Start `kupgrade serve` as a child process; yield its base URL once ready."""
-    port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "kupgrade",
-        "serve",
-        "--releases",
-        str(releases),
-        "--graph-data",
-        str(graph_data),
-        "--port",
-        str(port),
-    ]
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            command, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        _wait_ready(base, process, log)
-        yield base
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-
-
-def _wait_ready(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + READY_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise KupgradeError(
-                f"the update service exited early:\n{log.read_text(errors='replace')}"
-            )
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"{base}/readyz", timeout=1.0).status_code == 200:
-                return
-        time.sleep(0.1)
-    raise KupgradeError(f"the update service was not ready within {READY_TIMEOUT:.0f}s; see {log}")
-
-
 @user_errors
 def demo_command(
     channel: Annotated[str, typer.Option("--channel", help="Channel to query.")] = "stable-4.14",
@@ -138,11 +75,11 @@ def demo_command(
         step("writing the sample dataset")
         root = write_sample(Path(tmp) / "sample")
         step("starting the update service")
-        with running_service(
-            root / "releases", root / "graph-data", Path(tmp) / "serve.log"
-        ) as base:
+        log = Path(tmp) / "serve.log"
+        with ServiceProcess(root / "releases", root / "graph-data", log) as service:
+            service.wait_for("/readyz")
             step(f"querying {channel} ({arch})")
-            url = f"{base}{DEFAULT_PREFIX}/graph"
+            url = f"{service.base}{DEFAULT_PREFIX}/graph"
             response = httpx.get(
                 url,
                 params={"channel": channel, "arch": arch},

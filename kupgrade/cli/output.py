@@ -29,8 +29,11 @@ from rich.progress import (
 
 from kupgrade.errors import KupgradeError
 
-stdout = Console(soft_wrap=True)
-stderr = Console(stderr=True, soft_wrap=True)
+# Off a terminal Rich assumes 80 columns and truncates table cells; piped output and logs
+# should keep whole risk names and URLs.
+PIPE_WIDTH = 200
+stdout = Console(soft_wrap=True, width=None if sys.stdout.isatty() else PIPE_WIDTH)
+stderr = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else PIPE_WIDTH)
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -105,6 +105,11 @@ class PolicyView:
             _Conditional(a, b, risks) for (a, b), risks in graph.conditional.items()
         ]
         self.versions = frozenset(node.version for node in self.nodes)
+        # A conditional edge naming a version that is not a node (malformed input) is the
+        # only way a channel nobody uses can answer anything but the empty graph.
+        self.has_orphan_conditional_edges = any(
+            c.src not in self.versions or c.dst not in self.versions for c in self.conditional
+        )
 
     def known_channels(self) -> set[str]:
         return {name for names in self.channels if names for name in names}
@@ -130,9 +135,11 @@ class PolicyView:
             doc = node_to_json(self.nodes[i], drop_keys=_DROP_ARCH)
             doc["version"] = strip_arch(doc["version"], arch)
             nodes.append(doc)
-        edges = [
-            [position[a], position[b]] for a, b in self.edges if a in position and b in position
-        ]
+        edges = (
+            [[position[a], position[b]] for a, b in self.edges if a in position and b in position]
+            if kept
+            else []
+        )
         return {
             "version": 1,
             "nodes": nodes,

@@ -21,7 +21,7 @@ from kupgrade.errors import KupgradeError
 from kupgrade.graph.codec import encode_json
 from kupgrade.graph.graphdata import yaml_extension
 from kupgrade.graph.inputs import Built, build_from_paths, fingerprint
-from kupgrade.graph.policy import PolicyError, PolicyView
+from kupgrade.graph.policy import PolicyError, PolicyView, check_arch, check_channel
 from kupgrade.graph.tree import Tree, pack_tree
 from kupgrade.service.metrics import ServiceMetrics
 
@@ -66,6 +66,9 @@ class Rendered:
         return found
 
 
+EMPTY_RENDERED = Rendered.of(EMPTY_GRAPH)
+
+
 @dataclass(slots=True)
 class Generation:
     number: int
@@ -85,6 +88,12 @@ class Generation:
         found = self.renders.get(key)
         if found is not None:
             return found
+        if channel not in self.channels and not self.view.has_orphan_conditional_edges:
+            # A channel no node is in: the answer is the empty graph once the parameters
+            # are valid; no filtering, no cache entry for garbage requests.
+            check_channel(channel)
+            check_arch(arch)
+            return EMPTY_RENDERED
         rendered = Rendered.of(self.view.filter(channel, arch))
         if channel in self.channels and arch in self.arches:
             self.renders[key] = rendered

@@ -1,0 +1,87 @@
+"""`kupgrade serve` as a child process: for the demo, the tests and the benchmarks.
+
+A real process on a real port is the point (the same server users run), so this starts
+`python -m kupgrade serve`, waits for an HTTP answer, and stops its whole process group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+
+from kupgrade.errors import KupgradeError
+
+
+def free_port() -> int:
+    """A port nothing listens on right now (the OS picks it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class ServiceProcess:
+    """A running `kupgrade serve`; use as a context manager."""
+
+    def __init__(self, releases: Path, graph_data: Path, log: Path, *extra: str) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        self.command = [sys.executable, "-m", "kupgrade", "serve", "--releases", str(releases),
+                        "--graph-data", str(graph_data), "--port", str(self.port), *extra]  # fmt: skip
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> ServiceProcess:
+        with self.log.open("wb") as sink:
+            self.process = subprocess.Popen(
+                self.command, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        return self
+
+    def wait_for(self, path: str = "/readyz", timeout: float = 60.0) -> None:
+        """Until `path` answers 200; raises KupgradeError with the log if the process dies."""
+        assert self.process is not None, "start() first"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise KupgradeError(f"the update service exited early:\n{self.logs()}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(self.base + path, timeout=1.0).status_code == 200:
+                    return
+            time.sleep(0.05)
+        raise KupgradeError(
+            f"{self.base}{path} did not answer 200 within {timeout:.0f}s; see {self.log}"
+        )
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def logs(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def __enter__(self) -> ServiceProcess:
+        return self.start()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
