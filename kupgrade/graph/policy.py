@@ -1,5 +1,7 @@
 """The per-request policy (Cincinnati's policy-engine): channel filter, then arch filter.
 
+SPEC A3: a cluster receives the graph of its channel and architecture only.
+
 Semantics of ../shared/conformance/cincinnati/README.md §4, quirks included: a conditional
 edge survives the arch filter when both versions merely *contain* the arch string, and
 versions lose build identifiers equal to the arch (`4.12.0-rc.0+multi` -> `4.12.0-rc.0`).

@@ -1,4 +1,6 @@
-"""The update service: Cincinnati's policy-engine API over ASGI.
+"""The update service: Cincinnati's policy-engine API over ASGI (SPEC A3, C2).
+
+Clusters (and `kupgrade updates`) ask it for the graph of their channel and architecture.
 
 Behaviour follows ../shared/conformance/cincinnati/README.md §5 exactly: Accept matched as
 one exact string, `channel` mandatory, form-urlencoded query with the last value winning,
@@ -69,15 +71,13 @@ class UpdateService:
         self.prefix = normalize_prefix(prefix)
         self.graph_paths = {f"{self.prefix}/graph", f"{self.prefix}/v1/graph"}
         openapi = encode_json(openapi_document(self.prefix))
+
+        def openapi_route(_: Request) -> Response:
+            return Response(openapi, media_type="application/json")
+
         routes = {
-            f"{self.prefix}/openapi": (
-                "openapi",
-                lambda _: Response(openapi, media_type="application/json"),
-            ),
-            f"{self.prefix}/v1/openapi": (
-                "openapi",
-                lambda _: Response(openapi, media_type="application/json"),
-            ),
+            f"{self.prefix}/openapi": ("openapi", openapi_route),
+            f"{self.prefix}/v1/openapi": ("openapi", openapi_route),
             f"{self.prefix}/graph-data": ("graph-data", self._graph_data),
             "/metrics": ("metrics", self._metrics),
             "/livez": ("livez", lambda _: PlainTextResponse("ok\n")),
