@@ -98,8 +98,9 @@ class Generation:
         if channel in self.channels and arch in self.arches:
             self.renders[key] = rendered
         elif len(self.renders) < MAX_CACHED_RENDERS:
-            # Unknown but well-formed values answer an empty graph; cache a bounded number
-            # so that garbage requests cannot grow memory without bound.
+            # A known channel with an arch no node has: no nodes, but the arch-substring
+            # quirk may keep conditional edges. Cache a bounded number of these so that
+            # garbage requests cannot grow memory without bound.
             self.renders[key] = rendered
         return rendered
 
