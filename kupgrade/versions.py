@@ -119,10 +119,6 @@ class SemVer:
     def without_build(self) -> SemVer:
         return self.with_build()
 
-    @property
-    def minor_line(self) -> tuple[int, int]:
-        return (self.major, self.minor)
-
 
 @functools.lru_cache(maxsize=1 << 16)
 def _parse_semver(text: str) -> SemVer | None:
@@ -207,10 +203,6 @@ class GdcVersion:
     def __str__(self) -> str:
         base = f"{self.major}.{self.minor}.{self.patch}"
         return f"{base}-gke.{self.gke}" if self.gke >= 0 else base
-
-    @property
-    def minor_line(self) -> tuple[int, int]:
-        return (self.major, self.minor)
 
 
 # --- release lines -------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from kupgrade.graph import model as m
 from kupgrade.graph.graphdata import BlockedEdge, Channel, ConditionalBlock, GraphData
 from kupgrade.graph.model import Graph, Risk
 from kupgrade.graph.regex import RegexError, SafeRegex, compile_regex
-from kupgrade.versions import Precedence, SemVer
+from kupgrade.versions import Precedence, SemVer, split_arch, with_arch
 
 MATCH_ALL = ".*"
 REMOVE_ALL = "*"
@@ -180,7 +180,7 @@ def _annotate(graph: Graph, item: str, carrier: int, key: str) -> str:
             field=key,
             hint="every item of an add/remove list must be a version",
         )
-    return f"{version.without_build()}+{arch}"
+    return with_arch(version, arch)
 
 
 def _nodes_with(graph: Graph, key: str) -> list[tuple[int, str]]:
@@ -211,7 +211,7 @@ def conditional_edges(graph: Graph, recorded: list[RecordedRisk]) -> dict[m.Edge
     """Step 8.3: risks on every (parent, target) edge, computed before any removal."""
     by_base: dict[str, list[int]] = defaultdict(list)
     for i, node in enumerate(graph.nodes):
-        by_base[node.version.split("+", 1)[0]].append(i)
+        by_base[split_arch(node.version)[0]].append(i)
         if "+" in node.version:
             by_base[node.version].append(i)
     risks: dict[m.Edge, list[Risk]] = {}

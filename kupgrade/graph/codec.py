@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from kupgrade.errors import BuildError, InputError
+from kupgrade.errors import InputError
 from kupgrade.graph.model import Edge, Graph, MatchingRule, Node, Risk
 from kupgrade.versions import version_sort_key
 
@@ -247,9 +247,3 @@ def encode_json(doc: object) -> bytes:
 
 def encode_graph(graph: Graph) -> bytes:
     return encode_json(graph_to_json(graph))
-
-
-def require_acyclic(graph: Graph, what: str) -> None:
-    cycle = graph.find_cycle()
-    if cycle is not None:
-        raise BuildError(f"{what} contains a cycle: " + " -> ".join(cycle))

@@ -110,9 +110,6 @@ class Graph:
     def children(self, index: int) -> set[int]:
         return self._children[index]
 
-    def has_edge(self, src: int, dst: int) -> bool:
-        return dst in self._children[src]
-
     def add_edge(self, src: int, dst: int) -> bool:
         """Add src -> dst; False if it exists. Raises BuildError if it would close a cycle."""
         if dst in self._children[src]:

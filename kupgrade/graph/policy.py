@@ -151,7 +151,3 @@ class PolicyView:
                 rename=lambda v: strip_arch(v, arch),
             ),
         }
-
-
-def filter_graph(graph: Graph, channel: str, arch: str = DEFAULT_ARCH) -> dict[str, Any]:
-    return PolicyView(graph).filter(channel, arch)

@@ -25,7 +25,7 @@ from kupgrade.errors import InputError
 from kupgrade.graph import model as m
 from kupgrade.graph.codec import decode_graph, decode_json
 from kupgrade.graph.model import Graph, Node
-from kupgrade.versions import SemVer
+from kupgrade.versions import SemVer, with_arch
 
 METADATA_KIND = "cincinnati-metadata-v0"
 ARCH_METADATA_KEY = "release.openshift.io/architecture"
@@ -144,7 +144,7 @@ def _link(graph: Graph, release: _Release, path: Path) -> None:
     assert me is not None
     for key, items in (("previous", release.previous), ("next", release.following)):
         for item in items:
-            other = _endpoint(graph, f"{item.without_build()}+{arch}")
+            other = _endpoint(graph, with_arch(item, arch))
             if other == me:
                 raise InputError(f"lists the release itself ({item})", file=str(path), field=key)
             if key == "previous":
