@@ -1,7 +1,7 @@
-"""`kupgrade serve` as a child process: for the demo, the tests and the benchmarks.
+"""HTTP servers as child processes: `kupgrade serve` for the demo, tests and benchmarks.
 
-A real process on a real port is the point (the same server users run), so this starts
-`python -m kupgrade serve`, waits for an HTTP answer, and stops its whole process group.
+A real process on a real port is the point (the same server users run): start it with its
+output in a log file, wait for an HTTP answer, stop its whole process group.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 import httpx
 
@@ -28,18 +29,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-class ServiceProcess:
-    """A running `kupgrade serve`; use as a context manager."""
+class ChildProcess:
+    """A server child process answering on `base`; use as a context manager."""
 
-    def __init__(self, releases: Path, graph_data: Path, log: Path, *extra: str) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
+    def __init__(self, command: list[str], base: str, log: Path) -> None:
+        self.command = command
+        self.base = base
         self.log = log
-        self.command = [sys.executable, "-m", "kupgrade", "serve", "--releases", str(releases),
-                        "--graph-data", str(graph_data), "--port", str(self.port), *extra]  # fmt: skip
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> ServiceProcess:
+    def start(self) -> Self:
         with self.log.open("wb") as sink:
             self.process = subprocess.Popen(
                 self.command, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
@@ -52,7 +51,7 @@ class ServiceProcess:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise KupgradeError(f"the update service exited early:\n{self.logs()}")
+                raise KupgradeError(f"{self.command[0]} exited early:\n{self.logs()}")
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(self.base + path, timeout=1.0).status_code == 200:
                     return
@@ -75,7 +74,7 @@ class ServiceProcess:
     def logs(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
 
-    def __enter__(self) -> ServiceProcess:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(
@@ -85,3 +84,13 @@ class ServiceProcess:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+class ServiceProcess(ChildProcess):
+    """A running `kupgrade serve` on a free loopback port."""
+
+    def __init__(self, releases: Path, graph_data: Path, log: Path, *extra: str) -> None:
+        self.port = free_port()
+        command = [sys.executable, "-m", "kupgrade", "serve", "--releases", str(releases),
+                   "--graph-data", str(graph_data), "--port", str(self.port), *extra]  # fmt: skip
+        super().__init__(command, f"http://127.0.0.1:{self.port}", log)
