@@ -6,7 +6,9 @@
 * Distributed-cloud (GDC bare metal) versions look like `1.28.100-gke.146`; `-gke.N` is a
   build counter of the patch, not a pre-release: it sorts *after* `1.28.100`.
 * Minor distance is counted along a release line that may jump (GDC goes 1.16 -> 1.28,
-  one step).
+  one step): SPEC G2, G4.
+
+Kubernetes versions are x.y.z (SPEC H1); skew rules compare their minors (SPEC H2-H6).
 
 We parse SemVer ourselves rather than through the `semver` package because every caller
 needs a plain tuple sort key (sorting tens of thousands of graph nodes through a cmp

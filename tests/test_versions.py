@@ -1,4 +1,4 @@
-"""Version schemes: SemVer 2.0, +arch, Kubernetes, distributed cloud, release lines."""
+"""Version schemes: SemVer 2.0, +arch (SPEC A3), Kubernetes (H1), distributed cloud (G2, G4)."""
 
 from __future__ import annotations
 
@@ -153,6 +153,7 @@ def test_gdc_order_matches_tuple_order(items: list[tuple[int, int, int, int]]) -
 
 
 def test_release_line_jumps() -> None:
+    # SPEC G2: 1.16 is "one minor" before 1.28 and "two" before 1.29
     assert GDC_RELEASE_LINE.distance((1, 16), (1, 28)) == 1
     assert GDC_RELEASE_LINE.distance((1, 16), (1, 29)) == 2
     assert GDC_RELEASE_LINE.distance((1, 29), (1, 28)) == -1

@@ -1,5 +1,8 @@
 """`kupgrade graph lint`: every problem of a graph-data tree, with file, field and reason.
 
+The graph-data feeds the update graph and its risks (SPEC A3, A4); refusals explain
+themselves (SPEC X4).
+
 The builder keeps Cincinnati's tolerance and silently skips a bad file; the lint is how
 authors find out before they publish. Beyond what makes the builder skip a file it checks
 what Cincinnati accepts but users almost never mean: unknown keys (typos such as `_to`),
