@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 from hypothesis import given
@@ -162,3 +163,22 @@ def test_release_line_jumps() -> None:
         GDC_RELEASE_LINE.distance((1, 17), (1, 28))
     with pytest.raises(VersionError, match="twice"):
         ReleaseLine.of(["1.1", "1.1"])
+
+
+def test_gdc_conformance_versions_and_release_line() -> None:
+    """SPEC G2, G4: every version in skew/gdc.yaml parses, and its release line is ours."""
+    import yaml
+
+    from tests.conftest import conformance_path
+
+    doc = yaml.safe_load(conformance_path("skew", "gdc.yaml").read_text())
+    assert ReleaseLine.of(doc["release_line"]) == GDC_RELEASE_LINE
+    order = [GdcVersion.parse(v) for v in doc["release_order_synthetic"]]
+    # "patches of one minor are released in patch order" (the sourced fact of the file)
+    for minor in {(v.major, v.minor) for v in order}:
+        same = [v for v in order if (v.major, v.minor) == minor]
+        assert same == sorted(same)
+    texts = re.findall(
+        r"\b1\.\d+\.\d+(?:-gke\.\d+)?\b", conformance_path("skew", "gdc.yaml").read_text()
+    )
+    assert all(str(GdcVersion.parse(t)) == t for t in texts)
