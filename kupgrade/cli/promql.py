@@ -1,0 +1,145 @@
+"""`kupgrade promql eval`: instant queries over a metrics snapshot, offline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+from rich.table import Table
+
+from kupgrade.cli.output import OUTPUT_HELP, Format, print_json, progress, stdout, user_errors
+from kupgrade.errors import InputError
+from kupgrade.risks.promql import load_snapshot
+from kupgrade.risks.promql.engine import evaluate_text, parse_time
+from kupgrade.risks.promql.errors import PromQLError
+from kupgrade.risks.promql.values import format_value
+
+app = typer.Typer(
+    help="Evaluate PromQL over a metrics snapshot, as Prometheus would.", no_args_is_help=True
+)
+
+EXPRS_RULE = "expressions file: {expressions: [{id, expr}, ...]}"
+
+
+def load_expressions(path: Path) -> dict[str, str]:
+    """Read `{expressions: [{id, expr}]}` (the conformance cases' format)."""
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise InputError(f"not YAML: {exc}", file=str(path), rule=EXPRS_RULE) from None
+    items = doc.get("expressions") if isinstance(doc, dict) else None
+    if not isinstance(items, list):
+        raise InputError(
+            "expected a list under 'expressions'",
+            file=str(path),
+            field="expressions",
+            rule=EXPRS_RULE,
+        )
+    out: dict[str, str] = {}
+    for index, item in enumerate(items):
+        where = f"expressions[{index}]"
+        if not isinstance(item, dict) or not isinstance(item.get("expr"), str):
+            raise InputError(
+                "each entry needs a string 'expr'", file=str(path), field=where, rule=EXPRS_RULE
+            )
+        ident = str(item.get("id", index))
+        if ident in out:
+            raise InputError(
+                f"id {ident!r} appears twice", file=str(path), field=f"{where}.id", rule=EXPRS_RULE
+            )
+        out[ident] = item["expr"]
+    return out
+
+
+def _brief(result: dict[str, Any]) -> str:
+    if "error" in result:
+        return f"[red]{result['errorType']}[/]: {result['error']}"
+    if result["resultType"] == "vector":
+        parts = [
+            "{" + ", ".join(f'{k}="{v}"' for k, v in s["metric"].items()) + "} " + s["value"][1]
+            for s in result["result"]
+        ]
+        return f"vector[{len(parts)}] " + "; ".join(parts) if parts else "vector[0] (empty)"
+    if result["resultType"] == "matrix":
+        return f"matrix[{len(result['result'])}]"
+    return f"{result['resultType']} {result['result'][1]}"
+
+
+@app.command("eval")
+@user_errors
+def eval_command(
+    metrics: Annotated[
+        Path,
+        typer.Option(
+            "--metrics", exists=True, dir_okay=False, help="OpenMetrics snapshot with timestamps."
+        ),
+    ],
+    expressions: Annotated[
+        list[str] | None, typer.Argument(help="PromQL expressions (or use --exprs).")
+    ] = None,
+    exprs: Annotated[
+        Path | None,
+        typer.Option(
+            "--exprs", exists=True, dir_okay=False, help="YAML file: {expressions: [{id, expr}]}."
+        ),
+    ] = None,
+    at: Annotated[
+        str | None,
+        typer.Option(
+            "--time",
+            help="Evaluation time, Unix seconds or RFC 3339. Default: the snapshot's newest sample.",
+        ),
+    ] = None,
+    output: Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)] = Format.text,
+) -> None:
+    """Evaluate instant queries with Prometheus 2.42's semantics (5-minute lookback).
+
+    Prints one object mapping each expression id (or the expression itself) to the
+    `data` of Prometheus's `/api/v1/query` answer, or to `{"errorType", "error"}`. A query
+    that fails does not stop the others.
+
+    **Examples**
+
+    ```
+    kupgrade promql eval --metrics cluster.om --time 1767724497 'group by (type) (cluster_infrastructure_provider)'
+    kupgrade promql eval --metrics cluster.om --exprs rules.yaml -o json
+    ```
+    """
+    if bool(expressions) == (exprs is not None):
+        raise InputError(
+            "give expressions as arguments or --exprs FILE, not both or neither", field="--exprs"
+        )
+    queries = load_expressions(exprs) if exprs is not None else {e: e for e in expressions or []}
+    snapshot = load_snapshot(metrics)
+    time_ms = _query_time(at, snapshot.latest_ms, metrics)
+    results: dict[str, Any] = {}
+    with progress("evaluating", len(queries)) as step:
+        for ident, expr in queries.items():
+            step(ident)
+            results[ident] = evaluate_text(expr, snapshot, time_ms)
+    if output is Format.json:
+        print_json(results)
+        return
+    table = Table(title=f"{metrics} at {format_value(time_ms / 1000)}", header_style="bold")
+    table.add_column("id")
+    table.add_column("result", overflow="fold")
+    for ident, result in results.items():
+        table.add_row(ident, _brief(result))
+    stdout.print(table)
+
+
+def _query_time(text: str | None, latest_ms: int | None, metrics: Path) -> int:
+    if text is not None:
+        try:
+            return parse_time(text)
+        except PromQLError as exc:
+            raise InputError(exc.message, field="--time") from None
+    if latest_ms is None:
+        raise InputError(
+            "the snapshot holds no samples: give --time", file=str(metrics), field="--time"
+        )
+    return latest_ms

@@ -1,0 +1,1 @@
+"""Conditional-update risks (SPEC A3, A4): matchingRules, PromQL evaluation, cache."""
