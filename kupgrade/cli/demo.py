@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
 import httpx
 import typer
 
+from kupgrade.cli.backends import promql_condition
 from kupgrade.cli.graph import risk_table, summary_table
 from kupgrade.cli.output import (
     OUTPUT_HELP,
@@ -19,9 +21,13 @@ from kupgrade.cli.output import (
     stdout,
     user_errors,
 )
+from kupgrade.cli.updates import cluster_version
+from kupgrade.cli.upgrade_view import render_upgrade
+from kupgrade.controllers.availability import Availability, ClusterView, evaluate, fetch
 from kupgrade.errors import KupgradeError
-from kupgrade.graph.sample import write_sample
+from kupgrade.graph.sample import EXAMPLE_CLUSTER, write_sample
 from kupgrade.graph.summary import summarize
+from kupgrade.risks.rules import Registry
 from kupgrade.service.app import DEFAULT_PREFIX
 from kupgrade.service.process import ServiceProcess
 
@@ -71,7 +77,7 @@ def demo_command(
     kupgrade demo --channel candidate-4.15 --arch multi -o json
     ```
     """
-    with tempfile.TemporaryDirectory(prefix="kupgrade-demo-") as tmp, progress("demo", 4) as step:
+    with tempfile.TemporaryDirectory(prefix="kupgrade-demo-") as tmp, progress("demo", 5) as step:
         step("writing the sample dataset")
         root = write_sample(Path(tmp) / "sample")
         step("starting the update service")
@@ -85,21 +91,55 @@ def demo_command(
                 params={"channel": channel, "arch": arch},
                 headers={"Accept": "application/json"},
             )
+            step("evaluating the example cluster's risks")
+            cluster = example_cluster(url, root / "metrics" / "cluster.om")
             step("stopping the update service")
-    _show(url, channel, arch, response, output)
+    _show(url, channel, arch, response, output, cluster)
 
 
-def _show(url: str, channel: str, arch: str, response: httpx.Response, output: Format) -> None:
+def example_cluster(url: str, snapshot: Path) -> tuple[ClusterView, Availability]:
+    """The sample cluster (4.13.40 on stable-4.14) asking the service, risks on its metrics."""
+    view = ClusterView(url, EXAMPLE_CLUSTER["channel"], EXAMPLE_CLUSTER["version"])
+    condition = promql_condition(snapshot, None, None, None, None, required=True)
+    return view, evaluate(view, fetch(view, time.time), Registry.standard(condition), time.time)
+
+
+def _show(
+    url: str,
+    channel: str,
+    arch: str,
+    response: httpx.Response,
+    output: Format,
+    cluster: tuple[ClusterView, Availability],
+) -> None:
     doc: Any = response.json()
     if response.status_code != 200:
         raise KupgradeError(f"{url} answered {response.status_code}: {doc.get('value', doc)}")
     summary = summarize(doc)
+    view, availability = cluster
     if output is Format.json:
         print_json(
-            {"url": str(response.url), "channel": channel, "arch": arch, **summary.to_json()}
+            {
+                "url": str(response.url),
+                "channel": channel,
+                "arch": arch,
+                **summary.to_json(),
+                "exampleCluster": {
+                    "version": view.version,
+                    "channel": view.channel,
+                    **availability.status(),
+                },
+            }
         )
         return
     stderr.print(f"GET {response.url} -> {response.status_code}", highlight=False)
     stdout.print(summary_table(summary, f"Update graph of {channel} ({arch}), served over HTTP"))
     if summary.risks:
         stdout.print(risk_table(summary))
+    stdout.rule(
+        f"kupgrade updates: the example cluster at {view.version} on {view.channel}, risks on its metrics"
+    )
+    lines, _ = render_upgrade(
+        cluster_version(view, availability, time.time()), include_not_recommended=True
+    )
+    stdout.print("\n".join(lines), highlight=False, markup=False)

@@ -10,6 +10,7 @@ from kupgrade import __version__
 from kupgrade.cli import graph, promql
 from kupgrade.cli.demo import demo_command, sample_app
 from kupgrade.cli.serve import serve_command
+from kupgrade.cli.updates import updates_command
 
 app = typer.Typer(
     name="kupgrade",
@@ -24,6 +25,7 @@ app.add_typer(sample_app, name="sample")
 app.add_typer(promql.app, name="promql")
 app.command("serve")(serve_command)
 app.command("demo")(demo_command)
+app.command("updates")(updates_command)
 
 
 def _version(value: bool) -> None:

@@ -9,6 +9,8 @@ digests of those versions are the seed's; every other digest is derived from the
 Layout written by `write_sample(dir)`:
     releases/<minor>/<version>-<arch>.json     release-metadata documents (+ payload, architecture)
     graph-data/{version,LICENSE,raw/metadata.json,channels/*.yaml,blocked-edges/*.yaml}
+    metrics/cluster.om                         the example cluster's metrics (OpenMetrics snapshot):
+                                               Azure, user-provisioned registry storage, not vSphere
 """
 
 from __future__ import annotations
@@ -237,6 +239,39 @@ few quoted in the kupgrade seed documents are synthetic. Apache-2.0.
 """
 
 
+SNAPSHOT_END_S = 1_767_225_600  # 2026-01-01T00:00:00Z, the newest sample of the snapshot
+EXAMPLE_CLUSTER = {"version": "4.13.40", "channel": "stable-4.14"}
+
+
+def metrics_snapshot(end_s: int = SNAPSHOT_END_S, minutes: int = 10) -> str:
+    """The example cluster as its monitoring stack sees it: 30 s scrapes for `minutes`.
+
+    An Azure cluster whose image registry uses user-provisioned storage, so the Azure
+    registry risk applies to it and the vSphere one does not.
+    """
+    series = [
+        ("cluster_infrastructure_provider", 'type="Azure",namespace="openshift-cluster-version"'),
+        (
+            "kube_secret_info",
+            'namespace="openshift-image-registry",secret="image-registry-private-configuration-user"',
+        ),
+        (
+            "kube_secret_info",
+            'namespace="openshift-image-registry",secret="installation-pull-secrets"',
+        ),
+        ("cluster_version", 'type="current",version="4.13.40"'),
+    ]
+    lines: list[str] = []
+    for name in sorted({n for n, _ in series}):
+        lines.append(f"# TYPE {name} gauge")
+        for metric, labels in series:
+            if metric == name:
+                start = end_s - 60 * minutes
+                lines += [f"{name}{{{labels}}} 1 {t}" for t in range(start, end_s + 1, 30)]
+    lines.append("# EOF")
+    return "\n".join(lines) + "\n"
+
+
 def _dump_yaml(doc: object) -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000)
 
@@ -289,3 +324,5 @@ def _write(root: Path) -> None:
         )
     for name, doc in blocked_edges().items():
         (data / "blocked-edges" / name).write_text(_dump_yaml(doc))
+    (root / "metrics").mkdir()
+    (root / "metrics" / "cluster.om").write_text(metrics_snapshot())

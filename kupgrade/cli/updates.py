@@ -1,0 +1,113 @@
+"""`kupgrade updates`: which updates are recommended for this cluster, and why not the others."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Annotated, Any
+
+import typer
+
+from kupgrade.cli.backends import (
+    CaOpt,
+    MetricsOpt,
+    PrometheusOpt,
+    TimeOpt,
+    TokenOpt,
+    promql_condition,
+)
+from kupgrade.cli.output import OUTPUT_HELP, Format, print_json, stderr, user_errors
+from kupgrade.cli.upgrade_view import render_upgrade
+from kupgrade.controllers.availability import Availability, ClusterView, evaluate, fetch, rfc3339
+from kupgrade.risks.rules import Registry
+
+UpstreamOpt = Annotated[
+    str, typer.Option("--upstream", help="Update service graph URL (Cincinnati API).")
+]
+ChannelOpt = Annotated[
+    str, typer.Option("--channel", help="The cluster's channel, e.g. stable-4.14.")
+]
+ArchOpt = Annotated[str, typer.Option("--arch", help="The cluster's architecture.")]
+
+
+def cluster_version(view: ClusterView, result: Availability, now: float) -> dict[str, Any]:
+    """A settled ClusterVersion at `view.version` holding this availability."""
+    stamp = rfc3339(now)
+    desired = result.current or {"version": view.version, "image": ""}
+    conditions = [
+        {
+            "type": "Available",
+            "status": "True",
+            "lastTransitionTime": stamp,
+            "message": f"Done applying {view.version}",
+        },
+        {"type": "Failing", "status": "False", "lastTransitionTime": stamp},
+        {
+            "type": "Progressing",
+            "status": "False",
+            "lastTransitionTime": stamp,
+            "message": f"Cluster version is {view.version}",
+        },
+        result.retrieved,
+    ]
+    return {
+        "apiVersion": "config.openshift.io/v1",
+        "kind": "ClusterVersion",
+        "metadata": {"name": "version"},
+        "spec": {"channel": view.channel, "upstream": view.upstream, "clusterID": view.cluster_id},
+        "status": {**result.status(), "desired": desired, "conditions": conditions},
+    }
+
+
+@user_errors
+def updates_command(
+    upstream: UpstreamOpt,
+    channel: ChannelOpt,
+    version: Annotated[str, typer.Option("--version", help="The cluster's current version.")],
+    arch: ArchOpt = "amd64",
+    cluster_id: Annotated[
+        str | None, typer.Option("--id", help="Cluster ID (UUID) sent upstream; default: random.")
+    ] = None,
+    metrics: MetricsOpt = None,
+    at: TimeOpt = None,
+    prometheus: PrometheusOpt = None,
+    token_file: TokenOpt = None,
+    ca_file: CaOpt = None,
+    include_not_recommended: Annotated[
+        bool,
+        typer.Option(
+            "--include-not-recommended", help="Also list updates with known issues, and why."
+        ),
+    ] = False,
+    output: Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)] = Format.text,
+) -> None:
+    """Show the updates of this cluster's channel as `oc adm upgrade` would (SPEC A3-A5).
+
+    Risks on conditional updates are evaluated against a metrics snapshot (--metrics) or
+    a live Prometheus/Thanos (--prometheus), each query once. Exit 1 when updates could
+    not be retrieved (the RetrievedUpdates reason says why).
+
+    **Examples**
+
+    ```
+    kupgrade updates --upstream http://127.0.0.1:8080/api/upgrades_info/graph \\
+        --channel stable-4.14 --version 4.13.40 --metrics cluster.om --include-not-recommended
+    kupgrade updates --upstream https://api.openshift.com/api/upgrades_info/v1/graph \\
+        --channel stable-4.14 --version 4.14.10 --prometheus https://thanos:9091 -o json
+    ```
+    """
+    condition = promql_condition(metrics, at, prometheus, token_file, ca_file, required=True)
+    view = ClusterView(upstream, channel, version, arch, *([cluster_id] if cluster_id else []))
+    result = evaluate(view, fetch(view, time.time), Registry.standard(condition), time.time)
+    for note in result.notes:
+        stderr.print(f"[yellow]note:[/] {note}", highlight=False)
+    if output is Format.json:
+        print_json(result.status())
+    else:
+        out, err = render_upgrade(
+            cluster_version(view, result, time.time()), include_not_recommended
+        )
+        sys.stdout.write("".join(line + "\n" for line in out))
+        sys.stderr.write("".join(line + "\n" for line in err))
+    if result.retrieved.get("status") != "True":
+        raise typer.Exit(1)

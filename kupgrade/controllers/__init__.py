@@ -1,0 +1,1 @@
+"""Reconcilers: observe, decide, act, record (SPEC A, C, D, E)."""

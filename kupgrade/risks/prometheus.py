@@ -1,0 +1,84 @@
+"""A Prometheus or Thanos querier as the backend of PromQL rules (SPEC A4).
+
+The version controller asks the cluster's Thanos querier with GET /api/v1/query (the
+OpenShift proxy maps POST to a different RBAC verb), a bearer token read from a file and
+the service CA, and gives up after five minutes. Every failure becomes an evaluation
+failure of the rule, never an exception out of the walk.
+"""
+
+from __future__ import annotations
+
+import ssl
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from kupgrade.errors import InputError
+from kupgrade.risks.rules import EvaluationError
+
+QUERY_TIMEOUT = 300.0
+
+
+class PrometheusBackend:
+    """Instant queries against `url` (a Prometheus or Thanos querier base URL)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        token_file: Path | None = None,
+        ca_file: Path | None = None,
+        timeout: float = QUERY_TIMEOUT,
+        time_s: float | None = None,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.time_s = time_s
+        headers = {"Accept": "application/json"}
+        if token_file is not None:
+            headers["Authorization"] = "Bearer " + _read_token(token_file)
+        verify: ssl.SSLContext | bool = True
+        if ca_file is not None:
+            try:
+                verify = ssl.create_default_context(cafile=str(ca_file))
+            except (OSError, ssl.SSLError) as exc:
+                raise InputError(
+                    f"cannot load the CA bundle: {exc}", file=str(ca_file), field="--ca-file"
+                ) from None
+        self.client = httpx.Client(headers=headers, verify=verify, timeout=timeout)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __call__(self, expr: str) -> dict[str, Any]:
+        params = {"query": expr}
+        if self.time_s is not None:
+            params["time"] = repr(self.time_s)
+        endpoint = self.url + "/api/v1/query"
+        try:
+            answer = self.client.get(endpoint, params=params)
+        except httpx.HTTPError as exc:
+            raise EvaluationError(f'executing PromQL query: Get "{endpoint}": {exc}') from None
+        try:
+            doc = answer.json()
+        except ValueError:
+            raise EvaluationError(
+                f"executing PromQL query: server returned HTTP status {answer.status_code} {answer.reason_phrase}"
+            ) from None
+        if not isinstance(doc, dict):
+            raise EvaluationError("executing PromQL query: the answer is not a JSON object")
+        if doc.get("status") == "success" and isinstance(doc.get("data"), dict):
+            return dict(doc["data"])
+        return {
+            "errorType": doc.get("errorType", "unknown"),
+            "error": doc.get("error", f"HTTP {answer.status_code}"),
+        }
+
+
+def _read_token(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise InputError(
+            f"cannot read the bearer token: {exc.strerror}", file=str(path), field="--token-file"
+        ) from None
