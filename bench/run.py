@@ -40,6 +40,9 @@ from kupgrade.graph.sample import write_sample  # noqa: E402
 from kupgrade.graph.tree import open_tree  # noqa: E402
 from kupgrade.service.process import ChildProcess, ServiceProcess, free_port  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from promql import bench_promql  # noqa: E402
+
 
 def timed(func: Callable[[], object], runs: int) -> tuple[float, object]:
     samples, result = [], None
@@ -193,6 +196,8 @@ def main() -> None:
     report["service"] = {"data": data_note, "channel": channel, **service}
     ratio = service["kupgrade"]["rps"] / service["nginx"]["rps"]
     report["service_ratio_rps_kupgrade_over_nginx"] = round(ratio, 3)
+    if shutil.which("prometheus") is not None and SHARED.parent.exists():
+        report["promql"] = bench_promql(SHARED.parent.parent, 10_000, 5)
     if args.json:
         print(json.dumps(report, indent=2))
         return
@@ -207,6 +212,14 @@ def main() -> None:
         r = service[name]
         print(
             f"  {name:9s} {r['rps']:>10.0f} req/s   p50 {r['p50_ms']:6.2f} ms   p99 {r['p99_ms']:6.2f} ms   non-2xx {int(r['non_2xx'])}"
+        )
+    if "promql" in report:
+        p = report["promql"]
+        print(
+            f"promql (64 graph-data expressions, {p['series']} series, {p['samples']} samples; "  # type: ignore[index]
+            f"snapshot parse {p['parse_s']} s): kupgrade {p['kupgrade_pass_ms']} ms per pass, "  # type: ignore[index]
+            f"Prometheus over HTTP {p['prometheus_http_pass_ms']} ms; Prometheus/kupgrade "  # type: ignore[index]
+            f"{p['ratio_prometheus_over_kupgrade']} (goal >= 1), agree {p['agree']}"  # type: ignore[index]
         )
     rounds = ", ".join(f"{r:.2f}" for r in service["ratios"].values())
     print(

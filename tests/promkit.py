@@ -121,8 +121,9 @@ def rule_metrics(shared: Path) -> list[dict[str, Any]]:
 
 
 def rule_snapshot(
-    metrics: list[dict[str, Any]], rng: random.Random, end_s: int, id_mode: str
+    metrics: list[dict[str, Any]], rng: random.Random, end_s: int, id_mode: str, fanout: int = 1
 ) -> str:
+    """A cluster (or fleet) shaped like the rules expect; `fanout` multiplies the series."""
     ids = {"none": [""], "single": ["3eb13b90-4668-4257-bdd6-40fb06671ad1"],
            "fleet": ["3eb13b90-4668-4257-bdd6-40fb06671ad1", "4d17951e-85f5-44d1-a731-bb3679428f98"]}[id_mode]  # fmt: skip
     series: list[SeriesSpec] = []
@@ -132,7 +133,7 @@ def rule_snapshot(
         names = [n for n in metric.get("labels", []) if n != "_id"]
         values = {n: _candidates(metric.get("matchers", {}).get(n, [])) for n in names}
         for cluster in ids:
-            for _ in range(rng.choice([1, 1, 1, 2, 3, 5])):
+            for _ in range(rng.choice([1, 1, 1, 2, 3, 5]) * fanout):
                 labels = {n: rng.choice(values[n]) for n in names if rng.random() < 0.9}
                 labels["_id"] = cluster
                 labels["instance"] = f"10.0.{rng.randint(0, 3)}.{rng.randint(1, 250)}:9100"

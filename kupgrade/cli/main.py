@@ -9,6 +9,7 @@ import typer
 from kupgrade import __version__
 from kupgrade.cli import graph, promql
 from kupgrade.cli.demo import demo_command, sample_app
+from kupgrade.cli.path import path_command
 from kupgrade.cli.serve import serve_command
 from kupgrade.cli.updates import updates_command
 
@@ -26,6 +27,7 @@ app.add_typer(promql.app, name="promql")
 app.command("serve")(serve_command)
 app.command("demo")(demo_command)
 app.command("updates")(updates_command)
+app.command("path")(path_command)
 
 
 def _version(value: bool) -> None:

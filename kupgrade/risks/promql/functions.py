@@ -9,6 +9,7 @@ import re2
 
 from kupgrade.risks.promql import labels as lbl
 from kupgrade.risks.promql.aggregate import quantile
+from kupgrade.risks.promql.arith import go_log, go_log2, go_log10
 from kupgrade.risks.promql.errors import PromQLError
 from kupgrade.risks.promql.labels import Labels
 from kupgrade.risks.promql.values import Vector
@@ -271,9 +272,9 @@ SIMPLE: dict[str, Callable[[float], float]] = {
     "ceil": _ceil,
     "floor": _floor,
     "exp": _exp,
-    "ln": _log(math.log),
-    "log2": _log(math.log2),
-    "log10": _log(math.log10),
+    "ln": _log(go_log),
+    "log2": _log(go_log2),
+    "log10": _log(go_log10),
     "sqrt": _sqrt,
     "sgn": _sgn,
 }

@@ -75,6 +75,10 @@ class Snapshot:
         for s in self.series:
             self.by_name.setdefault(s.lab[NAME], []).append(s)
 
+    def clear_memo(self) -> None:
+        """Forget remembered selections (a benchmark's cold pass)."""
+        self._memo.clear()
+
     @property
     def sample_count(self) -> int:
         return sum(len(s.ts) for s in self.series)
