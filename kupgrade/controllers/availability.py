@@ -23,7 +23,7 @@ from kupgrade.errors import KupgradeError
 from kupgrade.graph.codec import graph_from_doc
 from kupgrade.graph.model import Graph, Node, Risk
 from kupgrade.risks.recommend import recommend
-from kupgrade.risks.rules import Exposure, Registry
+from kupgrade.risks.rules import Registry
 from kupgrade.versions import SemVer, version_sort_key
 
 CHANNELS_KEY = "io.openshift.upgrades.graph.release.channels"
@@ -222,12 +222,7 @@ def evaluate(
     result.available = _descending(
         [r for r in plain if r["image"] not in images], lambda r: r["version"]
     )
-    exposures: dict[str, Exposure] = {}
-
-    def exposure_of(risk: Risk) -> Exposure:
-        if risk.name not in exposures:
-            exposures[risk.name] = registry.match(risk.matching_rules)
-        return exposures[risk.name]
+    exposure_of = registry.per_risk_name()
 
     stamp = rfc3339(clock())
     for entry in conditional:

@@ -18,7 +18,7 @@ from typing import Any
 from kupgrade.errors import InputError
 from kupgrade.graph.model import Graph, Risk
 from kupgrade.risks.recommend import Recommendation, recommend
-from kupgrade.risks.rules import Exposure, Registry
+from kupgrade.risks.rules import Registry
 from kupgrade.versions import SemVer
 
 CHANNEL_RE = re.compile(r"^(?P<family>[a-z][a-z0-9]*)-(?P<major>\d+)\.(?P<minor>\d+)$")
@@ -96,13 +96,7 @@ def merge(graphs: dict[str, Graph], registry: Registry) -> dict[tuple[str, str],
             if channel not in edge.channels:
                 edge.channels.append(channel)
             edge.risks = edge.risks + tuple(r for r in risks if r not in edge.risks)
-    exposures: dict[str, Exposure] = {}
-
-    def exposure_of(risk: Risk) -> Exposure:
-        if risk.name not in exposures:
-            exposures[risk.name] = registry.match(risk.matching_rules)
-        return exposures[risk.name]
-
+    exposure_of = registry.per_risk_name()
     for edge in edges.values():
         if edge.risks:
             edge.recommendation = recommend(edge.risks, exposure_of)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kupgrade.graph.model import MatchingRule
+from kupgrade.graph.model import MatchingRule, Risk
 from kupgrade.risks.promql.values import format_value
 
 QueryResult = dict[str, Any]  # the `data` of /api/v1/query, or {"errorType", "error"}
@@ -146,3 +146,14 @@ class Registry:
         return Exposure(
             "Unknown", "no matching rule of a known type could be evaluated", tuple(trail)
         )
+
+    def per_risk_name(self) -> Callable[[Risk], Exposure]:
+        """Exposure by risk name, each evaluated once per pass (as the controller does)."""
+        seen: dict[str, Exposure] = {}
+
+        def exposure_of(risk: Risk) -> Exposure:
+            if risk.name not in seen:
+                seen[risk.name] = self.match(risk.matching_rules)
+            return seen[risk.name]
+
+        return exposure_of

@@ -43,12 +43,16 @@ class Series:
         self.ts: array[int] = array("q")
         self.vals: array[float] = array("d")
 
-    def instant(self, ref_ms: int, lookback_ms: int) -> float | None:
-        """The latest value in [ref - lookback, ref], as Prometheus 2.x selects it."""
+    def latest_index(self, ref_ms: int, lookback_ms: int) -> int | None:
+        """The latest sample in [ref - lookback, ref], as Prometheus 2.x selects it."""
         i = bisect_right(self.ts, ref_ms) - 1
         if i < 0 or self.ts[i] < ref_ms - lookback_ms:
             return None
-        return self.vals[i]
+        return i
+
+    def instant(self, ref_ms: int, lookback_ms: int) -> float | None:
+        i = self.latest_index(ref_ms, lookback_ms)
+        return None if i is None else self.vals[i]
 
     def window(self, ref_ms: int, range_ms: int) -> list[tuple[int, float]]:
         """The points in [ref - range, ref] (both ends included, as in Prometheus 2.x)."""
@@ -123,8 +127,8 @@ class Snapshot:
         """Like `instant`, with each selected sample's own time (for `timestamp()`)."""
         out = []
         for s in self.matching(matchers):
-            i = bisect_right(s.ts, ref_ms) - 1
-            if i >= 0 and s.ts[i] >= ref_ms - lookback_ms:
+            i = s.latest_index(ref_ms, lookback_ms)
+            if i is not None:
                 out.append((s.labels, s.ts[i]))
         return out
 
