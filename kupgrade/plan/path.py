@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -257,6 +257,5 @@ def _explain_missing(
 
 
 def _minor_of(version: str) -> str:
-    parsed: Callable[[str], SemVer | None] = SemVer.try_parse
-    v = parsed(version)
+    v = SemVer.try_parse(version)
     return f"{v.major}.{v.minor}" if v is not None else version
