@@ -16,12 +16,14 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar, cast
 
 from kupgrade.errors import InputError
 from kupgrade.graph.regex import RegexError, compile_regex
 from kupgrade.risks.promql.errors import PromQLError
 from kupgrade.risks.promql.labels import NAME, Labels, make
 
+T = TypeVar("T")
 RULE = "OpenMetrics text exposition with timestamps (promtool create-blocks-from openmetrics)"
 LOOKBACK_MS = 5 * 60 * 1000  # Prometheus's default --query.lookback-delta
 
@@ -49,10 +51,6 @@ class Series:
         if i < 0 or self.ts[i] < ref_ms - lookback_ms:
             return None
         return i
-
-    def instant(self, ref_ms: int, lookback_ms: int) -> float | None:
-        i = self.latest_index(ref_ms, lookback_ms)
-        return None if i is None else self.vals[i]
 
     def window(self, ref_ms: int, range_ms: int) -> list[tuple[int, float]]:
         """The points in [ref - range, ref] (both ends included, as in Prometheus 2.x)."""
@@ -92,13 +90,14 @@ class Snapshot:
         """The newest sample time: the natural evaluation time of a snapshot."""
         return max((s.ts[-1] for s in self.series if len(s.ts)), default=None)
 
+    def _memoised(self, key: tuple[object, ...], compute: Callable[[], T]) -> T:
+        """One computation per key: risk rules select the same series again and again."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return cast(T, self._memo[key])
+
     def matching(self, matchers: Sequence[Matcher]) -> list[Series]:
-        key = ("match", tuple(matchers))
-        hit = self._memo.get(key)
-        if hit is None:
-            hit = self._match(matchers)
-            self._memo[key] = hit
-        return hit  # type: ignore[return-value]
+        return self._memoised(("match", tuple(matchers)), lambda: self._match(matchers))
 
     def _match(self, matchers: Sequence[Matcher]) -> list[Series]:
         names = [v for n, op, v in matchers if n == NAME and op == "="]
@@ -106,46 +105,38 @@ class Snapshot:
         tests = [_compile(m) for m in matchers]
         return [s for s in candidates if all(test(s.lab.get(n, "")) for n, test in tests)]
 
+    def _latest(
+        self, matchers: Sequence[Matcher], ref_ms: int, lookback_ms: int
+    ) -> list[tuple[Series, int]]:
+        """Each selected series with the index of its sample at `ref_ms` (lookback applied)."""
+        return self._memoised(
+            ("latest", tuple(matchers), ref_ms, lookback_ms),
+            lambda: [
+                (s, i)
+                for s in self.matching(matchers)
+                if (i := s.latest_index(ref_ms, lookback_ms)) is not None
+            ],
+        )
+
     def instant(
         self, matchers: Sequence[Matcher], ref_ms: int, lookback_ms: int = LOOKBACK_MS
     ) -> list[tuple[Labels, float]]:
-        key = ("instant", tuple(matchers), ref_ms, lookback_ms)
-        hit = self._memo.get(key)
-        if hit is None:
-            out = []
-            for s in self.matching(matchers):
-                v = s.instant(ref_ms, lookback_ms)
-                if v is not None:
-                    out.append((s.labels, v))
-            hit = out
-            self._memo[key] = hit
-        return hit  # type: ignore[return-value]
+        return [(s.labels, s.vals[i]) for s, i in self._latest(matchers, ref_ms, lookback_ms)]
 
     def instant_times(
         self, matchers: Sequence[Matcher], ref_ms: int, lookback_ms: int = LOOKBACK_MS
     ) -> list[tuple[Labels, int]]:
         """Like `instant`, with each selected sample's own time (for `timestamp()`)."""
-        out = []
-        for s in self.matching(matchers):
-            i = s.latest_index(ref_ms, lookback_ms)
-            if i is not None:
-                out.append((s.labels, s.ts[i]))
-        return out
+        return [(s.labels, s.ts[i]) for s, i in self._latest(matchers, ref_ms, lookback_ms)]
 
     def window(
         self, matchers: Sequence[Matcher], ref_ms: int, range_ms: int
     ) -> list[tuple[Labels, list[tuple[int, float]]]]:
-        key = ("range", tuple(matchers), ref_ms, range_ms)
-        hit = self._memo.get(key)
-        if hit is None:
-            out = []
-            for s in self.matching(matchers):
-                points = s.window(ref_ms, range_ms)
-                if points:
-                    out.append((s.labels, points))
-            hit = out
-            self._memo[key] = hit
-        return hit  # type: ignore[return-value]
+        def compute() -> list[tuple[Labels, list[tuple[int, float]]]]:
+            pairs = ((s.labels, s.window(ref_ms, range_ms)) for s in self.matching(matchers))
+            return [(labels, points) for labels, points in pairs if points]
+
+        return self._memoised(("range", tuple(matchers), ref_ms, range_ms), compute)
 
 
 def _compile(m: Matcher) -> tuple[str, Callable[[str], object]]:
