@@ -145,6 +145,63 @@ def version_sort_key(text: str) -> tuple[int, tuple[Precedence, str], str]:
     return (0, parsed.sort_key, text)
 
 
+# --- Go's blang/semver, for the controller's exact error texts -----------------------------
+
+_DIGITS = frozenset("0123456789")
+_ALNUM = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-")
+
+
+def _go_quote(text: str) -> str:
+    """Go's %q for the strings version errors quote (printable text; escapes " and \\)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _blang_number(text: str, what: str) -> str | None:
+    if not set(text) <= _DIGITS:
+        return f"Invalid character(s) found in {what} number {_go_quote(text)}"
+    if len(text) > 1 and text[0] == "0":
+        return f"{what.capitalize()} number must not contain leading zeroes {_go_quote(text)}"
+    if not text:
+        return 'strconv.ParseUint: parsing "": invalid syntax'
+    if int(text) >= 1 << 64:
+        return f"strconv.ParseUint: parsing {_go_quote(text)}: value out of range"
+    return None
+
+
+def blang_error(text: str) -> str | None:
+    """The error github.com/blang/semver/v4 Parse gives for `text`, or None when it parses.
+
+    The version controller quotes these texts in release-metadata and precondition errors;
+    a user searching for the message finds the same words as on a real cluster.
+    """
+    if not text:
+        return "Version string empty"
+    parts = text.split(".", 2)
+    if len(parts) != 3:
+        return "No Major.Minor.Patch elements found"
+    for value, what in ((parts[0], "major"), (parts[1], "minor")):
+        if error := _blang_number(value, what):
+            return error
+    patch, _, build = parts[2].partition("+")
+    patch, dash, pre = patch.partition("-")
+    if error := _blang_number(patch, "patch"):
+        return error
+    for identifier in pre.split(".") if dash else ():
+        if not identifier:
+            return "Prerelease is empty"
+        if set(identifier) <= _DIGITS:
+            if len(identifier) > 1 and identifier[0] == "0":
+                return f"Numeric PreRelease version must not contain leading zeroes {_go_quote(identifier)}"
+        elif not set(identifier) <= _ALNUM:
+            return f"Invalid character(s) found in prerelease {_go_quote(identifier)}"
+    for identifier in build.split(".") if "+" in parts[2] else ():
+        if not identifier:
+            return "Build meta data is empty"
+        if not set(identifier) <= _ALNUM:
+            return f"Invalid character(s) found in build meta data {_go_quote(identifier)}"
+    return None
+
+
 # --- the +arch convention of the update graph ---------------------------------------------
 
 

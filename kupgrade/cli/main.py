@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from kupgrade import __version__
-from kupgrade.cli import graph, promql
+from kupgrade.cli import graph, promql, release
 from kupgrade.cli.demo import demo_command, sample_app
 from kupgrade.cli.path import path_command
 from kupgrade.cli.serve import serve_command
@@ -24,6 +24,7 @@ app = typer.Typer(
 app.add_typer(graph.app, name="graph")
 app.add_typer(sample_app, name="sample")
 app.add_typer(promql.app, name="promql")
+app.add_typer(release.app, name="release")
 app.command("serve")(serve_command)
 app.command("demo")(demo_command)
 app.command("updates")(updates_command)

@@ -147,3 +147,30 @@ class PrometheusProcess(ChildProcess):
         if doc.get("status") == "success":
             return dict(doc["data"])
         return {"errorType": doc.get("errorType"), "error": doc.get("error")}
+
+
+class RegistryProcess(ChildProcess):
+    """Debian's `docker-registry` (CNCF distribution) on loopback, storing in `workdir`.
+
+    The real registry releases are pushed to and pulled from; no auth, deletes allowed.
+    """
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = free_port()
+        workdir.mkdir(parents=True, exist_ok=True)
+        config = workdir / "config.yml"
+        config.write_text(
+            "version: 0.1\n"
+            "log:\n  level: warn\n"
+            f"storage:\n  filesystem:\n    rootdirectory: {workdir / 'data'}\n  delete:\n    enabled: true\n"
+            f"http:\n  addr: 127.0.0.1:{self.port}\n"
+        )
+        super().__init__(
+            ["docker-registry", "serve", str(config)],
+            f"http://127.0.0.1:{self.port}",
+            workdir / "registry.log",
+        )
+
+    @property
+    def host(self) -> str:
+        return f"127.0.0.1:{self.port}"

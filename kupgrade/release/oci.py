@@ -1,0 +1,410 @@
+"""Release images as OCI images (SPEC B): build, read and unpack them without trusting them.
+
+A release is identified by the sha256 digest of its image manifest. Its one layer holds
+`release-manifests/` (release-metadata, image-references and the operators' manifests)
+and `manifests/` (the version controller's own). Building is reproducible: the same
+inputs give the same digest (sorted entries, zero times and owners, gzip without a
+timestamp). Reading checks every blob against its digest and size before use, refuses
+tar entries that would land outside the target (absolute paths, `..`, links pointing
+out, devices) through tarfile's own extraction filter, and bounds sizes, so a hostile
+image can neither write outside the target nor exhaust the disk.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import posixpath
+import re
+import tarfile
+import zlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kupgrade.errors import InputError
+from kupgrade.release.payload import CVO_DIR, RELEASE_DIR, PayloadFiles
+
+OCI_LAYOUT = {"imageLayoutVersion": "1.0.0"}
+INDEX_MEDIA = "application/vnd.oci.image.index.v1+json"
+MANIFEST_MEDIA = "application/vnd.oci.image.manifest.v1+json"
+CONFIG_MEDIA = "application/vnd.oci.image.config.v1+json"
+LAYER_GZIP = "application/vnd.oci.image.layer.v1.tar+gzip"
+LAYER_TAR = "application/vnd.oci.image.layer.v1.tar"
+DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
+DOCKER_LAYER = "application/vnd.docker.image.rootfs.diff.tar.gzip"
+MANIFEST_TYPES = (MANIFEST_MEDIA, DOCKER_MANIFEST)
+GZIP_LAYERS = (LAYER_GZIP, DOCKER_LAYER)
+REF_NAME = "org.opencontainers.image.ref.name"
+RELEASE_LABEL = "io.openshift.release"
+PAYLOAD_DIRS = (CVO_DIR, RELEASE_DIR)
+_SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+class IntegrityError(InputError):
+    """The image is not what its digests say, or tries to escape the target."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on what an untrusted image may unpack to (SPEC B, extraction)."""
+
+    max_total: int = 1 << 30  # bytes of payload files, all together
+    max_file: int = 64 << 20
+    max_entries: int = 200_000
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    media_type: str
+    digest: str
+    size: int
+    annotations: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "mediaType": self.media_type,
+            "digest": self.digest,
+            "size": self.size,
+        }
+        if self.annotations:
+            out["annotations"] = dict(self.annotations)
+        return out
+
+    @staticmethod
+    def parse(doc: Any, where: str) -> Descriptor:
+        if not isinstance(doc, dict):
+            raise IntegrityError("descriptor must be an object", file=where)
+        digest, size = doc.get("digest"), doc.get("size")
+        if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+            raise IntegrityError(
+                f"unsupported or malformed digest {digest!r}", file=where, field="digest"
+            )
+        if not isinstance(size, int) or size < 0:
+            raise IntegrityError(
+                f"size must be a non-negative integer, got {size!r}", file=where, field="size"
+            )
+        annotations = doc.get("annotations") or {}
+        return Descriptor(str(doc.get("mediaType", "")), digest, size, annotations)
+
+
+def sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def check_blob(data: bytes, descriptor: Descriptor, where: str) -> bytes:
+    """The blob, if it is exactly what the descriptor says."""
+    if len(data) != descriptor.size:
+        raise IntegrityError(
+            f"blob {descriptor.digest} has {len(data)} bytes, its descriptor says {descriptor.size}",
+            file=where,
+        )
+    actual = sha256(data)
+    if actual != descriptor.digest:
+        raise IntegrityError(
+            f"blob {descriptor.digest} was changed: its content hashes to {actual}", file=where
+        )
+    return data
+
+
+def canonical_json(doc: Any) -> bytes:
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+# --- building -----------------------------------------------------------------------------------
+
+
+def build_layer(files: Mapping[str, bytes]) -> bytes:
+    """A reproducible tar of the payload files (paths like release-manifests/x.yaml)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        directories = sorted({p.split("/", 1)[0] for p in files} | set(PAYLOAD_DIRS))
+        for directory in directories:
+            info = tarfile.TarInfo(directory)
+            info.type, info.mode = tarfile.DIRTYPE, 0o755
+            tar.addfile(_zeroed(info))
+        for path in sorted(files, key=lambda p: p.encode()):
+            info = tarfile.TarInfo(path)
+            info.size, info.mode = len(files[path]), 0o644
+            tar.addfile(_zeroed(info), io.BytesIO(files[path]))
+    return buffer.getvalue()
+
+
+def _zeroed(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.mtime = 0
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info
+
+
+@dataclass(frozen=True)
+class BuiltImage:
+    manifest: bytes
+    blobs: dict[str, bytes]  # digest -> content (config and layer)
+    version: str
+
+    @property
+    def digest(self) -> str:
+        return sha256(self.manifest)
+
+    def descriptor(self) -> Descriptor:
+        return Descriptor(MANIFEST_MEDIA, self.digest, len(self.manifest), {REF_NAME: self.version})
+
+
+def build_image(files: Mapping[str, bytes], version: str, arch: str = "amd64") -> BuiltImage:
+    """The release image for these payload files; same input, same digest."""
+    tar = build_layer(files)
+    layer = gzip.compress(tar, compresslevel=6, mtime=0)
+    config = canonical_json(
+        {
+            "architecture": arch,
+            "os": "linux",
+            "config": {"Labels": {RELEASE_LABEL: version}},
+            "rootfs": {"type": "layers", "diff_ids": [sha256(tar)]},
+        }
+    )
+    manifest = canonical_json(
+        {
+            "schemaVersion": 2,
+            "mediaType": MANIFEST_MEDIA,
+            "config": Descriptor(CONFIG_MEDIA, sha256(config), len(config)).to_json(),
+            "layers": [Descriptor(LAYER_GZIP, sha256(layer), len(layer)).to_json()],
+            "annotations": {RELEASE_LABEL: version},
+        }
+    )
+    return BuiltImage(manifest, {sha256(config): config, sha256(layer): layer}, version)
+
+
+def layout_files(image: BuiltImage) -> dict[str, bytes]:
+    """The files of an OCI image layout holding this one image."""
+    index = {
+        "schemaVersion": 2,
+        "mediaType": INDEX_MEDIA,
+        "manifests": [image.descriptor().to_json()],
+    }
+    files = {"oci-layout": canonical_json(OCI_LAYOUT), "index.json": canonical_json(index)}
+    for digest, blob in {image.digest: image.manifest, **image.blobs}.items():
+        files[f"blobs/sha256/{digest.removeprefix('sha256:')}"] = blob
+    return files
+
+
+def layout_tar(files: Mapping[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path in sorted(files):
+            info = tarfile.TarInfo(path)
+            info.size, info.mode = len(files[path]), 0o644
+            tar.addfile(_zeroed(info), io.BytesIO(files[path]))
+    return buffer.getvalue()
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+class ImageSource(Protocol):
+    """Where an image's manifest and blobs come from (layout dir, layout tar, registry)."""
+
+    name: str
+
+    def manifest(self) -> tuple[Descriptor, bytes]: ...
+
+    def blob(self, descriptor: Descriptor) -> bytes: ...
+
+
+@dataclass(frozen=True)
+class Image:
+    """A release image whose manifest and config have been checked against their digests."""
+
+    source: ImageSource
+    digest: str
+    manifest: dict[str, Any]
+    config: dict[str, Any]
+    layers: list[Descriptor]
+
+    @property
+    def labels(self) -> dict[str, str]:
+        labels = (self.config.get("config") or {}).get("Labels") or {}
+        return dict(labels) if isinstance(labels, dict) else {}
+
+    @property
+    def architecture(self) -> str:
+        return str(self.config.get("architecture", ""))
+
+    @property
+    def size(self) -> int:
+        return sum(layer.size for layer in self.layers)
+
+
+def select_manifest(index: Any, where: str, ref: str | None = None) -> Descriptor:
+    """The image manifest of an index: the one named `ref`, or the only one."""
+    manifests = index.get("manifests") if isinstance(index, dict) else None
+    if not isinstance(manifests, list) or not manifests:
+        raise IntegrityError("index.json lists no manifests", file=where, field="manifests")
+    descriptors = [Descriptor.parse(m, where) for m in manifests]
+    if ref is not None:
+        named = [d for d in descriptors if d.annotations.get(REF_NAME) == ref]
+        if not named:
+            raise InputError(f"no manifest is named {ref!r}", file=where, field=REF_NAME)
+        descriptors = named
+    if len(descriptors) > 1:
+        names = ", ".join(d.annotations.get(REF_NAME, d.digest) for d in descriptors)
+        raise InputError(f"holds several images ({names}); name one", file=where)
+    return descriptors[0]
+
+
+def open_image(source: ImageSource) -> Image:
+    """Read and check the manifest and config; layers are checked when read."""
+    descriptor, raw = source.manifest()
+    check_blob(raw, descriptor, source.name)
+    try:
+        manifest = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise IntegrityError(f"image manifest is not JSON: {exc}", file=source.name) from None
+    media = manifest.get("mediaType", descriptor.media_type) if isinstance(manifest, dict) else None
+    if media not in MANIFEST_TYPES:
+        raise IntegrityError(
+            f"{media!r} is not an image manifest (a multi-arch index must be resolved to one image first)",
+            file=source.name,
+            field="mediaType",
+        )
+    config_desc = Descriptor.parse(manifest.get("config"), source.name)
+    layers = [Descriptor.parse(layer, source.name) for layer in manifest.get("layers") or []]
+    try:
+        config = json.loads(source.blob(config_desc))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise IntegrityError(f"image config is not JSON: {exc}", file=source.name) from None
+    return Image(
+        source, descriptor.digest, manifest, config if isinstance(config, dict) else {}, layers
+    )
+
+
+def _layer_tar(image: Image, index: int, layer: Descriptor) -> bytes:
+    data = image.source.blob(layer)
+    if layer.media_type in GZIP_LAYERS:
+        try:
+            tar = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise IntegrityError(
+                f"layer {layer.digest} is not gzip: {exc}", file=image.source.name
+            ) from None
+    elif layer.media_type == LAYER_TAR:
+        tar = data
+    else:
+        raise IntegrityError(
+            f"unsupported layer media type {layer.media_type!r}", file=image.source.name
+        )
+    diff_ids = (image.config.get("rootfs") or {}).get("diff_ids") or []
+    if index < len(diff_ids) and diff_ids[index] != sha256(tar):
+        raise IntegrityError(
+            f"layer {layer.digest} unpacks to {sha256(tar)}, the config says {diff_ids[index]}",
+            file=image.source.name,
+        )
+    return tar
+
+
+_ANCHOR = "/kupgrade-extract"
+
+
+def _check_member(member: tarfile.TarInfo, where: str) -> str:
+    """The member's normalised path; refuses anything tarfile's data filter refuses."""
+    try:
+        tarfile.data_filter(member, _ANCHOR)
+    except tarfile.FilterError as exc:
+        raise IntegrityError(
+            f"refused tar entry {member.name!r}: {exc}", file=where, rule="SPEC B2"
+        ) from None
+    return posixpath.normpath(member.name.removeprefix("./"))
+
+
+@dataclass
+class Tree:
+    """The payload directories of an image after all its layers, held in memory."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    dirs: set[str] = field(default_factory=set)
+    total: int = 0
+
+    def payload_files(self, origin: str) -> PayloadFiles:
+        """The top-level files of both directories, as the loader reads them."""
+        top = {p: d for p, d in self.files.items() if p.count("/") == 1}
+        present = {p.split("/", 1)[0] for p in self.files} | self.dirs
+        return PayloadFiles(top, frozenset(d for d in PAYLOAD_DIRS if d in present), origin)
+
+
+def _apply_whiteout(tree: Tree, path: str) -> bool:
+    parent, name = posixpath.split(path)
+    if name == ".wh..wh..opq":
+        for key in [k for k in tree.files if k.startswith(parent + "/")]:
+            tree.total -= len(tree.files.pop(key))
+        return True
+    if name.startswith(".wh."):
+        target = posixpath.join(parent, name[4:])
+        for key in [k for k in tree.files if k == target or k.startswith(target + "/")]:
+            tree.total -= len(tree.files.pop(key))
+        return True
+    return False
+
+
+def _in_payload(path: str) -> bool:
+    return path.split("/", 1)[0] in PAYLOAD_DIRS
+
+
+def _members(
+    tar_bytes: bytes, where: str, limits: Limits
+) -> Iterator[tuple[tarfile.TarInfo, str, tarfile.TarFile]]:
+    with tarfile.open(fileobj=io.BytesIO(tar_bytes), mode="r:") as tar:
+        for count, member in enumerate(tar, start=1):
+            if count > limits.max_entries:
+                raise IntegrityError(
+                    f"layer has more than {limits.max_entries} entries", file=where
+                )
+            yield member, _check_member(member, where), tar
+
+
+def read_tree(image: Image, limits: Limits | None = None) -> Tree:
+    """Unpack the payload directories of every layer in memory, checking as it goes."""
+    limits = limits or Limits()
+    where = image.source.name
+    tree = Tree()
+    for index, layer in enumerate(image.layers):
+        links: list[tuple[str, str]] = []
+        for member, path, tar in _members(_layer_tar(image, index, layer), where, limits):
+            if not _in_payload(path) or _apply_whiteout(tree, path):
+                continue
+            if member.isdir():
+                tree.dirs.add(path.split("/", 1)[0])
+            elif member.isreg():
+                if member.size > limits.max_file:
+                    raise IntegrityError(
+                        f"{path} is {member.size} bytes, over the {limits.max_file}-byte limit",
+                        file=where,
+                    )
+                handle = tar.extractfile(member)
+                data = handle.read() if handle else b""
+                tree.total += len(data) - len(tree.files.get(path, b""))
+                if tree.total > limits.max_total:
+                    raise IntegrityError(f"payload exceeds {limits.max_total} bytes", file=where)
+                tree.files[path] = data
+            elif member.issym() or member.islnk():
+                base = posixpath.dirname(path) if member.issym() else ""
+                links.append((path, posixpath.normpath(posixpath.join(base, member.linkname))))
+        _resolve_links(tree, links, where)
+    return tree
+
+
+def _resolve_links(tree: Tree, links: list[tuple[str, str]], where: str) -> None:
+    """Links become copies of their target; a chain is followed, a loop or dangling link refused."""
+    pending = dict(links)
+    for _ in range(len(pending) + 1):
+        progress = [(p, t) for p, t in pending.items() if t in tree.files]
+        for path, target in progress:
+            tree.files[path] = tree.files[target]
+            del pending[path]
+        if not progress:
+            break
+    for path, target in pending.items():
+        raise IntegrityError(
+            f"link {path} points at {target}, which is not a payload file", file=where
+        )

@@ -1,0 +1,192 @@
+"""Where a release image is read from: an OCI layout directory, its tar, or a registry.
+
+REF on the command line is any of the three; each answers the same two questions (the
+image manifest, and a blob by descriptor) and every answer is checked against its digest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kupgrade.errors import InputError
+from kupgrade.release.oci import (
+    Descriptor,
+    Image,
+    ImageSource,
+    IntegrityError,
+    Limits,
+    check_blob,
+    open_image,
+    read_tree,
+    select_manifest,
+)
+from kupgrade.release.payload import RELEASE_DIR, PayloadFiles, read_directory
+from kupgrade.release.registry import Reference, Registry, RegistrySource
+
+
+def _json(data: bytes, where: str) -> Any:
+    try:
+        return json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise IntegrityError(f"not JSON: {exc}", file=where) from None
+
+
+def _blob_path(descriptor: Descriptor) -> str:
+    algorithm, _, value = descriptor.digest.partition(":")
+    return f"blobs/{algorithm}/{value}"
+
+
+class LayoutDir:
+    """An OCI image layout directory (oci-layout, index.json, blobs/sha256/…)."""
+
+    def __init__(self, root: Path, ref: str | None = None) -> None:
+        self.root = root
+        self.name = str(root)
+        self.ref = ref
+
+    def _read(self, relative: str, limit: int | None = None) -> bytes:
+        path = self.root / relative
+        try:
+            with path.open("rb") as handle:
+                return handle.read(limit + 1 if limit is not None else -1)
+        except OSError as exc:
+            raise IntegrityError(
+                f"cannot read {relative}: {exc.strerror}", file=self.name
+            ) from None
+
+    def manifest(self) -> tuple[Descriptor, bytes]:
+        if not (self.root / "oci-layout").is_file():
+            raise InputError("is not an OCI image layout (no oci-layout file)", file=self.name)
+        descriptor = select_manifest(
+            _json(self._read("index.json"), self.name), self.name, self.ref
+        )
+        return descriptor, self._read(_blob_path(descriptor), descriptor.size)
+
+    def blob(self, descriptor: Descriptor) -> bytes:
+        return check_blob(
+            self._read(_blob_path(descriptor), descriptor.size), descriptor, self.name
+        )
+
+
+class LayoutTar:
+    """An OCI image layout packed in a tar; members are read by name, never unpacked."""
+
+    def __init__(self, path: Path, ref: str | None = None) -> None:
+        self.path = path
+        self.name = str(path)
+        self.ref = ref
+        try:
+            with tarfile.open(path, mode="r:*") as tar:
+                self.members = {m.name.removeprefix("./"): m for m in tar.getmembers() if m.isreg()}
+        except (OSError, tarfile.TarError) as exc:
+            raise InputError(f"is not a readable tar: {exc}", file=self.name) from None
+
+    def _read(self, relative: str, limit: int | None = None) -> bytes:
+        member = self.members.get(relative)
+        if member is None:
+            raise IntegrityError(f"{relative} is missing from the layout", file=self.name)
+        if limit is not None and member.size > limit:
+            return b"\0" * (limit + 1)  # reported as a size mismatch by check_blob
+        with tarfile.open(self.path, mode="r:*") as tar:
+            handle = tar.extractfile(member)
+            return handle.read() if handle else b""
+
+    def manifest(self) -> tuple[Descriptor, bytes]:
+        if "oci-layout" not in self.members:
+            raise InputError("is not an OCI image layout tar (no oci-layout entry)", file=self.name)
+        descriptor = select_manifest(
+            _json(self._read("index.json"), self.name), self.name, self.ref
+        )
+        return descriptor, self._read(_blob_path(descriptor), descriptor.size)
+
+    def blob(self, descriptor: Descriptor) -> bytes:
+        return check_blob(
+            self._read(_blob_path(descriptor), descriptor.size), descriptor, self.name
+        )
+
+
+def open_source(ref: str, *, plain_http: bool = False) -> ImageSource:
+    """A layout directory, a layout tar, or registry/repo@sha256:… (or :tag)."""
+    path = Path(ref)
+    if path.is_dir():
+        return LayoutDir(path)
+    if path.is_file():
+        return LayoutTar(path)
+    reference = Reference.parse(ref)
+    if reference is None:
+        raise InputError(
+            f"{ref!r} is neither an OCI layout (directory or tar) nor registry/repository@sha256:<hex>",
+            field="REF",
+        )
+    return RegistrySource(reference, Registry(reference.registry, plain_http=plain_http))
+
+
+def write_tree(target: Path, files: Mapping[str, bytes], directories: Iterable[str] = ()) -> None:
+    """Write files under a new directory, all or nothing: a sibling temp dir, then rename."""
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise InputError(
+            "already exists and is not empty; choose a new directory", file=str(target)
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        for relative in directories:
+            (staging / relative).mkdir(parents=True, exist_ok=True)
+        for relative, data in files.items():
+            path = staging / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        if target.exists():
+            target.rmdir()
+        os.replace(staging, target)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise InputError(f"cannot write: {exc.strerror}", file=str(target)) from None
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A payload ready to load, and the image it came from when there is one."""
+
+    files: PayloadFiles
+    image: Image | None = None
+    pull_spec: str | None = None
+
+    @property
+    def digest(self) -> str | None:
+        return self.image.digest if self.image else None
+
+    def identity(self) -> dict[str, str]:
+        out = {"source": self.files.origin}
+        if self.image is not None:
+            out["digest"] = self.image.digest
+        if self.pull_spec:
+            out["pullSpec"] = self.pull_spec
+        return out
+
+
+def open_payload(ref: str, *, plain_http: bool = False, limits: Limits | None = None) -> Opened:
+    """An extracted payload directory, or any image REF read (and checked) in memory."""
+    path = Path(ref)
+    if path.is_dir() and not (path / "oci-layout").exists():
+        if not (path / RELEASE_DIR).is_dir():
+            raise InputError(
+                "is neither an extracted payload (release-manifests/) nor an OCI image layout",
+                file=ref,
+            )
+        return Opened(read_directory(path))
+    source = open_source(ref, plain_http=plain_http)
+    image = open_image(source)
+    tree = read_tree(image, limits)
+    pull_spec = (
+        source.reference.pinned(image.digest) if isinstance(source, RegistrySource) else None
+    )
+    return Opened(tree.payload_files(source.name), image, pull_spec)
