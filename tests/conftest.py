@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,3 +59,28 @@ def sample_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from kupgrade.graph.sample import write_sample
 
     return write_sample(tmp_path_factory.mktemp("sample") / "data")
+
+
+@pytest.fixture(scope="session")
+def gnupg_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Path]]]:
+    """A GnuPG home with two unprotected signing keys; their public keyrings exported."""
+    home = tmp_path_factory.mktemp("gnupg")
+    home.chmod(0o700)
+    exported: dict[str, Path] = {}
+    for who in ("release", "other"):
+        subprocess.run(
+            ["gpg", "--homedir", str(home), "--batch", "--pinentry-mode", "loopback", "--passphrase", "",
+             "--quick-gen-key", f"{who} <{who}@example.com>", "ed25519", "sign", "1y"],
+            check=True, capture_output=True,
+        )  # fmt: skip
+        exported[who] = home / f"{who}.asc"
+        exported[who].write_bytes(
+            subprocess.run(
+                ["gpg", "--homedir", str(home), "--armor", "--export", f"{who}@example.com"],
+                check=True, capture_output=True,
+            ).stdout
+        )  # fmt: skip
+    yield str(home), exported
+    subprocess.run(
+        ["gpgconf", "--homedir", str(home), "--kill", "all"], check=False, capture_output=True
+    )

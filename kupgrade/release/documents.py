@@ -82,18 +82,8 @@ def go_float(value: float) -> str:
     return f"{mantissa}e-{-exp}" if exp < 0 else f"{mantissa}e+{exp:02d}"
 
 
-def _jsonable(value: Any) -> Any:
-    """sigs.k8s.io/yaml's conversion: map keys become strings, floats keep Go's text."""
-    if isinstance(value, dict):
-        return {_key(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, float):
-        return _GoFloat(value)
-    return value
-
-
 def _key(key: Any) -> str:
+    """sigs.k8s.io/yaml turns non-string map keys into their text."""
     if isinstance(key, bool):
         return "true" if key else "false"
     if isinstance(key, float):
@@ -103,11 +93,46 @@ def _key(key: Any) -> str:
     return str(key)
 
 
-class _GoFloat(float):
-    """A float that json.dumps writes in Go's form (json calls float.__repr__)."""
+def _has_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, dict):
+        return any(_has_float(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_float(v) for v in value)
+    return False
 
-    def __repr__(self) -> str:
-        return go_float(float(self))
+
+def _write(value: Any, out: list[str]) -> None:
+    """encoding/json of a decoded YAML value; only used when floats need Go's text."""
+    if isinstance(value, dict):
+        out.append("{")
+        for i, key in enumerate(sorted(value, key=_key)):
+            if i:
+                out.append(",")
+            out.append(json.dumps(_key(key), ensure_ascii=False))
+            out.append(":")
+            _write(value[key], out)
+        out.append("}")
+    elif isinstance(value, list):
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            _write(item, out)
+        out.append("]")
+    elif isinstance(value, float):
+        out.append(go_float(value))
+    else:
+        out.append(json.dumps(value, ensure_ascii=False))
+
+
+def _string_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_key(k): _string_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_string_keys(v) for v in value]
+    return value
 
 
 _HTML_SAFE = str.maketrans(
@@ -117,9 +142,14 @@ _HTML_SAFE = str.maketrans(
 
 def go_json(value: Any) -> bytes:
     """Compact JSON with sorted keys and Go's escaping of <, >, &, U+2028 and U+2029."""
-    text = json.dumps(
-        _jsonable(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    if _has_float(value):
+        out: list[str] = []
+        _write(value, out)
+        text = "".join(out)
+    else:
+        text = json.dumps(
+            _string_keys(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
     return text.translate(_HTML_SAFE).encode("utf-8", "surrogatepass")
 
 

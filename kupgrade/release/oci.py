@@ -308,7 +308,16 @@ _ANCHOR = "/kupgrade-extract"
 
 
 def _check_member(member: tarfile.TarInfo, where: str) -> str:
-    """The member's normalised path; refuses anything tarfile's data filter refuses."""
+    """The member's normalised path; refuses what tarfile's data filter refuses, and more.
+
+    The filter would strip a leading "/" and go on; an absolute path in a release layer
+    is refused instead, as is any ".." component even when it stays inside.
+    """
+    if member.name.startswith("/") or ".." in member.name.split("/"):
+        kind = "absolute path" if member.name.startswith("/") else "path with '..'"
+        raise IntegrityError(
+            f"refused tar entry {member.name!r}: {kind}", file=where, rule="SPEC B2"
+        )
     try:
         tarfile.data_filter(member, _ANCHOR)
     except tarfile.FilterError as exc:

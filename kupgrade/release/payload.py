@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kupgrade.errors import InputError, KupgradeError
+from kupgrade.errors import InputError
 from kupgrade.release.inclusion import CLUSTER_DEFAULTS, Options, apply_action, exclusion_reason
 from kupgrade.release.manifest import Manifest, parse_manifests
 from kupgrade.release.metadata import (
@@ -35,7 +35,7 @@ _FNV_OFFSET = 0xCBF29CE484222325
 _FNV_PRIME = 0x100000001B3
 
 
-class PayloadError(KupgradeError):
+class PayloadError(InputError):
     """The payload cannot be used; `reason` is the controller's UpdateError reason."""
 
     def __init__(self, message: str, *, reason: str = "UpdatePayloadIntegrity", **kw: Any) -> None:

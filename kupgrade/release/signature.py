@@ -454,13 +454,18 @@ def sign(
     creator: str,
     clock: Clock = time.time,
     gnupghome: str | None = None,
+    expires_in: int | None = None,
 ) -> bytes:
-    """An OpenPGP-signed atomic container signature for `digest`, made with a local key."""
+    """An OpenPGP-signed atomic container signature for `digest`, made with a local key.
+
+    `expires_in` (seconds) gives the signature a lifetime; verifiers refuse it afterwards.
+    """
     if not VALID_DIGEST.match(digest):
         raise InputError(f"{digest!r} is not a digest (sha256:<hex>)", rule="SPEC C3")
     gpg = gnupg.GPG(gnupghome=gnupghome) if gnupghome else gnupg.GPG()
     document = signature_document(digest, reference, creator, int(clock()))
-    result = gpg.sign(document, keyid=key, binary=True)
+    extra = ["--default-sig-expire", f"seconds={expires_in}"] if expires_in else []
+    result = gpg.sign(document, keyid=key, binary=True, extra_args=extra)
     if not result.data:
         raise KupgradeError(
             f"gpg could not sign with key {key}: {result.status or 'no secret key'}",
