@@ -1,10 +1,13 @@
-"""`make bench`: graph build time and update-service throughput against nginx.
+"""`make bench`: graph build, service throughput vs nginx, PromQL vs Prometheus, releases.
 
 1. Build time of the 20211124.083150 parser fixture (1085 nodes, 19478 raw edges), split
    into its steps, median of several runs; also against the current graph-data.
 2. The update service under wrk (64 connections, loopback), side by side with nginx
    serving the very same response bytes as a static file, in the same run. The ratio
    nginx/kupgrade is what matters; absolute numbers depend on the machine.
+3. PromQL against a real Prometheus (bench/promql.py), when Prometheus is installed.
+4. Release payloads (bench/release.py): load and graph 1,000 manifests; extract and
+   verify throughput against tar and sha256sum on the same layer.
 
 Uses ../shared when present and the sample dataset otherwise (and says so).
 """
@@ -42,6 +45,7 @@ from kupgrade.service.process import ChildProcess, ServiceProcess, free_port  # 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from promql import bench_promql  # noqa: E402
+from release import bench_release, describe  # noqa: E402
 
 
 def timed(func: Callable[[], object], runs: int) -> tuple[float, object]:
@@ -198,6 +202,7 @@ def main() -> None:
     report["service_ratio_rps_kupgrade_over_nginx"] = round(ratio, 3)
     if shutil.which("prometheus") is not None and SHARED.parent.exists():
         report["promql"] = bench_promql(SHARED.parent.parent, 10_000, 5)
+    report["release"] = bench_release(1000, 7)
     if args.json:
         print(json.dumps(report, indent=2))
         return
@@ -221,6 +226,7 @@ def main() -> None:
             f"Prometheus over HTTP {p['prometheus_http_pass_ms']} ms; Prometheus/kupgrade "  # type: ignore[index]
             f"{p['ratio_prometheus_over_kupgrade']} (goal >= 1), agree {p['agree']}"  # type: ignore[index]
         )
+    print(describe(report["release"]))  # type: ignore[arg-type]
     rounds = ", ".join(f"{r:.2f}" for r in service["ratios"].values())
     print(
         f"  kupgrade/nginx requests per second: {ratio:.2f}, median of {ROUNDS} alternating "

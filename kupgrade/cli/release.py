@@ -489,6 +489,10 @@ def sign_command(
     gnupghome: Annotated[
         str | None, typer.Option("--gnupghome", help="GnuPG home with the secret key.")
     ] = None,
+    expires: Annotated[
+        int | None,
+        typer.Option("--expires", min=1, help="Signature lifetime in seconds (default: none)."),
+    ] = None,
     plain_http: PlainHttpOpt = False,
     output: OutputOpt = Format.text,
 ) -> None:
@@ -503,7 +507,14 @@ def sign_command(
     """
     digest, pinned = _digest_of(ref, plain_http)
     identity = reference or pinned or f"kupgrade.local/release@{digest}"
-    data = sign(digest, identity, key, creator=f"kupgrade {__version__}", gnupghome=gnupghome)
+    data = sign(
+        digest,
+        identity,
+        key,
+        creator=f"kupgrade {__version__}",
+        gnupghome=gnupghome,
+        expires_in=expires,
+    )
     path = next_signature_path(store, digest)
     atomic_write(path, data)
     if output is Format.json:

@@ -33,7 +33,7 @@ _GO_BOOL = re.compile(
 _TRUE = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"}
 
 
-class _GoYamlLoader(yaml.SafeLoader):
+class _GoYamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """SafeLoader resolving plain scalars the way go-yaml v2 does into interface{}."""
 
 

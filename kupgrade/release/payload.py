@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import fnv_c
+
 from kupgrade.errors import InputError
 from kupgrade.release.inclusion import CLUSTER_DEFAULTS, Options, apply_action, exclusion_reason
 from kupgrade.release.manifest import Manifest, parse_manifests
@@ -31,8 +33,6 @@ from kupgrade.release.template import TemplateError, render
 CVO_DIR = "manifests"
 RELEASE_DIR = "release-manifests"
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-_FNV_OFFSET = 0xCBF29CE484222325
-_FNV_PRIME = 0x100000001B3
 
 
 class PayloadError(InputError):
@@ -128,11 +128,11 @@ class Payload:
 
 
 def version_hash(raws: list[bytes]) -> str:
-    """FNV-1 (not 1a) 64-bit over the concatenated raw bytes, base64url with padding."""
-    value = _FNV_OFFSET
-    for raw in raws:
-        for byte in raw:
-            value = ((value * _FNV_PRIME) & 0xFFFFFFFFFFFFFFFF) ^ byte
+    """FNV-1 (not 1a) 64-bit over the concatenated raw bytes, base64url with padding.
+
+    fnv-c hashes in C: a release's ~30 MB of manifests would take seconds in Python.
+    """
+    value = fnv_c.fnv1_64(b"".join(raws))
     return base64.urlsafe_b64encode(value.to_bytes(8, "big")).decode()
 
 
