@@ -262,3 +262,56 @@ def test_graph_modes_through_the_cli(tmp_path: Path) -> None:
     ]
     assert reconcile[0] == reconcile[2] and reconcile[0] != reconcile[1]
     assert kupgrade("release", "graph", str(layout), "--mode", "sideways").returncode == 1
+
+
+def test_raw_bytes_on_request() -> None:
+    doc = yaml.safe_load(conformance_path("cvo", "payloads", "expected.yaml").read_text())
+    load = next(f for f in doc["fixtures"] if f["fixture"] == "payloadtest-3")["loads"][0]
+    got = _json(
+        "release", "manifests", str(conformance_path("cvo", "payloads", "payloadtest-3")), "--raw"
+    )
+    assert [m["raw"] for m in got["included"]] == [m["raw"] for m in load["included"]]
+    assert got["version_hash"] == got["versionHash"] == load["version_hash"]
+
+
+@needs_gpg
+def test_verify_refuses_another_key_with_the_reason(
+    tmp_path: Path, gnupg_home: tuple[str, dict[str, Path]]
+) -> None:
+    home, keys = gnupg_home
+    manifests, _ = _spec_d_payload(tmp_path / "m")
+    layout = tmp_path / "layout"
+    digest = kupgrade(
+        "release", "new", "--manifests", str(manifests), "--version", "1.0.0", "-o", str(layout)
+    ).stdout.strip()
+    store = tmp_path / "sigs"
+    assert (
+        kupgrade(
+            "release",
+            "sign",
+            str(layout),
+            "--key",
+            "other@example.com",
+            "--store",
+            str(store),
+            "--gnupghome",
+            home,
+        ).returncode
+        == 0
+    )
+    result = kupgrade(
+        "release",
+        "verify",
+        str(layout),
+        "--store",
+        str(store),
+        "--keyring",
+        str(keys["release"]),
+        "-o",
+        "json",
+    )
+    assert result.returncode == 1
+    doc = json.loads(result.stdout)
+    assert doc["verified"] is False
+    assert doc["error"] == f"unable to verify {digest} against keyrings: release"
+    assert any("not in the keyring" in line for line in doc["details"])

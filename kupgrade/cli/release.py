@@ -15,6 +15,7 @@ from kupgrade.cli.output import (
     atomic_write,
     print_json,
     progress,
+    stderr,
     stdout,
     user_errors,
 )
@@ -331,12 +332,19 @@ def _manifest_row(manifest: Manifest) -> dict[str, Any]:
     }
 
 
-def manifests_json(payload: Payload) -> dict[str, Any]:
+def manifests_json(payload: Payload, raw: bool = False) -> dict[str, Any]:
+    """The load result; field names follow the conformance data (version_hash also as
+    versionHash, the controller's own spelling)."""
     return {
         "release": payload.release_json(),
         "major_version": payload.metadata.major,
         "included": [
-            {"index": i, **_manifest_row(m)} for i, m in enumerate(payload.included, start=1)
+            {
+                "index": i,
+                **_manifest_row(m),
+                **({"raw": m.raw.decode("utf-8", "replace")} if raw else {}),
+            }
+            for i, m in enumerate(payload.included, start=1)
         ],
         "excluded": [{**_manifest_row(e.manifest), "reason": e.reason} for e in payload.excluded],
         "ignored_files": payload.ignored,
@@ -344,6 +352,7 @@ def manifests_json(payload: Payload) -> dict[str, Any]:
             {"file": s.file, "reason": s.reason, "detail": s.detail} for s in payload.skipped
         ],
         "total": payload.total,
+        "version_hash": payload.version_hash,
         "versionHash": payload.version_hash,
         "warnings": list(payload.metadata.warnings),
     }
@@ -371,6 +380,9 @@ def manifests_command(
     release_image: Annotated[
         str, typer.Option("--release-image", help="Pull spec for templates.")
     ] = "",
+    raw: Annotated[
+        bool, typer.Option("--raw", help="Include the hashed bytes of each manifest.")
+    ] = False,
     plain_http: PlainHttpOpt = False,
     output: OutputOpt = Format.text,
 ) -> None:
@@ -393,7 +405,7 @@ def manifests_command(
         release_image or opened.pull_spec or "",
         _inclusion(exclude, profile, feature_set, feature_gates, capabilities),
     )
-    doc = manifests_json(load_payload(opened.files, options))
+    doc = manifests_json(load_payload(opened.files, options), raw)
     if output is Format.json:
         print_json(doc)
         return
@@ -447,6 +459,12 @@ def graph_command(
     opened = open_payload(ref, plain_http=plain_http)
     payload = load_payload(opened.files, LoadOptions(opened.pull_spec or "", CLUSTER_DEFAULTS))
     graph = build_graph([task_of(m) for m in payload.included], run_mode, attempt)
+    if payload.excluded:
+        stderr.print(
+            f"note: {len(payload.excluded)} manifests are left out by the inclusion rules "
+            "(default profile, Default feature set); `release manifests` says why",
+            highlight=False,
+        )
     if output is Format.json:
         print_json(
             {
