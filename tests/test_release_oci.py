@@ -229,3 +229,37 @@ def test_write_tree_refuses_a_non_empty_target(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="not empty"):
         write_tree(tmp_path / "t", {"a": b"b"})
     assert json.loads(json.dumps(sorted(p.name for p in (tmp_path / "t").iterdir()))) == ["x"]
+
+
+def test_a_layer_that_inflates_without_end_is_stopped(tmp_path: Path) -> None:
+    """A gzip bomb: 64 MB of zeros in one entry, about 64 KB compressed."""
+    root = _hostile(tmp_path, [_entry("filler/zeros", data=b"\0" * (64 << 20))])
+    image = open_image(LayoutDir(root))
+    assert image.size < 1 << 20
+    with pytest.raises(IntegrityError, match="layer unpacks to more than 8388608 bytes"):
+        read_tree(image, Limits(max_layer=8 << 20))
+
+
+def test_links_count_towards_the_size_bound(tmp_path: Path) -> None:
+    entries = [_entry("release-manifests/big.yaml", data=b"z" * 1000)]
+    entries += [
+        _entry(f"release-manifests/l{i}.yaml", tarfile.SYMTYPE, "big.yaml") for i in range(10)
+    ]
+    image = open_image(LayoutDir(_hostile(tmp_path, entries)))
+    assert len(read_tree(image).files) == 11
+    with pytest.raises(IntegrityError, match="payload exceeds 5000 bytes"):
+        read_tree(image, Limits(max_total=5000))
+
+
+def test_a_layer_whose_diff_id_differs_is_refused(tmp_path: Path) -> None:
+    root = _hostile(tmp_path, [_entry("release-manifests/a.yaml")])
+    image = open_image(LayoutDir(root))
+    lying = type(image)(
+        image.source,
+        image.digest,
+        image.manifest,
+        {"rootfs": {"diff_ids": ["sha256:" + "0" * 64]}},
+        image.layers,
+    )
+    with pytest.raises(IntegrityError, match="the config says sha256:0000"):
+        read_tree(lying)

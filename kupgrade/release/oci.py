@@ -54,6 +54,7 @@ class Limits:
     max_total: int = 1 << 30  # bytes of payload files, all together
     max_file: int = 64 << 20
     max_entries: int = 200_000
+    max_layer: int = 8 << 30  # bytes of one unpacked layer, payload or not
 
 
 @dataclass(frozen=True)
@@ -280,28 +281,59 @@ def open_image(source: ImageSource) -> Image:
     )
 
 
-def _layer_tar(image: Image, index: int, layer: Descriptor) -> bytes:
-    data = image.source.blob(layer)
-    if layer.media_type in GZIP_LAYERS:
+class _LayerReader(io.RawIOBase):
+    """The unpacked layer as a stream: hashed as it is read (its diff_id) and bounded, so a
+    small gzip that inflates to terabytes stops at the limit instead of filling memory."""
+
+    def __init__(self, source: io.BufferedIOBase, limit: int, where: str) -> None:
+        self.source = source
+        self.limit = limit
+        self.where = where
+        self.hash = hashlib.sha256()
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
         try:
-            tar = gzip.decompress(data)
+            data = self.source.read(len(buffer))
         except (OSError, EOFError, zlib.error) as exc:
-            raise IntegrityError(
-                f"layer {layer.digest} is not gzip: {exc}", file=image.source.name
-            ) from None
+            raise IntegrityError(f"layer does not decompress: {exc}", file=self.where) from None
+        self.count += len(data)
+        if self.count > self.limit:
+            raise IntegrityError(f"layer unpacks to more than {self.limit} bytes", file=self.where)
+        self.hash.update(data)
+        buffer[: len(data)] = data
+        return len(data)
+
+    def drain(self) -> str:
+        """Read to the end (tar padding included) and give the digest of everything."""
+        while self.read(1 << 20):
+            pass
+        return "sha256:" + self.hash.hexdigest()
+
+
+def _layer_stream(image: Image, layer: Descriptor, limits: Limits) -> _LayerReader:
+    data = io.BytesIO(image.source.blob(layer))
+    if layer.media_type in GZIP_LAYERS:
+        source: io.BufferedIOBase = gzip.GzipFile(fileobj=data, mode="rb")
     elif layer.media_type == LAYER_TAR:
-        tar = data
+        source = data
     else:
         raise IntegrityError(
             f"unsupported layer media type {layer.media_type!r}", file=image.source.name
         )
+    return _LayerReader(source, limits.max_layer, image.source.name)
+
+
+def _check_diff_id(image: Image, index: int, layer: Descriptor, actual: str) -> None:
     diff_ids = (image.config.get("rootfs") or {}).get("diff_ids") or []
-    if index < len(diff_ids) and diff_ids[index] != sha256(tar):
+    if index < len(diff_ids) and diff_ids[index] != actual:
         raise IntegrityError(
-            f"layer {layer.digest} unpacks to {sha256(tar)}, the config says {diff_ids[index]}",
+            f"layer {layer.digest} unpacks to {actual}, the config says {diff_ids[index]}",
             file=image.source.name,
         )
-    return tar
 
 
 _ANCHOR = "/kupgrade-extract"
@@ -361,9 +393,13 @@ def _in_payload(path: str) -> bool:
 
 
 def _members(
-    tar_bytes: bytes, where: str, limits: Limits
+    stream: _LayerReader, where: str, limits: Limits
 ) -> Iterator[tuple[tarfile.TarInfo, str, tarfile.TarFile]]:
-    with tarfile.open(fileobj=io.BytesIO(tar_bytes), mode="r:") as tar:
+    try:
+        tar = tarfile.open(fileobj=stream, mode="r|")  # noqa: SIM115 - closed below
+    except tarfile.TarError as exc:
+        raise IntegrityError(f"layer is not a tar: {exc}", file=where) from None
+    with tar:
         for count, member in enumerate(tar, start=1):
             if count > limits.max_entries:
                 raise IntegrityError(
@@ -379,7 +415,8 @@ def read_tree(image: Image, limits: Limits | None = None) -> Tree:
     tree = Tree()
     for index, layer in enumerate(image.layers):
         links: list[tuple[str, str]] = []
-        for member, path, tar in _members(_layer_tar(image, index, layer), where, limits):
+        stream = _layer_stream(image, layer, limits)
+        for member, path, tar in _members(stream, where, limits):
             if not _in_payload(path) or _apply_whiteout(tree, path):
                 continue
             if member.isdir():
@@ -399,17 +436,22 @@ def read_tree(image: Image, limits: Limits | None = None) -> Tree:
             elif member.issym() or member.islnk():
                 base = posixpath.dirname(path) if member.issym() else ""
                 links.append((path, posixpath.normpath(posixpath.join(base, member.linkname))))
-        _resolve_links(tree, links, where)
+        _check_diff_id(image, index, layer, stream.drain())
+        _resolve_links(tree, links, where, limits)
     return tree
 
 
-def _resolve_links(tree: Tree, links: list[tuple[str, str]], where: str) -> None:
-    """Links become copies of their target; a chain is followed, a loop or dangling link refused."""
+def _resolve_links(tree: Tree, links: list[tuple[str, str]], where: str, limits: Limits) -> None:
+    """Links become copies of their target (counted in the size bound); a chain is
+    followed, a loop or dangling link refused."""
     pending = dict(links)
     for _ in range(len(pending) + 1):
         progress = [(p, t) for p, t in pending.items() if t in tree.files]
         for path, target in progress:
             tree.files[path] = tree.files[target]
+            tree.total += len(tree.files[target])
+            if tree.total > limits.max_total:
+                raise IntegrityError(f"payload exceeds {limits.max_total} bytes", file=where)
             del pending[path]
         if not progress:
             break
