@@ -400,7 +400,7 @@ def manifests_command(
     kupgrade release manifests ./payload --feature-set TechPreviewNoUpgrade --capabilities Console,Insights
     ```
     """
-    opened = open_payload(directory, plain_http=plain_http)
+    opened = _opened(directory, plain_http)
     options = LoadOptions(
         release_image or opened.pull_spec or "",
         _inclusion(exclude, profile, feature_set, feature_gates, capabilities),
@@ -456,7 +456,7 @@ def graph_command(
     if mode not in MODES:
         raise InputError(f"{mode!r} is not one of {', '.join(MODES)}", field="--mode")
     run_mode: Mode = mode
-    opened = open_payload(ref, plain_http=plain_http)
+    opened = _opened(ref, plain_http)
     payload = load_payload(opened.files, LoadOptions(opened.pull_spec or "", CLUSTER_DEFAULTS))
     graph = build_graph([task_of(m) for m in payload.included], run_mode, attempt)
     if payload.excluded:

@@ -138,12 +138,11 @@ def write_tree(target: Path, files: Mapping[str, bytes], directories: Iterable[s
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
-        for relative in directories:
+        parents = {str(Path(relative).parent) for relative in files} | set(directories)
+        for relative in sorted(parents):
             (staging / relative).mkdir(parents=True, exist_ok=True)
         for relative, data in files.items():
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+            (staging / relative).write_bytes(data)
         if target.exists():
             target.rmdir()
         os.replace(staging, target)
