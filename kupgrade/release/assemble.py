@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kupgrade.errors import InputError
+from kupgrade.release.manifest import Manifest
 from kupgrade.release.metadata import (
     IMAGE_REFERENCES,
     METADATA_KIND,
@@ -115,7 +116,7 @@ def payload_files(manifests: Mapping[str, bytes], spec: ReleaseSpec) -> dict[str
     }
 
 
-def task_of(manifest: Any) -> Task:
+def task_of(manifest: Manifest) -> Task:
     """A manifest as a task; a Job is batch/v1 Job exactly, as the controller splits on."""
     job = manifest.id.group == "batch" and manifest.version == "v1" and manifest.id.kind == "Job"
     return Task(manifest.filename, job, manifest)
@@ -160,5 +161,6 @@ def describe(payload: Payload, files: PayloadFiles, extra: Mapping[str, Any]) ->
             **counts(payload),
         },
         "versionHash": payload.version_hash,
+        "version_hash": payload.version_hash,
         "load_options": "profile self-managed-high-availability, Default feature set, no feature gates",
     }
