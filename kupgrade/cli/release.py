@@ -46,7 +46,7 @@ from kupgrade.release.oci import (
     read_tree,
 )
 from kupgrade.release.payload import LoadOptions, Payload, PayloadFiles, load_payload
-from kupgrade.release.registry import Reference, Registry, RegistrySource
+from kupgrade.release.registry import Reference, Registry
 from kupgrade.release.signature import (
     VALID_DIGEST,
     Keyring,
@@ -57,7 +57,7 @@ from kupgrade.release.signature import (
     sign,
     store_for,
 )
-from kupgrade.release.sources import Opened, open_payload, open_source, write_tree
+from kupgrade.release.sources import Opened, open_payload, open_source, pull_spec, write_tree
 from kupgrade.release.taskgraph import MODES, Mode, build_graph, workers
 
 app = typer.Typer(
@@ -492,8 +492,7 @@ def _digest_of(ref: str, plain_http: bool) -> tuple[str, str | None]:
         return ref, None
     source = open_source(ref, plain_http=plain_http)
     image = open_image(source)
-    pinned = source.reference.pinned(image.digest) if isinstance(source, RegistrySource) else None
-    return image.digest, pinned
+    return image.digest, pull_spec(source, image.digest)
 
 
 @user_errors

@@ -44,27 +44,28 @@ def _blob_path(descriptor: Descriptor) -> str:
     return f"blobs/{algorithm}/{value}"
 
 
-class LayoutDir:
-    """An OCI image layout directory (oci-layout, index.json, blobs/sha256/…)."""
+class _Layout:
+    """What both layout forms share: index.json picks the manifest, blobs are checked.
 
-    def __init__(self, root: Path, ref: str | None = None) -> None:
-        self.root = root
-        self.name = str(root)
-        self.ref = ref
+    A subclass says how to read a file of the layout (`_read`, at most `limit` + 1 bytes,
+    so an oversized blob is refused as a size mismatch without being read whole).
+    """
+
+    name: str
+    ref: str | None
+    kind: str
+
+    def _has(self, relative: str) -> bool:
+        raise NotImplementedError
 
     def _read(self, relative: str, limit: int | None = None) -> bytes:
-        path = self.root / relative
-        try:
-            with path.open("rb") as handle:
-                return handle.read(limit + 1 if limit is not None else -1)
-        except OSError as exc:
-            raise IntegrityError(
-                f"cannot read {relative}: {exc.strerror}", file=self.name
-            ) from None
+        raise NotImplementedError
 
     def manifest(self) -> tuple[Descriptor, bytes]:
-        if not (self.root / "oci-layout").is_file():
-            raise InputError("is not an OCI image layout (no oci-layout file)", file=self.name)
+        if not self._has("oci-layout"):
+            raise InputError(
+                f"is not an OCI image layout {self.kind} (no oci-layout)", file=self.name
+            )
         descriptor = select_manifest(
             _json(self._read("index.json"), self.name), self.name, self.ref
         )
@@ -76,8 +77,37 @@ class LayoutDir:
         )
 
 
-class LayoutTar:
+def _bounded(limit: int | None) -> int:
+    return limit + 1 if limit is not None else -1
+
+
+class LayoutDir(_Layout):
+    """An OCI image layout directory (oci-layout, index.json, blobs/sha256/…)."""
+
+    kind = "directory"
+
+    def __init__(self, root: Path, ref: str | None = None) -> None:
+        self.root = root
+        self.name = str(root)
+        self.ref = ref
+
+    def _has(self, relative: str) -> bool:
+        return (self.root / relative).is_file()
+
+    def _read(self, relative: str, limit: int | None = None) -> bytes:
+        try:
+            with (self.root / relative).open("rb") as handle:
+                return handle.read(_bounded(limit))
+        except OSError as exc:
+            raise IntegrityError(
+                f"cannot read {relative}: {exc.strerror}", file=self.name
+            ) from None
+
+
+class LayoutTar(_Layout):
     """An OCI image layout packed in a tar; members are read by name, never unpacked."""
+
+    kind = "tar"
 
     def __init__(self, path: Path, ref: str | None = None) -> None:
         self.path = path
@@ -89,28 +119,16 @@ class LayoutTar:
         except (OSError, tarfile.TarError) as exc:
             raise InputError(f"is not a readable tar: {exc}", file=self.name) from None
 
+    def _has(self, relative: str) -> bool:
+        return relative in self.members
+
     def _read(self, relative: str, limit: int | None = None) -> bytes:
         member = self.members.get(relative)
         if member is None:
             raise IntegrityError(f"{relative} is missing from the layout", file=self.name)
-        if limit is not None and member.size > limit:
-            return b"\0" * (limit + 1)  # reported as a size mismatch by check_blob
         with tarfile.open(self.path, mode="r:*") as tar:
             handle = tar.extractfile(member)
-            return handle.read() if handle else b""
-
-    def manifest(self) -> tuple[Descriptor, bytes]:
-        if "oci-layout" not in self.members:
-            raise InputError("is not an OCI image layout tar (no oci-layout entry)", file=self.name)
-        descriptor = select_manifest(
-            _json(self._read("index.json"), self.name), self.name, self.ref
-        )
-        return descriptor, self._read(_blob_path(descriptor), descriptor.size)
-
-    def blob(self, descriptor: Descriptor) -> bytes:
-        return check_blob(
-            self._read(_blob_path(descriptor), descriptor.size), descriptor, self.name
-        )
+            return handle.read(_bounded(limit)) if handle else b""
 
 
 def open_source(ref: str, *, plain_http: bool = False) -> ImageSource:
@@ -185,7 +203,9 @@ def open_payload(ref: str, *, plain_http: bool = False, limits: Limits | None = 
     source = open_source(ref, plain_http=plain_http)
     image = open_image(source)
     tree = read_tree(image, limits)
-    pull_spec = (
-        source.reference.pinned(image.digest) if isinstance(source, RegistrySource) else None
-    )
-    return Opened(tree.payload_files(source.name), image, pull_spec)
+    return Opened(tree.payload_files(source.name), image, pull_spec(source, image.digest))
+
+
+def pull_spec(source: ImageSource, digest: str) -> str | None:
+    """registry/repository@digest for a registry source; None for a layout."""
+    return source.reference.pinned(digest) if isinstance(source, RegistrySource) else None
