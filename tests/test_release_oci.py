@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import io
 import json
@@ -254,12 +255,6 @@ def test_links_count_towards_the_size_bound(tmp_path: Path) -> None:
 def test_a_layer_whose_diff_id_differs_is_refused(tmp_path: Path) -> None:
     root = _hostile(tmp_path, [_entry("release-manifests/a.yaml")])
     image = open_image(LayoutDir(root))
-    lying = type(image)(
-        image.source,
-        image.digest,
-        image.manifest,
-        {"rootfs": {"diff_ids": ["sha256:" + "0" * 64]}},
-        image.layers,
-    )
+    lying = dataclasses.replace(image, config={"rootfs": {"diff_ids": ["sha256:" + "0" * 64]}})
     with pytest.raises(IntegrityError, match="the config says sha256:0000"):
         read_tree(lying)

@@ -37,8 +37,6 @@ from kupgrade.release.inclusion import (
 from kupgrade.release.manifest import Manifest
 from kupgrade.release.oci import (
     PAYLOAD_DIRS,
-    Descriptor,
-    Image,
     build_image,
     layout_files,
     layout_tar,
@@ -280,24 +278,20 @@ def push_command(
     source = open_source(ref, plain_http=plain_http)
     image = open_image(source)
     registry = Registry(target.registry, plain_http=plain_http)
-    descriptors = [*image.layers, _config_descriptor(image)]
+    descriptors = [*image.layers, image.config_descriptor]
     with progress("pushing", len(descriptors) + 1) as step:
         for descriptor in descriptors:
             step(descriptor.digest[:19])
             registry.push_blob(target.repository, source.blob(descriptor))
         step("manifest")
-        _, raw = source.manifest()
-        media = str(image.manifest.get("mediaType", "application/vnd.oci.image.manifest.v1+json"))
-        digest = registry.push_manifest(target.repository, target.tag or image.digest, raw, media)
+        digest = registry.push_manifest(
+            target.repository, target.tag or image.digest, image.raw_manifest, image.media_type
+        )
     pinned = target.pinned(digest)
     if output is Format.json:
         print_json({"digest": digest, "pullSpec": pinned, "tag": target.tag})
     else:
         stdout.print(pinned, highlight=False)
-
-
-def _config_descriptor(image: Image) -> Descriptor:
-    return Descriptor.parse(image.manifest.get("config"), image.source.name)
 
 
 def _inclusion(

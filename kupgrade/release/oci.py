@@ -223,15 +223,9 @@ class Image:
     manifest: dict[str, Any]
     config: dict[str, Any]
     layers: list[Descriptor]
-
-    @property
-    def labels(self) -> dict[str, str]:
-        labels = (self.config.get("config") or {}).get("Labels") or {}
-        return dict(labels) if isinstance(labels, dict) else {}
-
-    @property
-    def architecture(self) -> str:
-        return str(self.config.get("architecture", ""))
+    raw_manifest: bytes  # the checked bytes, pushed as they are
+    media_type: str
+    config_descriptor: Descriptor
 
     @property
     def size(self) -> int:
@@ -277,7 +271,14 @@ def open_image(source: ImageSource) -> Image:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise IntegrityError(f"image config is not JSON: {exc}", file=source.name) from None
     return Image(
-        source, descriptor.digest, manifest, config if isinstance(config, dict) else {}, layers
+        source,
+        descriptor.digest,
+        manifest,
+        config if isinstance(config, dict) else {},
+        layers,
+        raw,
+        str(media),
+        config_desc,
     )
 
 
