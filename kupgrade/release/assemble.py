@@ -18,9 +18,9 @@ from kupgrade.errors import InputError
 from kupgrade.release.manifest import Manifest
 from kupgrade.release.metadata import (
     IMAGE_REFERENCES,
-    METADATA_KIND,
     RELEASE_METADATA,
     ImageReferences,
+    ReleaseMetadata,
 )
 from kupgrade.release.payload import (
     CVO_DIR,
@@ -101,13 +101,9 @@ def read_manifest_dir(root: Path) -> dict[str, bytes]:
 def payload_files(manifests: Mapping[str, bytes], spec: ReleaseSpec) -> dict[str, bytes]:
     """The manifests plus generated release-metadata and image-references (SPEC B1, B2)."""
     spec.validate()
-    metadata = {
-        "kind": METADATA_KIND,
-        "version": spec.version,
-        "previous": list(spec.previous),
-        "next": list(spec.next),
-        "metadata": dict(sorted(spec.metadata.items())),
-    }
+    metadata = ReleaseMetadata(
+        spec.version, spec.previous, spec.next, dict(sorted(spec.metadata.items()))
+    ).to_json()
     references = ImageReferences(spec.version, dict(spec.images)).to_json()
     return {
         **manifests,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -177,7 +177,7 @@ def load_payload(files: PayloadFiles, options: LoadOptions | None = None) -> Pay
     metadata, refs = load_metadata(files)
     inclusion = options.inclusion
     if inclusion.major_version is None:
-        inclusion = Options(**{**inclusion.__dict__, "major_version": metadata.major})
+        inclusion = replace(inclusion, major_version=metadata.major)
     context = {
         "ReleaseImage": options.release_image,
         "ClusterProfile": inclusion.profile or "",
