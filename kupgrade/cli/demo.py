@@ -13,8 +13,8 @@ import typer
 from kupgrade.cli.backends import promql_condition
 from kupgrade.cli.graph import risk_table, summary_table
 from kupgrade.cli.output import (
-    OUTPUT_HELP,
     Format,
+    OutputOpt,
     print_json,
     progress,
     stderr,
@@ -41,7 +41,7 @@ sample_app = typer.Typer(
 @user_errors
 def sample_write(
     directory: Annotated[Path, typer.Argument(help="New (or empty) directory to write into.")],
-    output: Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)] = Format.text,
+    output: OutputOpt = Format.text,
 ) -> None:
     """Write the sample releases and graph-data.
 
@@ -66,7 +66,7 @@ def sample_write(
 def demo_command(
     channel: Annotated[str, typer.Option("--channel", help="Channel to query.")] = "stable-4.14",
     arch: Annotated[str, typer.Option("--arch", help="Architecture to query.")] = "amd64",
-    output: Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)] = Format.text,
+    output: OutputOpt = Format.text,
 ) -> None:
     """Run the update service on the sample data, query it over HTTP, summarise, stop.
 

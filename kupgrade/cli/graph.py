@@ -9,8 +9,8 @@ import typer
 from rich.table import Table
 
 from kupgrade.cli.output import (
-    OUTPUT_HELP,
     Format,
+    OutputOpt,
     atomic_write,
     print_json,
     progress,
@@ -142,7 +142,7 @@ def filter_command(
     ],
     channel: Annotated[str, typer.Option("--channel", help="Channel to keep, e.g. stable-4.14.")],
     arch: Annotated[str, typer.Option("--arch", help="Architecture to keep.")] = DEFAULT_ARCH,
-    output: Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)] = Format.json,
+    output: OutputOpt = Format.json,
 ) -> None:
     """Apply the policy-engine's channel and arch filters, as the update service does.
 
@@ -176,7 +176,7 @@ def lint_command(
     directory: Annotated[
         Path, typer.Argument(exists=True, help="graph-data directory or .tar.gz.")
     ],
-    output: Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)] = Format.text,
+    output: OutputOpt = Format.text,
 ) -> None:
     """Report every problem of a graph-data tree: file, field and reason, one per line.
 
@@ -219,7 +219,7 @@ def diff_command(
             "--cincinnati", help="Cincinnati's own rule only (ignores conditional edges)."
         ),
     ] = False,
-    output: Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)] = Format.text,
+    output: OutputOpt = Format.text,
 ) -> None:
     """Compare two graphs regardless of order; exit 1 when they differ.
 

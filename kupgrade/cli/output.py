@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -45,6 +45,8 @@ class Format(enum.StrEnum):
 
 
 OUTPUT_HELP = "Output format: text for people, json for programs."
+# The `-o text|json` option every command takes.
+OutputOpt = Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)]
 
 
 def print_json(doc: Any) -> None:

@@ -16,7 +16,14 @@ from kupgrade.cli.backends import (
     TokenOpt,
     promql_condition,
 )
-from kupgrade.cli.output import OUTPUT_HELP, Format, print_json, progress, stdout, user_errors
+from kupgrade.cli.output import (
+    Format,
+    OutputOpt,
+    print_json,
+    progress,
+    stdout,
+    user_errors,
+)
 from kupgrade.cli.updates import ArchOpt, ChannelOpt, UpstreamOpt
 from kupgrade.controllers.availability import ClusterView, fetch
 from kupgrade.errors import InputError, KupgradeError
@@ -51,7 +58,7 @@ def path_command(
             "--include-not-recommended", help="Allow updates whose risks apply or are unknown."
         ),
     ] = False,
-    output: Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)] = Format.text,
+    output: OutputOpt = Format.text,
 ) -> None:
     """Fewest hops from --from to --to, switching channels of one family minor by minor.
 

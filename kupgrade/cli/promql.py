@@ -9,7 +9,14 @@ import typer
 import yaml
 from rich.table import Table
 
-from kupgrade.cli.output import OUTPUT_HELP, Format, print_json, progress, stdout, user_errors
+from kupgrade.cli.output import (
+    Format,
+    OutputOpt,
+    print_json,
+    progress,
+    stdout,
+    user_errors,
+)
 from kupgrade.errors import InputError
 from kupgrade.risks.promql import load_snapshot
 from kupgrade.risks.promql.engine import evaluate_text, parse_time
@@ -94,7 +101,7 @@ def eval_command(
             help="Evaluation time, Unix seconds or RFC 3339. Default: the snapshot's newest sample.",
         ),
     ] = None,
-    output: Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)] = Format.text,
+    output: OutputOpt = Format.text,
 ) -> None:
     """Evaluate instant queries with Prometheus 2.42's semantics (5-minute lookback).
 

@@ -12,6 +12,7 @@ from kupgrade import __version__
 from kupgrade.cli.output import (
     OUTPUT_HELP,
     Format,
+    OutputOpt,
     atomic_write,
     print_json,
     progress,
@@ -63,7 +64,6 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-OutputOpt = Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)]
 PlainHttpOpt = Annotated[
     bool,
     typer.Option(

@@ -16,7 +16,7 @@ from kupgrade.cli.backends import (
     TokenOpt,
     promql_condition,
 )
-from kupgrade.cli.output import OUTPUT_HELP, Format, print_json, stderr, user_errors
+from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, user_errors
 from kupgrade.cli.upgrade_view import render_upgrade
 from kupgrade.controllers.availability import Availability, ClusterView, evaluate, fetch, rfc3339
 from kupgrade.risks.rules import Registry
@@ -79,7 +79,7 @@ def updates_command(
             "--include-not-recommended", help="Also list updates with known issues, and why."
         ),
     ] = False,
-    output: Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)] = Format.text,
+    output: OutputOpt = Format.text,
 ) -> None:
     """Show the updates of this cluster's channel as `oc adm upgrade` would (SPEC A3-A5).
 
