@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,21 @@ def _spec_d_payload(root: Path) -> tuple[Path, dict[str, Any]]:
     return root, case
 
 
+def _new(manifests: Path, version: str, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """`kupgrade release new` on a manifest directory."""
+    return kupgrade(
+        "release",
+        "new",
+        "--manifests",
+        str(manifests),
+        "--version",
+        version,
+        *extra,
+        "-o",
+        str(out),
+    )
+
+
 def _json(*args: str) -> Any:
     result = kupgrade(*args, "-o", "json")
     assert result.returncode == 0, result.stderr
@@ -74,10 +90,10 @@ def test_round_trip_on_real_parts(
     home, keys = gnupg_home
     manifests, case = _spec_d_payload(tmp_path / "manifests")
     tar = tmp_path / "release.tar"
-    built = kupgrade("release", "new", "--manifests", str(manifests), "--version", "4.16.3",
-                     "--previous", "4.16.2,4.15.20", "--metadata", "url=https://example.com/4.16.3",
-                     "--metadata", "io.openshift.upgrades.graph.release.channels=stable-4.16,fast-4.16",
-                     "--image", f"cli={IMAGE}", "-o", str(tar))  # fmt: skip
+    built = _new(manifests, "4.16.3", tar, "--previous", "4.16.2,4.15.20",
+                 "--metadata", "url=https://example.com/4.16.3",
+                 "--metadata", "io.openshift.upgrades.graph.release.channels=stable-4.16,fast-4.16",
+                 "--image", f"cli={IMAGE}")  # fmt: skip
     assert built.returncode == 0, built.stderr
     digest = built.stdout.strip()
     assert digest.startswith("sha256:") and len(digest) == 71
@@ -130,12 +146,7 @@ def test_a_blob_changed_in_the_registry_is_refused(
 ) -> None:
     manifests, _ = _spec_d_payload(tmp_path / "manifests")
     tar = tmp_path / "release.tar"
-    assert (
-        kupgrade(
-            "release", "new", "--manifests", str(manifests), "--version", "2.0.0", "-o", str(tar)
-        ).returncode
-        == 0
-    )
+    assert _new(manifests, "2.0.0", tar).returncode == 0
     pull_spec = _json("release", "push", str(tar), f"{registry.host}/tamper/release")["pullSpec"]
     layer = _json("release", "info", pull_spec)  # readable before the change
     assert layer["version"] == "2.0.0"
@@ -211,17 +222,7 @@ def test_feature_gates_and_capabilities_through_the_cli(tmp_path: Path) -> None:
 )
 def test_new_refuses_bad_input(tmp_path: Path, extra: list[str], message: str) -> None:
     manifests, _ = _spec_d_payload(tmp_path / "m")
-    result = kupgrade(
-        "release",
-        "new",
-        "--manifests",
-        str(manifests),
-        "--version",
-        "1.0.0",
-        *extra,
-        "-o",
-        str(tmp_path / "r.tar"),
-    )
+    result = _new(manifests, "1.0.0", tmp_path / "r.tar", *extra)
     assert result.returncode == 1
     assert message in result.stderr
     assert not (tmp_path / "r.tar").exists()
@@ -230,16 +231,7 @@ def test_new_refuses_bad_input(tmp_path: Path, extra: list[str], message: str) -
 def test_new_refuses_a_manifest_the_cluster_could_not_load(tmp_path: Path) -> None:
     manifests, _ = _spec_d_payload(tmp_path / "m")
     (manifests / "0000_50_broken_01.yaml").write_text("kind: ConfigMap\nmetadata: {}\n")
-    result = kupgrade(
-        "release",
-        "new",
-        "--manifests",
-        str(manifests),
-        "--version",
-        "1.0.0",
-        "-o",
-        str(tmp_path / "r.tar"),
-    )
+    result = _new(manifests, "1.0.0", tmp_path / "r.tar")
     assert result.returncode == 1
     assert "0000_50_broken_01.yaml" in result.stderr and "kind and name" in result.stderr
     assert not (tmp_path / "r.tar").exists()
@@ -248,12 +240,7 @@ def test_new_refuses_a_manifest_the_cluster_could_not_load(tmp_path: Path) -> No
 def test_graph_modes_through_the_cli(tmp_path: Path) -> None:
     manifests, _ = _spec_d_payload(tmp_path / "m")
     layout = tmp_path / "layout"
-    assert (
-        kupgrade(
-            "release", "new", "--manifests", str(manifests), "--version", "1.0.0", "-o", str(layout)
-        ).returncode
-        == 0
-    )
+    assert _new(manifests, "1.0.0", layout).returncode == 0
     install = _json("release", "graph", str(layout), "--mode", "install")
     assert install["workers"] == len(install["nodes"]) and install["total"] == 40
     reconcile = [
@@ -281,9 +268,7 @@ def test_verify_refuses_another_key_with_the_reason(
     home, keys = gnupg_home
     manifests, _ = _spec_d_payload(tmp_path / "m")
     layout = tmp_path / "layout"
-    digest = kupgrade(
-        "release", "new", "--manifests", str(manifests), "--version", "1.0.0", "-o", str(layout)
-    ).stdout.strip()
+    digest = _new(manifests, "1.0.0", layout).stdout.strip()
     store = tmp_path / "sigs"
     assert (
         kupgrade(
