@@ -1,0 +1,1 @@
+"""The objects the controllers read and write, and the Backend they act through."""

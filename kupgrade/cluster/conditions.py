@@ -1,0 +1,51 @@
+"""Status conditions as the API server keeps them (`type`, `status`, `reason`, `message`,
+`lastTransitionTime`).
+
+The transition time only moves when the status changes: users read "since when" off it
+(`oc get clusterversion` SINCE), so re-writing the same status must not reset it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+Condition = dict[str, Any]
+
+
+def find(conditions: Sequence[Condition] | None, kind: str) -> Condition | None:
+    for condition in conditions or ():
+        if condition.get("type") == kind:
+            return condition
+    return None
+
+
+def is_true(conditions: Sequence[Condition] | None, kind: str) -> bool:
+    found = find(conditions, kind)
+    return found is not None and found.get("status") == "True"
+
+
+def set_condition(conditions: list[Condition], new: Condition, now: str) -> None:
+    """Insert or update `new` in place; keep lastTransitionTime unless the status changed."""
+    new = {k: v for k, v in new.items() if v not in (None, "") or k in ("type", "status")}
+    old = find(conditions, new["type"])
+    if old is None:
+        conditions.append({**new, "lastTransitionTime": new.get("lastTransitionTime", now)})
+        return
+    stamp = old.get("lastTransitionTime", now) if old.get("status") == new["status"] else now
+    old.clear()
+    old.update({**new, "lastTransitionTime": stamp})
+
+
+def remove(conditions: list[Condition], kind: str) -> None:
+    conditions[:] = [c for c in conditions if c.get("type") != kind]
+
+
+def brief(condition: Condition | None) -> dict[str, str]:
+    """status/reason/message of a condition ("" for absent fields), for comparisons."""
+    condition = condition or {}
+    return {
+        "status": str(condition.get("status", "")),
+        "reason": str(condition.get("reason", "") or ""),
+        "message": str(condition.get("message", "") or ""),
+    }

@@ -1,0 +1,1 @@
+"""The node controller (SPEC E): machine config pools rolled out node by node."""

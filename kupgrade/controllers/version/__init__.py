@@ -1,0 +1,1 @@
+"""The cluster version controller (SPEC A, C, D): status, history, preconditions, the sync loop."""

@@ -1,0 +1,111 @@
+"""Pool rules against ../shared/conformance/mco/rollout.yaml (SPEC E1-E6)."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kupgrade.controllers.nodes import pool as mcp
+from kupgrade.errors import InputError
+from tests.conftest import conformance_path
+from tests.mco import node_of
+
+
+@cache
+def doc() -> dict[str, Any]:
+    return dict(yaml.safe_load(conformance_path("mco", "rollout.yaml").read_text()))
+
+
+def cases(section: str) -> list[Any]:
+    try:
+        return [pytest.param(c, id=c["id"]) for c in doc()[section]]
+    except pytest.skip.Exception:
+        return [pytest.param(None, id=f"{section}-absent")]
+
+
+def need(case: Any) -> dict[str, Any]:
+    if case is None:
+        conformance_path("mco", "rollout.yaml")
+    return dict(case)
+
+
+@pytest.mark.parametrize("case", cases("max_unavailable"))
+def test_max_unavailable(case: Any) -> None:
+    case = need(case)
+    i, expect = case["input"], case["expect"]
+    if expect["error"]:
+        with pytest.raises(InputError):
+            mcp.max_unavailable(i["max_unavailable"], i["nodes_in_pool"], i["pool"])
+    else:
+        assert (
+            mcp.max_unavailable(i["max_unavailable"], i["nodes_in_pool"], i["pool"])
+            == expect["value"]
+        )
+
+
+@given(st.integers(0, 100), st.integers(1, 500))
+def test_max_unavailable_percent_is_floor_at_least_one(percent: int, nodes: int) -> None:
+    got = mcp.max_unavailable(f"{percent}%", nodes)
+    assert got == max(1, percent * nodes // 100)
+    assert 1 <= got <= max(1, nodes)
+
+
+@pytest.mark.parametrize("case", cases("node_ready"))
+def test_node_ready(case: Any) -> None:
+    case = need(case)
+    nodes = [node_of(n) for n in case["input"]["nodes"]]
+    assert [mcp.name_of(n) for n in nodes if mcp.is_ready(n)] == case["expect"]["ready"]
+
+
+@pytest.mark.parametrize("case", cases("unavailable_nodes"))
+def test_unavailable_nodes(case: Any) -> None:
+    case = need(case)
+    nodes = [node_of(n) for n in case["input"]["nodes"]]
+    assert [mcp.name_of(n) for n in nodes if mcp.is_unavailable(n)] == case["expect"]["unavailable"]
+
+
+@pytest.mark.parametrize("case", cases("candidates"))
+def test_candidates(case: Any) -> None:
+    case = need(case)
+    i = case["input"]
+    got = mcp.candidates([node_of(n) for n in i["nodes"]], i["pool_target"], i["max_unavailable"])
+    assert got.to_json() == case["expect"]
+
+
+@pytest.mark.parametrize("case", cases("zone_sort"))
+def test_zone_sort(case: Any) -> None:
+    case = need(case)
+    nodes = [node_of(n) for n in case["input"]["nodes"]]
+    assert [mcp.name_of(n) for n in mcp.zone_order(nodes)] == case["expect"]["order"]
+
+
+def test_control_plane_defers_the_operator_node() -> None:
+    nodes = [
+        node_of(
+            {"name": f"master-{i}", "currentConfig": "a", "desiredConfig": "a", "state": "Done"}
+        )
+        for i in range(3)
+    ]
+    got = mcp.candidates(nodes, "b", 1, defer="master-0")
+    assert got.targeted == ["master-1"] and got.others == ["master-2", "master-0"]
+
+
+@pytest.mark.parametrize("case", cases("get_mcp"))
+def test_get_mcp(case: Any) -> None:
+    case = need(case)
+    i, expect = case["input"], case["expect"]
+    got = mcp.pool_status(
+        [node_of(n) for n in i["nodes"]],
+        i["pool_target"],
+        i["status_configuration_before"],
+        paused=i["paused"],
+        render_degraded="rendering failed" if i["render_degraded"] else None,
+    )
+    assert got.columns() == expect["columns"]
+    assert got.unavailable == expect["unavailableMachineCount"]
+    assert got.conditions == expect["conditions"]
