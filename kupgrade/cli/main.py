@@ -8,6 +8,7 @@ import typer
 
 from kupgrade import __version__
 from kupgrade.cli import graph, promql, release
+from kupgrade.cli.cluster import cluster_app, controller_app, get_command, upgrade_command
 from kupgrade.cli.demo import demo_command, sample_app
 from kupgrade.cli.path import path_command
 from kupgrade.cli.serve import serve_command
@@ -25,6 +26,10 @@ app.add_typer(graph.app, name="graph")
 app.add_typer(sample_app, name="sample")
 app.add_typer(promql.app, name="promql")
 app.add_typer(release.app, name="release")
+app.add_typer(cluster_app, name="cluster")
+app.add_typer(controller_app, name="controller")
+app.command("upgrade")(upgrade_command)
+app.command("get")(get_command)
 app.command("serve")(serve_command)
 app.command("demo")(demo_command)
 app.command("updates")(updates_command)

@@ -15,24 +15,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kupgrade.cluster.mco import (  # noqa: F401  (re-exported: the pool rules' vocabulary)
+    CURRENT,
+    CURRENT_IMAGE,
+    DEGRADED,
+    DESIRED,
+    DESIRED_DRAIN,
+    DESIRED_IMAGE,
+    DONE,
+    LAST_APPLIED_DRAIN,
+    PREFIX,
+    REASON,
+    REQUIRED_FOR_UPGRADE,
+    STATE,
+    UNRECONCILABLE,
+    WORKING,
+    ZONE_LABEL,
+)
 from kupgrade.errors import InputError
-
-PREFIX = "machineconfiguration.openshift.io/"
-CURRENT = PREFIX + "currentConfig"
-DESIRED = PREFIX + "desiredConfig"
-STATE = PREFIX + "state"
-REASON = PREFIX + "reason"
-DESIRED_DRAIN = PREFIX + "desiredDrain"
-LAST_APPLIED_DRAIN = PREFIX + "lastAppliedDrain"
-CURRENT_IMAGE = PREFIX + "currentImage"
-DESIRED_IMAGE = PREFIX + "desiredImage"
-ZONE_LABEL = "topology.kubernetes.io/zone"
-REQUIRED_FOR_UPGRADE = "operator.machineconfiguration.openshift.io/required-for-upgrade"
-
-DONE = "Done"
-WORKING = "Working"
-DEGRADED = "Degraded"
-UNRECONCILABLE = "Unreconcilable"
 
 Node = Mapping[str, Any]
 

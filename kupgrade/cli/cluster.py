@@ -1,0 +1,801 @@
+"""`kupgrade cluster`, `upgrade`, `controller run` and `get`: simulated clusters end to end.
+
+State lives under $KUPGRADE_HOME (default ~/.kupgrade), one directory per cluster with
+its SQLite store, its release mirror and extracted payloads.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+import typer
+import yaml
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, stdout, user_errors
+from kupgrade.cli.upgrade_view import check_for_upgrade, render_upgrade
+from kupgrade.cluster import mco
+from kupgrade.cluster.conditions import find
+from kupgrade.cluster.objects import rfc3339
+from kupgrade.cluster.sim.create import create_cluster, release_source
+from kupgrade.cluster.sim.profile import Pool, Profile, Spec, load_profile
+from kupgrade.controllers.nodes.pool import pool_status
+from kupgrade.controllers.runner import Outcome, Runner, workdir
+from kupgrade.controllers.version.controller import Wiring
+from kupgrade.controllers.version.status import clusterversion_columns
+from kupgrade.errors import InputError
+from kupgrade.release.assemble import _PINNED
+from kupgrade.store import Store
+
+cluster_app = typer.Typer(help="Create, list and delete simulated clusters.", no_args_is_help=True)
+controller_app = typer.Typer(help="Run the controllers of a cluster.", no_args_is_help=True)
+
+ClusterOpt = Annotated[
+    str | None, typer.Option("--cluster", help="Cluster name; default: the only cluster there is.")
+]
+
+
+def home() -> Path:
+    return Path(os.environ.get("KUPGRADE_HOME") or Path.home() / ".kupgrade")
+
+
+def cluster_names() -> list[str]:
+    root = home() / "clusters"
+    return (
+        sorted(p.name for p in root.iterdir() if (p / "cluster.db").exists())
+        if root.is_dir()
+        else []
+    )
+
+
+def cluster_root(name: str | None) -> Path:
+    names = cluster_names()
+    if name is None:
+        if len(names) != 1:
+            raise InputError(
+                "no cluster named and "
+                + ("none exists" if not names else f"there are {len(names)}: {', '.join(names)}"),
+                field="--cluster",
+                hint="create one with `kupgrade cluster create NAME`"
+                if not names
+                else "pass --cluster NAME",
+            )
+        name = names[0]
+    if name not in names:
+        raise InputError(
+            f"no cluster named {name!r}", field="--cluster", hint="see `kupgrade cluster list`"
+        )
+    return home() / "clusters" / name
+
+
+@contextmanager
+def opened(name: str | None) -> Iterator[tuple[Path, Store, Spec]]:
+    root = cluster_root(name)
+    store = Store(root / "cluster.db")
+    try:
+        spec = msgspec.convert(store.meta("profile"), Profile).spec
+        yield root, store, spec
+    finally:
+        store.close()
+
+
+def wiring_for(root: Path, store: Store, spec: Spec) -> Wiring:
+    verify = None
+    if spec.verification is not None:
+        verify = _verifier(spec)
+    return Wiring(
+        workdir(store), lambda image, version: release_source(spec, root, image, version), verify
+    )
+
+
+def _verifier(spec: Spec) -> Any:
+    from kupgrade.release.signature import Keyring, ReleaseVerifier, store_for
+
+    assert spec.verification is not None
+    keyring_path = Path(spec.verification.keyring)
+    signatures = spec.verification.store
+
+    def verify(digest: str) -> None:
+        with ReleaseVerifier(
+            {keyring_path.stem: Keyring.read(keyring_path.stem, keyring_path)},
+            store_for(signatures),
+        ) as verifier:
+            verifier.verify(digest)
+
+    return verify
+
+
+# --- cluster create | list | delete ------------------------------------------------------
+
+
+@cluster_app.command("create")
+@user_errors
+def create_command(
+    name: Annotated[
+        str, typer.Argument(help="Cluster name (a directory under $KUPGRADE_HOME/clusters).")
+    ],
+    profile: Annotated[Path | None, typer.Option("--profile", help="Cluster profile YAML.")] = None,
+    version: Annotated[
+        str | None, typer.Option("--version", help="Release the cluster starts at.")
+    ] = None,
+    channel: Annotated[str | None, typer.Option("--channel", help="Update channel.")] = None,
+    upstream: Annotated[
+        str | None, typer.Option("--upstream", help="Update service graph URL.")
+    ] = None,
+    platform: Annotated[
+        str | None, typer.Option("--platform", help="Infrastructure platform.")
+    ] = None,
+    masters: Annotated[
+        int | None, typer.Option("--masters", min=1, help="Control-plane nodes.")
+    ] = None,
+    workers: Annotated[int | None, typer.Option("--workers", min=1, help="Worker nodes.")] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Random seed (same seed, same run).")
+    ] = None,
+    output: OutputOpt = Format.text,
+) -> None:
+    """Create a simulated cluster, settled at its first release.
+
+    **Examples**
+
+    ```
+    kupgrade cluster create demo --version 4.13.40 --channel stable-4.14 \\
+        --upstream http://127.0.0.1:8080/api/upgrades_info/graph
+    kupgrade cluster create big --profile my-cluster.yaml --workers 50 --seed 7 -o json
+    ```
+    """
+    if "/" in name or name.startswith("."):
+        raise InputError(
+            f"invalid cluster name {name!r}", field="NAME", hint="use letters, digits and dashes"
+        )
+    loaded = load_profile(profile)
+    spec = loaded.spec
+    changes: dict[str, Any] = {
+        k: v
+        for k, v in {
+            "version": version,
+            "channel": channel,
+            "upstream": upstream,
+            "platform": platform,
+            "seed": seed,
+        }.items()
+        if v is not None
+    }
+    pools = list(spec.pools)
+    for pool_name, count in (("master", masters), ("worker", workers)):
+        if count is not None:
+            pools = [
+                msgspec.structs.replace(p, nodes=count) if p.name == pool_name else p for p in pools
+            ]
+            if not any(p.name == pool_name for p in pools):
+                pools.append(Pool(pool_name, count))
+    spec = msgspec.structs.replace(spec, pools=pools, **changes)
+    root = create_cluster(home(), name, msgspec.structs.replace(loaded, spec=spec))
+    info = {
+        "name": name,
+        "path": str(root),
+        "version": spec.version,
+        "channel": spec.channel,
+        "nodes": sum(p.nodes for p in spec.pools),
+    }
+    if output is Format.json:
+        print_json(info)
+    else:
+        stdout.print(
+            f"created cluster {name} at {spec.version} ({info['nodes']} nodes) in {root}",
+            highlight=False,
+        )
+
+
+@cluster_app.command("list")
+@user_errors
+def list_command(output: OutputOpt = Format.text) -> None:
+    """List the simulated clusters.
+
+    **Examples**
+
+    ```
+    kupgrade cluster list
+    kupgrade cluster list -o json
+    ```
+    """
+    rows = []
+    for name in cluster_names():
+        with opened(name) as (_, store, _spec):
+            cv = store.get("ClusterVersion", "version") or {"status": {}}
+            rows.append(
+                {
+                    "name": name,
+                    **clusterversion_columns(cv["status"]),
+                    "time": rfc3339(float(store.meta("now", 0))),
+                }
+            )
+    if output is Format.json:
+        print_json(rows)
+        return
+    table = Table("NAME", "VERSION", "PROGRESSING", "STATUS", "CLUSTER TIME", box=None)
+    for r in rows:
+        table.add_row(r["name"], r["VERSION"], r["PROGRESSING"], r["STATUS"], r["time"])
+    stdout.print(table)
+
+
+@cluster_app.command("delete")
+@user_errors
+def delete_command(
+    name: Annotated[str, typer.Argument(help="Cluster to delete.")], output: OutputOpt = Format.text
+) -> None:
+    """Delete a simulated cluster and everything stored with it.
+
+    **Examples**
+
+    ```
+    kupgrade cluster delete demo
+    ```
+    """
+    root = cluster_root(name)
+    shutil.rmtree(root)
+    if output is Format.json:
+        print_json({"deleted": name})
+    else:
+        stdout.print(f"deleted cluster {name}", highlight=False)
+
+
+# --- availability ------------------------------------------------------------------------
+
+
+def refresh_availability(store: Store, spec: Spec) -> list[str]:
+    """Ask the upstream update service now and record what this cluster may do (SPEC A3)."""
+    from kupgrade.cli.backends import promql_condition
+    from kupgrade.cluster.conditions import set_condition
+    from kupgrade.controllers.availability import ClusterView, evaluate, fetch
+    from kupgrade.risks.rules import Registry
+
+    cv = store.get("ClusterVersion", "version")
+    if cv is None:
+        return []
+    status = cv["status"]
+    version = (status.get("desired") or {}).get("version", "")
+    view = ClusterView(
+        cv["spec"].get("upstream", ""),
+        cv["spec"].get("channel", ""),
+        version,
+        cluster_id=cv["spec"]["clusterID"],
+    )
+
+    def clock() -> float:
+        return float(store.meta("now", 0.0))
+
+    condition = (
+        promql_condition(Path(spec.metrics), None, None, None, None, required=False)
+        if spec.metrics
+        else None
+    )
+    result = evaluate(view, fetch(view, clock), Registry.standard(condition), clock)
+    status["availableUpdates"] = result.available or None
+    status["conditionalUpdates"] = result.conditional or None
+    status["conditions"] = [
+        c for c in status.get("conditions") or [] if c["type"] != "RetrievedUpdates"
+    ]
+    set_condition(status["conditions"], result.retrieved, rfc3339(clock()))
+    store.put(cv)
+    store.commit()
+    return result.notes
+
+
+# --- upgrade -----------------------------------------------------------------------------
+
+
+@user_errors
+def upgrade_command(
+    cluster: ClusterOpt = None,
+    to: Annotated[
+        str | None,
+        typer.Option("--to", help="Update to this version (from the available updates)."),
+    ] = None,
+    to_image: Annotated[
+        str | None, typer.Option("--to-image", help="Update to this release image.")
+    ] = None,
+    allow_explicit_upgrade: Annotated[
+        bool,
+        typer.Option(
+            "--allow-explicit-upgrade", help="Allow --to-image, an update the graph does not offer."
+        ),
+    ] = False,
+    include_not_recommended: Annotated[
+        bool,
+        typer.Option(
+            "--include-not-recommended", help="Show, or allow --to, updates with known issues."
+        ),
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Go on through failed verification and preconditions.")
+    ] = False,
+    output: OutputOpt = Format.text,
+) -> None:
+    """Show the cluster's update status like `oc adm upgrade`, or request an update.
+
+    **Examples**
+
+    ```
+    kupgrade upgrade --cluster demo --include-not-recommended
+    kupgrade upgrade --cluster demo --to 4.14.27
+    kupgrade upgrade --to-image quay.io/ocp/release@sha256:<64 hex> --allow-explicit-upgrade
+    ```
+    """
+    if to and to_image:
+        raise InputError("give --to or --to-image, not both", field="--to")
+    with opened(cluster) as (_, store, spec):
+        for note in refresh_availability(store, spec):
+            stderr.print(f"[yellow]note:[/] {note}", highlight=False)
+        cv = store.get("ClusterVersion", "version")
+        assert cv is not None
+        if not to and not to_image:
+            if output is Format.json:
+                print_json(cv)
+                return
+            out, err = render_upgrade(cv, include_not_recommended)
+            sys.stdout.write("".join(line + "\n" for line in out))
+            sys.stderr.write("".join(line + "\n" for line in err))
+            return
+        problem = check_for_upgrade(cv)
+        if problem is not None and not force:
+            raise InputError(problem, hint="wait for the current update, or pass --force")
+        desired = _requested(cv, to, to_image, allow_explicit_upgrade, include_not_recommended)
+        cv["spec"]["desiredUpdate"] = {**desired, "force": force}
+        store.put(cv)
+        store.event(
+            float(store.meta("now", 0)),
+            "Normal",
+            "clusterversion/version",
+            "DesiredUpdate",
+            f"update to {desired.get('version') or desired['image']} requested",
+        )
+        store.commit()
+    if output is Format.json:
+        print_json({"desiredUpdate": cv["spec"]["desiredUpdate"]})
+    else:
+        stdout.print(
+            f"Requested update to {desired.get('version') or desired['image']}; run `kupgrade controller run` to carry it out.",
+            highlight=False,
+        )
+
+
+def _requested(
+    cv: dict[str, Any], to: str | None, image: str | None, explicit: bool, not_recommended: bool
+) -> dict[str, Any]:
+    status = cv["status"]
+    if image:
+        if not _PINNED.match(image):
+            raise InputError(
+                f"{image!r} is not pinned by digest (registry/repository@sha256:<64 hex>)",
+                field="--to-image",
+                rule="SPEC C3",
+            )
+        if not explicit:
+            raise InputError(
+                "--to-image names a release the update graph may not offer",
+                field="--to-image",
+                hint="pass --allow-explicit-upgrade to request it anyway",
+            )
+        return {"version": "", "image": image}
+    for update in status.get("availableUpdates") or []:
+        if update.get("version") == to:
+            return {"version": to, "image": update["image"]}
+    for update in status.get("conditionalUpdates") or []:
+        release = update.get("release") or {}
+        if release.get("version") != to:
+            continue
+        recommended = find(update.get("conditions"), "Recommended") or {}
+        if recommended.get("status") == "True" or not_recommended:
+            return {"version": to, "image": release["image"]}
+        raise InputError(
+            f"the update {to} is not one of the recommended updates, but is available as a conditional update. "
+            f"Reason: {recommended.get('reason', '')}. Message: {recommended.get('message', '')}",
+            field="--to",
+            hint="pass --include-not-recommended to accept the risks",
+        )
+    offered = ", ".join(u["version"] for u in status.get("availableUpdates") or []) or "none"
+    raise InputError(
+        f"the update {to} is not one of the available updates: {offered}",
+        field="--to",
+        hint="see `kupgrade upgrade`, or use --to-image with --allow-explicit-upgrade",
+    )
+
+
+# --- controller run ------------------------------------------------------------------------
+
+
+class Until(StrEnum):
+    completed = "completed"
+    idle = "idle"
+
+
+HANDOFF_EXIT = 3
+
+
+@controller_app.command("run")
+@user_errors
+def run_command(
+    cluster: ClusterOpt = None,
+    until: Annotated[
+        Until,
+        typer.Option(
+            "--until", help="Stop when the update completed, or when nothing is left to do."
+        ),
+    ] = Until.completed,
+    speed: Annotated[
+        float,
+        typer.Option(
+            "--speed", min=0, help="Simulated seconds per real second (0: as fast as possible)."
+        ),
+    ] = 0.0,
+    child: Annotated[bool, typer.Option("--child", hidden=True)] = False,
+    output: OutputOpt = Format.text,
+) -> None:
+    """Run the controllers on the virtual clock; safe to kill and re-run at any moment.
+
+    The controllers run in a child process, as they run in a pod: when the version
+    controller applies its own new version (SPEC C9) the process exits and a new one
+    starts from the stored state and carries on.
+
+    **Examples**
+
+    ```
+    kupgrade controller run --cluster demo
+    kupgrade controller run --until idle --speed 600 -o json
+    ```
+    """
+    if not child:
+        cluster_root(cluster)  # fail here, once, on a wrong name
+        args = [
+            sys.executable,
+            "-m",
+            "kupgrade",
+            "controller",
+            "run",
+            "--until",
+            until.value,
+            "--speed",
+            str(speed),
+            "-o",
+            output.value,
+            "--child",
+        ]
+        if cluster:
+            args += ["--cluster", cluster]
+        while True:
+            done = subprocess.run(args, stdout=subprocess.PIPE, check=False)
+            if done.returncode != HANDOFF_EXIT:
+                sys.stdout.write(done.stdout.decode())
+                raise typer.Exit(done.returncode)
+            if output is Format.text:
+                stderr.print(
+                    "the version controller handed over to its new version; a new process carries on",
+                    highlight=False,
+                )
+    with opened(cluster) as (root, store, spec):
+        runner = Runner(store, spec, wiring_for(root, store, spec))
+        started = float(store.meta("run_started") or runner.sim.now())
+        store.set_meta("run_started", started)
+        wall = time.monotonic()
+        with _live(runner, speed, runner.sim.now(), wall) as on_step:
+            outcome = runner.run(until.value, on_step=on_step, restart_on_handoff=False)
+        if outcome.reason == "handoff":
+            raise typer.Exit(HANDOFF_EXIT)
+        store.set_meta("run_started", None)
+        store.commit()
+        _report(runner, outcome, started, time.monotonic() - wall, output)
+
+
+@contextmanager
+def _live(runner: Runner, speed: float, started: float, wall: float) -> Iterator[Any]:
+    bars = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=stderr,
+        transient=True,
+        disable=not stderr.is_terminal,
+    )
+    tasks: dict[str, Any] = {}
+    with bars:
+
+        def on_step(r: Runner) -> None:
+            if speed > 0:
+                ahead = (r.sim.now() - started) / speed - (time.monotonic() - wall)
+                if ahead > 0:
+                    time.sleep(min(ahead, 1.0))
+            state = r.sim.state("version") or {}
+            rows = [("manifests", int(state.get("done", 0)), int(state.get("total", 0)) or 1)]
+            rows += [
+                (
+                    f"pool {p['metadata']['name']}",
+                    int(p["status"].get("updatedMachineCount", 0)),
+                    int(p["status"].get("machineCount", 0)) or 1,
+                )
+                for p in r.store.list("MachineConfigPool")
+            ]
+            for label, done, total in rows:
+                if label not in tasks:
+                    tasks[label] = bars.add_task(label, total=total)
+                bars.update(tasks[label], completed=done, total=total)
+
+        yield on_step
+
+
+def timeline(store: Store, since: float) -> list[dict[str, Any]]:
+    """What took how long: operators, pools and whatever held things up."""
+    rows: list[dict[str, Any]] = []
+    started: dict[str, float] = {}
+    for e in store.events():
+        if e["at"] < since:
+            continue
+        if e["reason"] in ("Progressing", "Drain"):
+            started.setdefault(e["object"], e["at"])
+        elif e["reason"] in ("VersionReached", "Done") and e["object"] in started:
+            rows.append({"object": e["object"], "from": started.pop(e["object"]), "to": e["at"]})
+        elif e["kind"] == "Warning" or e["reason"] in (
+            "DrainThresholdExceeded",
+            "DrainFailed",
+            "Handoff",
+            "Completed",
+        ):
+            rows.append(
+                {
+                    "object": e["object"],
+                    "from": e["at"],
+                    "to": e["at"],
+                    "note": f"{e['reason']}: {e['message']}",
+                }
+            )
+    return rows
+
+
+def _report(runner: Runner, outcome: Outcome, started: float, wall: float, output: Format) -> None:
+    cv = runner.store.get("ClusterVersion", "version") or {"status": {}}
+    events = timeline(runner.store, started)
+    summary = {
+        "outcome": outcome.reason,
+        "simulatedSeconds": round(outcome.now - started, 3),
+        "wallSeconds": round(wall, 3),
+        "steps": outcome.steps,
+        "clusterversion": clusterversion_columns(cv["status"]),
+        "timeline": events,
+    }
+    if output is Format.json:
+        print_json(summary)
+        return
+    minutes = (outcome.now - started) / 60
+    stdout.print(
+        f"{outcome.reason}: {minutes:.1f} simulated minutes in {wall:.2f}s ({outcome.steps} steps)",
+        highlight=False,
+    )
+    table = Table("WHAT", "FROM", "TOOK", "NOTE", box=None)
+    for row in events:
+        took = f"{(row['to'] - row['from']) / 60:.1f} min" if row["to"] > row["from"] else ""
+        table.add_row(
+            row["object"], f"+{(row['from'] - started) / 60:.1f} min", took, row.get("note", "")
+        )
+    stdout.print(table)
+
+
+# --- get -------------------------------------------------------------------------------
+
+
+class GetFormat(StrEnum):
+    text = "text"
+    json = "json"
+    yaml = "yaml"
+
+
+KINDS = {
+    "clusterversion": "ClusterVersion",
+    "clusterversions": "ClusterVersion",
+    "clusteroperators": "ClusterOperator",
+    "clusteroperator": "ClusterOperator",
+    "co": "ClusterOperator",
+    "mcp": "MachineConfigPool",
+    "machineconfigpools": "MachineConfigPool",
+    "nodes": "Node",
+    "node": "Node",
+}
+
+
+def _age(created: str, now: float) -> str:
+    from kupgrade.cluster.objects import parse_rfc3339
+
+    seconds = max(0, int(now - parse_rfc3339(created))) if created else 0
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _rows(kind: str, objs: list[dict[str, Any]], now: float) -> tuple[list[str], list[list[str]]]:
+    if kind == "ClusterVersion":
+        head = ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "SINCE", "STATUS"]
+        rows = []
+        for o in objs:
+            c = clusterversion_columns(o["status"])
+            since = _age(c["SINCE"], now) if c["SINCE"] else ""
+            rows.append(
+                [
+                    o["metadata"]["name"],
+                    c["VERSION"],
+                    c["AVAILABLE"],
+                    c["PROGRESSING"],
+                    since,
+                    c["STATUS"],
+                ]
+            )
+        return head, rows
+    if kind == "ClusterOperator":
+        head = ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "DEGRADED", "SINCE", "MESSAGE"]
+        rows = []
+        for o in objs:
+            conds = o["status"].get("conditions") or []
+            version = next(
+                (
+                    v["version"]
+                    for v in o["status"].get("versions") or []
+                    if v["name"] == "operator"
+                ),
+                "",
+            )
+            status = [
+                (find(conds, k) or {}).get("status", "")
+                for k in ("Available", "Progressing", "Degraded")
+            ]
+            times = [c.get("lastTransitionTime", "") for c in conds if c.get("lastTransitionTime")]
+            message = next(
+                (
+                    c.get("message", "")
+                    for c in conds
+                    if c.get("message") and c["status"] != "False"
+                ),
+                "",
+            )
+            rows.append(
+                [
+                    o["metadata"]["name"],
+                    version,
+                    *status,
+                    _age(max(times), now) if times else "",
+                    message,
+                ]
+            )
+        return head, rows
+    if kind == "MachineConfigPool":
+        head = [
+            "NAME",
+            "CONFIG",
+            "UPDATED",
+            "UPDATING",
+            "DEGRADED",
+            "MACHINECOUNT",
+            "READYMACHINECOUNT",
+            "UPDATEDMACHINECOUNT",
+            "DEGRADEDMACHINECOUNT",
+            "AGE",
+        ]
+        rows = []
+        for o in objs:
+            s, conds = o["status"], o["status"].get("conditions") or []
+            rows.append(
+                [
+                    o["metadata"]["name"],
+                    s.get("configuration", {}).get("name", ""),
+                    *[
+                        (find(conds, k) or {}).get("status", "")
+                        for k in ("Updated", "Updating", "Degraded")
+                    ],
+                    *[
+                        str(s.get(k, 0))
+                        for k in (
+                            "machineCount",
+                            "readyMachineCount",
+                            "updatedMachineCount",
+                            "degradedMachineCount",
+                        )
+                    ],
+                    _age(o["metadata"].get("creationTimestamp", ""), now),
+                ]
+            )
+        return head, rows
+    head = ["NAME", "STATUS", "ROLES", "AGE", "CONFIG", "STATE"]
+    node_rows: list[list[str]] = []
+
+    for o in objs:
+        ready = (find(o["status"].get("conditions"), "Ready") or {}).get("status") == "True"
+        node_status = "Ready" if ready else "NotReady"
+        if o["spec"].get("unschedulable"):
+            node_status += ",SchedulingDisabled"
+        roles = ",".join(
+            sorted(
+                k.split("/", 1)[1]
+                for k in o["metadata"].get("labels", {})
+                if k.startswith("node-role.kubernetes.io/")
+            )
+        )
+        notes = o["metadata"].get("annotations", {})
+        node_rows.append(
+            [
+                o["metadata"]["name"],
+                node_status,
+                roles,
+                _age(o["metadata"].get("creationTimestamp", ""), now),
+                notes.get(mco.CURRENT, ""),
+                notes.get(mco.STATE, ""),
+            ]
+        )
+    return head, node_rows
+
+
+@user_errors
+def get_command(
+    what: Annotated[str, typer.Argument(help="clusterversion, clusteroperators, mcp or nodes.")],
+    cluster: ClusterOpt = None,
+    output: Annotated[
+        GetFormat, typer.Option("-o", "--output", help="text (oc get columns), json or yaml.")
+    ] = GetFormat.text,
+) -> None:
+    """Print objects as `oc get` does (SPEC E6), or their full YAML/JSON.
+
+    **Examples**
+
+    ```
+    kupgrade get clusterversion
+    kupgrade get mcp --cluster demo
+    kupgrade get nodes -o yaml
+    ```
+    """
+    kind = KINDS.get(what.lower())
+    if kind is None:
+        raise InputError(
+            f"unknown resource type {what!r}",
+            field="WHAT",
+            hint="one of clusterversion, clusteroperators, mcp, nodes",
+        )
+    with opened(cluster) as (_, store, _spec):
+        objs = store.list(kind)
+        now = float(store.meta("now", 0))
+    if output is GetFormat.json:
+        print_json({"apiVersion": "v1", "kind": "List", "items": objs})
+        return
+    if output is GetFormat.yaml:
+        sys.stdout.write(
+            yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objs}, sort_keys=False)
+        )
+        return
+    head, rows = _rows(kind, objs, now)
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)
+    ]
+    for line in [head, *rows]:
+        sys.stdout.write(
+            "   ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() + "\n"
+        )
+
+
+def pool_columns(store: Store, name: str) -> dict[str, Any]:
+    pool = store.get("MachineConfigPool", name)
+    assert pool is not None
+    nodes = [
+        n
+        for n in store.list("Node")
+        if f"node-role.kubernetes.io/{name}" in n["metadata"]["labels"]
+    ]
+    return pool_status(
+        nodes, pool["spec"]["configuration"]["name"], pool["status"]["configuration"]["name"]
+    ).columns()

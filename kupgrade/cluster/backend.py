@@ -1,0 +1,55 @@
+"""What the controllers act through: a real cluster's API or the simulated one.
+
+Controllers only observe objects, write objects, evict pods and ask to be woken later;
+they never read a wall clock (time comes from `now`), so the same controller code runs
+an upgrade on a real cluster or hours of one in seconds on the simulator.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, Protocol
+
+Obj = dict[str, Any]
+
+
+class Eviction(Protocol):
+    @property
+    def code(self) -> int:
+        """200 evicted, 429 refused by a PodDisruptionBudget, 500 misconfigured budgets."""
+        ...
+
+    @property
+    def message(self) -> str: ...
+
+
+class Backend(Protocol):
+    def now(self) -> float: ...
+
+    def get(self, kind: str, name: str, namespace: str = "") -> Obj | None: ...
+
+    def list(self, kind: str) -> builtins.list[Obj]: ...
+
+    def apply(self, obj: Obj) -> Obj:
+        """Create or update spec and metadata; the status stays the owner's."""
+        ...
+
+    def write(self, obj: Obj) -> None:
+        """Store an object the caller changed (spec, metadata or status)."""
+        ...
+
+    def evict(self, pod: Obj) -> Eviction: ...
+
+    def wake_at(self, at: float) -> None:
+        """Run the controllers again at `at` even if nothing else happens."""
+        ...
+
+    def record(self, obj: str, reason: str, message: str) -> None:
+        """An event for the timeline (what happened, to which object)."""
+        ...
+
+    def state(self, key: str, default: Any = None) -> Any:
+        """Controller state kept with the cluster (survives a crash)."""
+        ...
+
+    def set_state(self, key: str, value: Any) -> None: ...

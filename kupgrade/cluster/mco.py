@@ -1,0 +1,18 @@
+"""Machine-config annotations and labels on nodes and pools (the daemon's vocabulary, SPEC E3)."""
+
+PREFIX = "machineconfiguration.openshift.io/"
+CURRENT = PREFIX + "currentConfig"
+DESIRED = PREFIX + "desiredConfig"
+STATE = PREFIX + "state"
+REASON = PREFIX + "reason"
+DESIRED_DRAIN = PREFIX + "desiredDrain"
+LAST_APPLIED_DRAIN = PREFIX + "lastAppliedDrain"
+CURRENT_IMAGE = PREFIX + "currentImage"
+DESIRED_IMAGE = PREFIX + "desiredImage"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+REQUIRED_FOR_UPGRADE = "operator.machineconfiguration.openshift.io/required-for-upgrade"
+
+DONE = "Done"
+WORKING = "Working"
+DEGRADED = "Degraded"
+UNRECONCILABLE = "Unreconcilable"

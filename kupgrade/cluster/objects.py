@@ -1,0 +1,163 @@
+"""Kubernetes/OpenShift object shapes the controllers read and write.
+
+Plain dicts in the API's own shape (`apiVersion`, `kind`, `metadata`, `spec`,
+`status`), so `get -o yaml` shows what `oc get -o yaml` would, and a real cluster
+backend can hand the same objects to the same controllers.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from kupgrade.cluster import mco
+
+Obj = dict[str, Any]
+
+
+def rfc3339(seconds: float) -> str:
+    return datetime.fromtimestamp(int(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_rfc3339(stamp: str) -> float:
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+
+
+def meta(name: str, namespace: str = "", **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name}
+    if namespace:
+        out["namespace"] = namespace
+    out.update({k: v for k, v in extra.items() if v})
+    return out
+
+
+def cluster_version(
+    cluster_id: str, channel: str, upstream: str, desired: dict[str, Any], created: str
+) -> Obj:
+    return {
+        "apiVersion": "config.openshift.io/v1",
+        "kind": "ClusterVersion",
+        "metadata": meta("version", creationTimestamp=created),
+        "spec": {"clusterID": cluster_id, "channel": channel, "upstream": upstream},
+        "status": {
+            "desired": desired,
+            "history": [],
+            "conditions": [],
+            "availableUpdates": None,
+            "observedGeneration": 1,
+            "versionHash": "",
+        },
+    }
+
+
+def cluster_operator(name: str, version: str, created: str) -> Obj:
+    return {
+        "apiVersion": "config.openshift.io/v1",
+        "kind": "ClusterOperator",
+        "metadata": meta(name, creationTimestamp=created),
+        "spec": {},
+        "status": {
+            "conditions": [
+                {"type": "Available", "status": "True", "lastTransitionTime": created},
+                {"type": "Progressing", "status": "False", "lastTransitionTime": created},
+                {"type": "Degraded", "status": "False", "lastTransitionTime": created},
+            ],
+            "versions": [{"name": "operator", "version": version}],
+        },
+    }
+
+
+def machine_config_pool(
+    name: str, rendered: str, max_unavailable: int | str | None, created: str
+) -> Obj:
+    labels = {"pools.operator.machineconfiguration.openshift.io/" + name: ""}
+    if name == "master":
+        labels["operator.machineconfiguration.openshift.io/required-for-upgrade"] = ""
+    spec: dict[str, Any] = {
+        "configuration": {"name": rendered},
+        "nodeSelector": {"matchLabels": {f"node-role.kubernetes.io/{name}": ""}},
+        "paused": False,
+    }
+    if max_unavailable is not None:
+        spec["maxUnavailable"] = max_unavailable
+    return {
+        "apiVersion": "machineconfiguration.openshift.io/v1",
+        "kind": "MachineConfigPool",
+        "metadata": meta(name, labels=labels, creationTimestamp=created),
+        "spec": spec,
+        "status": {"configuration": {"name": rendered}, "conditions": []},
+    }
+
+
+def node(name: str, pool: str, zone: str | None, rendered: str, created: str) -> Obj:
+    labels = {f"node-role.kubernetes.io/{pool}": "", "kubernetes.io/hostname": name}
+    if zone:
+        labels[mco.ZONE_LABEL] = zone
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": meta(
+            name,
+            labels=labels,
+            annotations={
+                mco.CURRENT: rendered,
+                mco.DESIRED: rendered,
+                mco.STATE: mco.DONE,
+                mco.REASON: "",
+                mco.DESIRED_DRAIN: f"uncordon-{rendered}",
+                mco.LAST_APPLIED_DRAIN: f"uncordon-{rendered}",
+            },
+            creationTimestamp=created,
+        ),
+        "spec": {},
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": created}]
+        },
+    }
+
+
+def pod(
+    name: str, namespace: str, *, owner: str, labels: dict[str, str], node_name: str, created: str
+) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta(
+            name,
+            namespace,
+            labels=labels,
+            ownerReferences=[{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner}],
+            creationTimestamp=created,
+        ),
+        "spec": {"nodeName": node_name},
+        "status": {
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "False", "lastTransitionTime": created}],
+        },
+    }
+
+
+def pdb(name: str, namespace: str, selector: dict[str, str], budget: dict[str, Any]) -> Obj:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": meta(name, namespace),
+        "spec": {"selector": {"matchLabels": selector}, **budget},
+        "status": {},
+    }
+
+
+def key_of(obj: Obj) -> str:
+    """kind/namespace/name as `oc` names objects in messages."""
+    m = obj["metadata"]
+    ns = m.get("namespace")
+    return f"{obj['kind'].lower()}/{ns + '/' if ns else ''}{m['name']}"
+
+
+def is_ready_pod(obj: Obj) -> bool:
+    if obj["metadata"].get("deletionTimestamp"):
+        return False
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in obj.get("status", {}).get("conditions") or []
+    )

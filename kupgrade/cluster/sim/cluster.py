@@ -1,0 +1,186 @@
+"""The simulated cluster's API: objects in the store, a virtual clock, evictions that
+honour PodDisruptionBudgets, and a seeded random source that survives restarts."""
+
+from __future__ import annotations
+
+import builtins
+import math
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from kupgrade.cluster.objects import is_ready_pod, key_of, rfc3339
+from kupgrade.store import Obj, Store
+
+NEVER = "never"
+
+
+@dataclass(frozen=True)
+class Evicted:
+    code: int
+    message: str
+
+
+def _scaled(value: int | str, total: int) -> int:
+    """A budget count; percentages round up, as the disruption controller does."""
+    if isinstance(value, str) and value.endswith("%"):
+        return math.ceil(int(value[:-1]) * total / 100)
+    return int(value)
+
+
+def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    wanted = (selector or {}).get("matchLabels") or {}
+    return all(labels.get(k) == v for k, v in wanted.items())
+
+
+def budget_status(pdb: Obj, pods: list[Obj], expected: int) -> dict[str, int]:
+    """currentHealthy, desiredHealthy, disruptionsAllowed and expectedPods of a budget."""
+    spec = pdb["spec"]
+    healthy = sum(1 for p in pods if is_ready_pod(p))
+    if spec.get("minAvailable") is not None:
+        desired = _scaled(spec["minAvailable"], expected)
+    elif spec.get("maxUnavailable") is not None:
+        desired = expected - _scaled(spec["maxUnavailable"], expected)
+    else:
+        desired = expected
+    return {
+        "currentHealthy": healthy,
+        "desiredHealthy": desired,
+        "disruptionsAllowed": max(0, healthy - desired),
+        "expectedPods": expected,
+    }
+
+
+class SimCluster:
+    """The Backend of a simulated cluster (see kupgrade.cluster.backend)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.rng = random.Random()
+        state = store.meta("rng")
+        if state is not None:
+            self.rng.setstate((state[0], tuple(state[1]), state[2]))
+        else:
+            self.rng.seed(int(store.meta("seed", 1)))
+        self.changed = False
+
+    # --- Backend ------------------------------------------------------------------------
+
+    def now(self) -> float:
+        return float(self.store.meta("now", 0.0))
+
+    def get(self, kind: str, name: str, namespace: str = "") -> Obj | None:
+        return self.store.get(kind, name, namespace)
+
+    def list(self, kind: str) -> builtins.list[Obj]:
+        return self.store.list(kind)
+
+    def apply(self, obj: Obj) -> Obj:
+        meta = obj["metadata"]
+        existing = self.store.get(obj["kind"], meta["name"], meta.get("namespace", ""))
+        merged = dict(obj)
+        if existing is not None:
+            if "status" in existing:
+                merged["status"] = existing["status"]
+            if _same(existing, merged):
+                return existing
+            merged["metadata"] = {**existing["metadata"], **meta}
+        else:
+            merged["metadata"] = {**meta, "creationTimestamp": rfc3339(self.now())}
+            if obj["kind"] == "ClusterOperator":
+                merged["status"] = {"conditions": [], "versions": []}
+        self.write(merged)
+        return merged
+
+    def write(self, obj: Obj) -> None:
+        self.store.put(obj)
+        self.changed = True
+
+    def delete(self, kind: str, name: str, namespace: str = "") -> None:
+        self.store.delete(kind, name, namespace)
+        self.changed = True
+
+    def evict(self, pod: Obj) -> Evicted:
+        meta = pod["metadata"]
+        if meta.get("deletionTimestamp"):
+            return Evicted(200, "already terminating")
+        namespace = meta.get("namespace", "")
+        budgets = [
+            b
+            for b in self.store.list("PodDisruptionBudget")
+            if b["metadata"].get("namespace", "") == namespace
+            and selects(b["spec"].get("selector"), meta.get("labels") or {})
+        ]
+        if len(budgets) > 1:
+            return Evicted(
+                500,
+                "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+            )
+        if budgets and is_ready_pod(pod):
+            status = self.budget(budgets[0])
+            if status["disruptionsAllowed"] <= 0:
+                return Evicted(
+                    429,
+                    f"Cannot evict pod as it would violate the pod's disruption budget "
+                    f"({key_of(budgets[0])}: {status['currentHealthy']} healthy, "
+                    f"{status['desiredHealthy']} needed).",
+                )
+        meta["deletionTimestamp"] = rfc3339(self.now())
+        self.write(pod)
+        grace = float(meta.get("annotations", {}).get("kupgrade.io/termination-seconds", 30))
+        if meta.get("annotations", {}).get("kupgrade.io/never-terminates") != "true":
+            self.store.schedule(self.now() + grace, ["pod-gone", namespace, meta["name"]])
+        self.record(key_of(pod), "Evicted", f"evicted from {pod['spec'].get('nodeName', '')}")
+        return Evicted(200, "evicted")
+
+    def budget(self, pdb: Obj) -> dict[str, int]:
+        namespace = pdb["metadata"].get("namespace", "")
+        pods = [
+            p
+            for p in self.store.list("Pod")
+            if p["metadata"].get("namespace", "") == namespace
+            and selects(pdb["spec"].get("selector"), p["metadata"].get("labels") or {})
+        ]
+        owners = {o["name"] for p in pods for o in p["metadata"].get("ownerReferences") or []}
+        expected = sum(
+            int(self.store.meta(f"replicas:{namespace}/{o}") or 0) for o in owners
+        ) or len(pods)
+        return budget_status(
+            pdb, [p for p in pods if not p["metadata"].get("deletionTimestamp")], expected
+        )
+
+    def wake_at(self, at: float) -> None:
+        self.store.schedule(at, ["wake"])
+
+    def record(self, obj: str, reason: str, message: str) -> None:
+        self.store.event(self.now(), "Normal", obj, reason, message)
+
+    def warn(self, obj: str, reason: str, message: str) -> None:
+        self.store.event(self.now(), "Warning", obj, reason, message)
+
+    def state(self, key: str, default: Any = None) -> Any:
+        return self.store.meta(f"state:{key}", default)
+
+    def set_state(self, key: str, value: Any) -> None:
+        if self.store.meta(f"state:{key}") != value:
+            self.store.set_meta(f"state:{key}", value)
+            self.changed = True
+
+    # --- the simulator's own bookkeeping --------------------------------------------------
+
+    def save_rng(self) -> None:
+        version, internal, gauss = self.rng.getstate()
+        self.store.set_meta("rng", [version, list(internal), gauss])
+
+    def uniform(self, bounds: tuple[float, float]) -> float:
+        low, high = bounds
+        return low if high <= low else self.rng.uniform(low, high)
+
+
+def _same(existing: Obj, wanted: Obj) -> bool:
+    """Applying `wanted` would change nothing the manifest sets."""
+    for key in ("spec", "data"):
+        if existing.get(key) != wanted.get(key):
+            return False
+    have = existing.get("metadata", {})
+    return all(have.get(k) == v for k, v in wanted.get("metadata", {}).items())

@@ -1,0 +1,196 @@
+"""Create a simulated cluster from a profile: its store, its first release, its objects.
+
+The cluster starts settled at the profile's release: every operator Available at that
+version, every node Done with the pool's rendered config, the release's manifests
+applied, a Completed history entry — what a freshly installed cluster looks like.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+
+import msgspec
+
+from kupgrade.cluster import objects as o
+from kupgrade.cluster.sim.profile import Profile, Spec, operators_of
+from kupgrade.cluster.sim.releases import build_release, rendered_config
+from kupgrade.errors import InputError
+from kupgrade.release.payload import LoadOptions, load_payload
+from kupgrade.release.sources import open_payload
+from kupgrade.store import Store
+
+MODEL_REGISTRY = "sim.kupgrade.local/ocp-release"
+
+
+def model_image(spec: Spec, version: str, home: Path) -> str:
+    """The pull spec of the model release of `version`, built into the cluster's mirror."""
+    out = home / "releases" / version
+    if not (out / "index.json").exists():
+        digest = build_release(spec, version, out)
+    else:
+        digest = msgspec.json.decode((out / "index.json").read_bytes())["manifests"][0]["digest"]
+    return f"{MODEL_REGISTRY}@{digest}"
+
+
+def release_source(spec: Spec, home: Path, image: str, version: str) -> str:
+    """Where the cluster reads `image` from: a mirror, a model release, or the image itself."""
+    if image in spec.mirrors:
+        return spec.mirrors[image]
+    if image.startswith(MODEL_REGISTRY + "@"):
+        for candidate in (home / "releases").glob("*/index.json"):
+            if image.endswith(
+                msgspec.json.decode(candidate.read_bytes())["manifests"][0]["digest"]
+            ):
+                return str(candidate.parent)
+    host = image.split("/", 1)[0]
+    if host.split(":")[0] in ("127.0.0.1", "localhost") or not version:
+        return image
+    # A release the simulated world has never seen: its registry serves the model of it.
+    model_image(spec, version, home)
+    return str(home / "releases" / version)
+
+
+def create_cluster(home: Path, name: str, profile: Profile) -> Path:
+    target = home / "clusters" / name
+    if target.exists():
+        raise InputError(
+            f"cluster {name!r} already exists", file=str(target), hint="delete it first"
+        )
+    tmp = home / "clusters" / f".{name}.creating"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        _populate(tmp, name, profile)
+        tmp.rename(target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def _populate(root: Path, name: str, profile: Profile) -> None:
+    spec = profile.spec
+    store = Store(root / "cluster.db")
+    try:
+        now = o.parse_rfc3339(spec.start)
+        stamp = o.rfc3339(now)
+        store.set_meta("name", name)
+        store.set_meta("now", now)
+        store.set_meta("seed", spec.seed)
+        store.set_meta("profile", msgspec.to_builtins(profile))
+        image = model_image(spec, spec.version, root)
+        payload = load_payload(
+            open_payload(str(root / "releases" / spec.version)).files,
+            LoadOptions(release_image=image),
+        )
+        release = {**payload.release_json(), "image": image}
+        cv = o.cluster_version(
+            str(uuid.UUID(int=spec.seed)), spec.channel, spec.upstream, release, stamp
+        )
+        cv["status"]["history"] = [
+            {
+                "state": "Completed",
+                "version": spec.version,
+                "image": image,
+                "startedTime": stamp,
+                "completionTime": stamp,
+                "verified": False,
+                "acceptedRisks": "",
+            }
+        ]
+        cv["status"]["versionHash"] = payload.version_hash
+        cv["status"]["conditions"] = [
+            {
+                "type": "Available",
+                "status": "True",
+                "message": f"Done applying {spec.version}",
+                "lastTransitionTime": stamp,
+            },
+            {"type": "Failing", "status": "False", "lastTransitionTime": stamp},
+            {
+                "type": "Progressing",
+                "status": "False",
+                "message": f"Cluster version is {spec.version}",
+                "lastTransitionTime": stamp,
+            },
+            {"type": "RetrievedUpdates", "status": "False", "lastTransitionTime": stamp},
+        ]
+        store.put(cv)
+        for manifest in payload.included:
+            obj = {k: v for k, v in manifest.obj.items() if k != "status"}
+            obj["metadata"] = {**obj["metadata"], "creationTimestamp": stamp}
+            if obj["kind"] != "ClusterOperator":
+                store.put(obj)
+        for op in operators_of(spec):
+            store.put(o.cluster_operator(op.name, spec.version, stamp))
+            store.set_meta(
+                f"op:{op.name}", {"target": spec.version, "rolled": True, "reported": True}
+            )
+        _nodes(store, spec, stamp, now)
+        _workloads(store, spec, stamp)
+        store.set_meta(
+            "state:version",
+            {
+                "image": image,
+                "version": spec.version,
+                "completed": True,
+                "release": release,
+                "versionHash": payload.version_hash,
+                "mode": "Reconciling",
+                "done": payload.total,
+                "total": payload.total,
+            },
+        )
+        _settle_pools(store)
+        store.commit()
+    finally:
+        store.close()
+
+
+def _settle_pools(store: Store) -> None:
+    """Pool status as the node controller reports it for the settled nodes."""
+    from kupgrade.cluster.sim.cluster import SimCluster
+    from kupgrade.controllers.nodes.controller import NodeController
+
+    NodeController(SimCluster(store)).sync()
+
+
+def _nodes(store: Store, spec: Spec, stamp: str, now: float) -> None:
+    for pool in spec.pools:
+        rendered = rendered_config(pool.name, spec.version)
+        store.put(o.machine_config_pool(pool.name, rendered, pool.max_unavailable, stamp))
+        if pool.paused:
+            store.get("MachineConfigPool", pool.name)["spec"]["paused"] = True  # type: ignore[index]
+        for i in range(pool.nodes):
+            zone = pool.zones[i % len(pool.zones)] if pool.zones else None
+            created = pool.created[i] if i < len(pool.created) else o.rfc3339(now - 86400 + i)
+            store.put(o.node(f"{pool.name}-{i}", pool.name, zone, rendered, created))
+
+
+def _workloads(store: Store, spec: Spec, stamp: str) -> None:
+    nodes = {p.name: [f"{p.name}-{i}" for i in range(p.nodes)] for p in spec.pools}
+    for w in spec.workloads:
+        store.set_meta(f"replicas:{w.namespace}/{w.name}", w.replicas)
+        targets = [w.node] if w.node else nodes[w.pool]
+        for i in range(w.replicas):
+            pod = o.pod(
+                f"{w.name}-{i:05d}",
+                w.namespace,
+                owner=w.name,
+                labels={"app": w.name},
+                node_name=targets[i % len(targets)],
+                created=stamp,
+            )
+            pod["status"]["conditions"][0]["status"] = "True"
+            pod["metadata"]["annotations"] = {
+                "kupgrade.io/termination-seconds": str(w.termination_seconds)
+            }
+            if any(f.pod == f"{w.namespace}/{w.name}" for f in spec.faults):
+                pod["metadata"]["annotations"]["kupgrade.io/never-terminates"] = "true"
+            store.put(pod)
+        store.set_meta(f"serial:{w.namespace}/{w.name}", w.replicas)
+        if w.pdb is not None:
+            budget = {k: v for k, v in msgspec.to_builtins(w.pdb).items() if v is not None}
+            store.put(o.pdb(w.name, w.namespace, {"app": w.name}, budget))

@@ -1,0 +1,189 @@
+"""A cluster profile: the topology, operators, workloads and faults of a simulated cluster.
+
+Users describe their own cluster this way to rehearse an upgrade before touching it:
+how many nodes in which pools and zones, how long each operator takes to roll out,
+which workloads have PodDisruptionBudgets, and what should go wrong.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+
+from kupgrade.errors import InputError
+
+Range = tuple[float, float]
+
+
+class _Base(msgspec.Struct, forbid_unknown_fields=True, rename="camel", omit_defaults=True):
+    pass
+
+
+class Pool(_Base):
+    name: str
+    nodes: int
+    created: list[str] = msgspec.field(default_factory=list)  # creation times, oldest first
+    max_unavailable: int | str | None = None
+    zones: list[str] = msgspec.field(default_factory=list)
+    paused: bool = False
+
+
+class Operator(_Base):
+    name: str
+    runlevel: int
+    minutes: Range = (2.0, 6.0)  # how long its rollout takes, drawn uniformly
+    manifests: int = (
+        3  # manifests the release carries for it (namespace, deployment, ... clusteroperator)
+    )
+
+
+class Budget(_Base):
+    min_available: int | str | None = None
+    max_unavailable: int | str | None = None
+
+
+class Workload(_Base):
+    name: str
+    namespace: str = "default"
+    replicas: int = 2
+    pool: str = "worker"
+    node: str | None = None  # pin every replica to one node
+    pdb: Budget | None = None
+    start_seconds: float = 20.0
+    termination_seconds: float = 30.0
+
+
+class NodeTiming(_Base):
+    update: float
+    reboot: float
+
+
+class NodePhases(_Base):
+    """Seconds each phase of a node's update takes, drawn uniformly (SPEC E3).
+
+    Draining takes as long as the node's pods take to leave; `overrides` fixes the
+    update and reboot seconds of named nodes.
+    """
+
+    update: Range = (60.0, 180.0)
+    reboot: Range = (120.0, 300.0)
+    overrides: dict[str, NodeTiming] = msgspec.field(default_factory=dict)
+
+
+class Fault(_Base):
+    """One thing that goes wrong: on an operator, a pod or a node."""
+
+    operator: str | None = None
+    degrade: bool = False  # reports Degraded=True after its rollout
+    unavailable: bool = False  # reports Available=False after its rollout
+    slow: float = 1.0  # its rollout takes this many times longer
+    pod: str | None = None  # namespace/name-prefix of pods that never terminate
+    node: str | None = None
+    fail_reboot: bool = False  # the node never comes back Ready after its reboot
+
+
+class Verification(_Base):
+    keyring: str
+    store: str
+
+
+class Spec(_Base):
+    version: str = "4.13.40"
+    channel: str = "stable-4.14"
+    upstream: str = ""
+    platform: str = "None"
+    seed: int = 1
+    start: str = "2024-05-04T10:00:00Z"
+    pools: list[Pool] = msgspec.field(
+        default_factory=lambda: [
+            Pool("master", 3, max_unavailable=1, zones=["a", "b", "c"]),
+            Pool("worker", 3, max_unavailable=1, zones=["a", "b", "c"]),
+        ]
+    )
+    operators: list[Operator] | None = None
+    workloads: list[Workload] = msgspec.field(default_factory=list)
+    node_phases: NodePhases = msgspec.field(default_factory=NodePhases)
+    faults: list[Fault] = msgspec.field(default_factory=list)
+    verification: Verification | None = None
+    mirrors: dict[str, str] = msgspec.field(
+        default_factory=dict
+    )  # pull spec -> local image or payload dir
+    metrics: str | None = None  # OpenMetrics snapshot the cluster's risks are evaluated on
+    extra_manifests: int = 0  # more manifests per release (a realistic release has ~900)
+
+
+class Profile(_Base):
+    api_version: str = "kupgrade.io/v1alpha1"
+    kind: str = "ClusterProfile"
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+    spec: Spec = msgspec.field(default_factory=Spec)
+
+
+DEFAULT_OPERATORS = [
+    Operator("etcd", 10, (6, 12)),
+    Operator("kube-apiserver", 20, (10, 18)),
+    Operator("kube-controller-manager", 25, (4, 8)),
+    Operator("kube-scheduler", 25, (3, 6)),
+    Operator("openshift-apiserver", 30, (3, 7)),
+    Operator("authentication", 40, (3, 8)),
+    Operator("network", 50, (5, 12)),
+    Operator("dns", 50, (2, 5)),
+    Operator("ingress", 50, (3, 7)),
+    Operator("image-registry", 50, (2, 5)),
+    Operator("console", 50, (2, 4)),
+    Operator("monitoring", 50, (4, 9)),
+    Operator("node-tuning", 70, (1, 3)),
+    Operator("machine-config", 80, (3, 6)),
+]
+
+
+def operators_of(spec: Spec) -> list[Operator]:
+    return spec.operators if spec.operators is not None else DEFAULT_OPERATORS
+
+
+def load_profile(path: Path | None) -> Profile:
+    """Read a profile file; None gives the embedded default."""
+    if path is None:
+        return Profile()
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise InputError(f"cannot read the profile: {exc}", file=str(path)) from exc
+    try:
+        profile = msgspec.convert(data or {}, Profile, strict=False)
+    except msgspec.ValidationError as exc:
+        raise InputError(
+            str(exc), file=str(path), hint="see `kupgrade cluster create --help`"
+        ) from exc
+    check_profile(profile, str(path))
+    return profile
+
+
+def check_profile(profile: Profile, where: str) -> None:
+    spec = profile.spec
+    names = {p.name for p in spec.pools}
+    if len(names) != len(spec.pools):
+        raise InputError("two pools have the same name", file=where, field="spec.pools")
+    for i, pool in enumerate(spec.pools):
+        if pool.nodes < 1:
+            raise InputError(
+                "a pool needs at least one node", file=where, field=f"spec.pools[{i}].nodes"
+            )
+    for i, w in enumerate(spec.workloads):
+        if w.pool not in names:
+            raise InputError(
+                f"workload {w.name} names pool {w.pool!r}, which the profile does not have",
+                file=where,
+                field=f"spec.workloads[{i}].pool",
+            )
+    known = {o.name for o in operators_of(spec)}
+    for i, f in enumerate(spec.faults):
+        if f.operator is not None and f.operator not in known:
+            raise InputError(
+                f"fault names operator {f.operator!r}, which the profile does not have",
+                file=where,
+                field=f"spec.faults[{i}].operator",
+            )

@@ -1,0 +1,336 @@
+"""How the simulated cluster's own components behave (SPEC X2).
+
+Cluster operators roll out when their Deployment names a new RELEASE_VERSION and report
+the version after a duration drawn from their range; the machine-config operator renders
+new configs for every pool and reports its version once the pools required for the
+upgrade are done; each node's daemon drains, updates, reboots and comes back as the
+machine-config daemon does; ReplicaSets replace evicted pods on other nodes. Faults from
+the profile make an operator degrade or stay unavailable, a pod never leave, a node never
+come back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kupgrade.cluster import mco
+from kupgrade.cluster.conditions import set_condition
+from kupgrade.cluster.objects import key_of, pod, rfc3339
+from kupgrade.cluster.sim.cluster import SimCluster
+from kupgrade.cluster.sim.profile import Fault, Spec, Workload, operators_of
+from kupgrade.cluster.sim.releases import OPERATOR_LABEL, rendered_config
+
+DRAIN_TIMEOUT = 3600.0
+MACHINE_CONFIG = "machine-config"
+
+
+def _release_version(deployment: dict[str, Any]) -> str | None:
+    for container in deployment["spec"]["template"]["spec"].get("containers") or []:
+        for env in container.get("env") or []:
+            if env.get("name") == "RELEASE_VERSION":
+                return str(env.get("value"))
+    return None
+
+
+class World:
+    def __init__(self, sim: SimCluster, spec: Spec) -> None:
+        self.sim = sim
+        self.spec = spec
+        self.ops = {o.name: o for o in operators_of(spec)}
+
+    def fault(self, **match: str) -> Fault | None:
+        for fault in self.spec.faults:
+            if all(getattr(fault, k) == v for k, v in match.items()):
+                return fault
+        return None
+
+    # --- scheduled events ---------------------------------------------------------------
+
+    def fire(self, action: list[Any]) -> None:
+        kind, *args = action
+        handler = getattr(self, "_on_" + kind.replace("-", "_"), None)
+        if handler is not None:
+            handler(*args)
+
+    def _on_wake(self) -> None:
+        return
+
+    def _on_pod_gone(self, namespace: str, name: str) -> None:
+        self.sim.delete("Pod", name, namespace)
+
+    def _on_pod_ready(self, namespace: str, name: str) -> None:
+        found = self.sim.get("Pod", name, namespace)
+        if found is not None and not found["metadata"].get("deletionTimestamp"):
+            set_condition(
+                found["status"]["conditions"], {"type": "Ready", "status": "True"}, self._stamp()
+            )
+            self.sim.write(found)
+
+    def _on_operator_done(self, name: str, version: str) -> None:
+        state = self.sim.store.meta(f"op:{name}") or {}
+        if state.get("target") != version:
+            return
+        if name == MACHINE_CONFIG:
+            state["rolled"] = True
+            self.sim.store.set_meta(f"op:{name}", state)
+            return
+        self._report(name, version)
+
+    def _on_node_updated(self, name: str, config: str) -> None:
+        node = self.sim.get("Node", name)
+        if node is None or node["metadata"]["annotations"].get(mco.DESIRED) != config:
+            return
+        set_condition(
+            node["status"]["conditions"],
+            {
+                "type": "Ready",
+                "status": "False",
+                "reason": "KubeletNotReady",
+                "message": "node is rebooting",
+            },
+            self._stamp(),
+        )
+        self.sim.write(node)
+        self.sim.record(key_of(node), "Reboot", f"rebooting into {config}")
+        fault = self.fault(node=name)
+        if fault is not None and fault.fail_reboot:
+            self.sim.warn(
+                key_of(node), "RebootFailed", "the node did not come back after its reboot"
+            )
+            return
+        self.sim.store.schedule(
+            self.sim.now() + self._timing(name, "reboot"), ["node-rebooted", name, config]
+        )
+
+    def _on_node_rebooted(self, name: str, config: str) -> None:
+        node = self.sim.get("Node", name)
+        if node is None or node["metadata"]["annotations"].get(mco.DESIRED) != config:
+            return
+        set_condition(
+            node["status"]["conditions"], {"type": "Ready", "status": "True"}, self._stamp()
+        )
+        node["metadata"]["annotations"][mco.DESIRED_DRAIN] = f"uncordon-{config}"
+        self.sim.write(node)
+
+    def _on_drain_timeout(self, name: str, config: str) -> None:
+        node = self.sim.get("Node", name)
+        if node is None:
+            return
+        notes = node["metadata"]["annotations"]
+        if (
+            notes.get(mco.DESIRED) == config
+            and notes.get(mco.LAST_APPLIED_DRAIN) != f"drain-{config}"
+        ):
+            notes[mco.STATE] = mco.DEGRADED
+            notes[mco.REASON] = (
+                f"failed to drain node: {name} after 1 hour. Please see machine-config-controller logs for more information"
+            )
+            self.sim.write(node)
+            self.sim.warn(key_of(node), "FailedToDrain", notes[mco.REASON])
+
+    def _on_patch_pool(self, name: str, patch: dict[str, Any]) -> None:
+        pool = self.sim.get("MachineConfigPool", name)
+        if pool is not None:
+            pool["spec"].update(patch)
+            self.sim.write(pool)
+
+    # --- reactions to what the controllers wrote ----------------------------------------
+
+    def react(self) -> None:
+        self._operators()
+        self._daemons()
+        self._replicasets()
+
+    def _stamp(self) -> str:
+        return rfc3339(self.sim.now())
+
+    def _operators(self) -> None:
+        for deployment in self.sim.list("Deployment"):
+            name = (deployment["metadata"].get("labels") or {}).get(OPERATOR_LABEL)
+            version = _release_version(deployment)
+            if not name or version is None or name not in self.ops:
+                continue
+            state = self.sim.store.meta(f"op:{name}") or {}
+            if state.get("target") != version:
+                self._start_rollout(name, version)
+        mc = self.sim.store.meta(f"op:{MACHINE_CONFIG}") or {}
+        if mc.get("rolled") and not mc.get("reported") and self._required_pools_done(mc["target"]):
+            mc["reported"] = True
+            self.sim.store.set_meta(f"op:{MACHINE_CONFIG}", mc)
+            self._report(MACHINE_CONFIG, mc["target"])
+
+    def _start_rollout(self, name: str, version: str) -> None:
+        op = self.ops[name]
+        fault = self.fault(operator=name)
+        minutes = self.sim.uniform(op.minutes) * (fault.slow if fault else 1.0)
+        self.sim.store.set_meta(f"op:{name}", {"target": version})
+        co = self.sim.get("ClusterOperator", name)
+        if co is not None:
+            set_condition(
+                co["status"]["conditions"],
+                {
+                    "type": "Progressing",
+                    "status": "True",
+                    "reason": "Upgrading",
+                    "message": f"Working towards {version}",
+                },
+                self._stamp(),
+            )
+            self.sim.write(co)
+        self.sim.record(f"clusteroperator/{name}", "Progressing", f"rolling out {version}")
+        if name == MACHINE_CONFIG:
+            for pool in self.sim.list("MachineConfigPool"):
+                target = rendered_config(pool["metadata"]["name"], version)
+                if pool["spec"]["configuration"]["name"] != target:
+                    pool["spec"]["configuration"]["name"] = target
+                    self.sim.write(pool)
+                    self.sim.record(key_of(pool), "Rendered", f"new target {target}")
+        self.sim.store.schedule(self.sim.now() + minutes * 60, ["operator-done", name, version])
+
+    def _required_pools_done(self, version: str) -> bool:
+        for pool in self.sim.list("MachineConfigPool"):
+            if mco.REQUIRED_FOR_UPGRADE not in (pool["metadata"].get("labels") or {}):
+                continue
+            name = pool["metadata"]["name"]
+            if pool["status"].get("configuration", {}).get("name") != rendered_config(
+                name, version
+            ):
+                return False
+        return True
+
+    def _report(self, name: str, version: str) -> None:
+        co = self.sim.get("ClusterOperator", name)
+        if co is None:
+            return
+        fault = self.fault(operator=name)
+        status = co["status"]
+        status["versions"] = [{"name": "operator", "version": version}]
+        stamp = self._stamp()
+        available = not (fault and fault.unavailable)
+        degraded = bool(fault and fault.degrade)
+        set_condition(
+            status["conditions"],
+            {"type": "Available", "status": "True"}
+            if available
+            else {
+                "type": "Available",
+                "status": "False",
+                "reason": "SimulatedFault",
+                "message": f"{name} is down (injected fault)",
+            },
+            stamp,
+        )
+        set_condition(status["conditions"], {"type": "Progressing", "status": "False"}, stamp)
+        set_condition(
+            status["conditions"],
+            {
+                "type": "Degraded",
+                "status": "True",
+                "reason": "SimulatedFault",
+                "message": f"{name} is degraded (injected fault)",
+            }
+            if degraded
+            else {"type": "Degraded", "status": "False"},
+            stamp,
+        )
+        self.sim.write(co)
+        self.sim.record(f"clusteroperator/{name}", "VersionReached", f"reports {version}")
+
+    def _timing(self, node: str, phase: str) -> float:
+        override = self.spec.node_phases.overrides.get(node)
+        if override is not None:
+            return float(getattr(override, phase))
+        return self.sim.uniform(getattr(self.spec.node_phases, phase))
+
+    def _daemons(self) -> None:
+        for node in self.sim.list("Node"):
+            notes = node["metadata"]["annotations"]
+            current, desired, state = (
+                notes.get(mco.CURRENT),
+                notes.get(mco.DESIRED),
+                notes.get(mco.STATE),
+            )
+            if current == desired:
+                continue
+            name = node["metadata"]["name"]
+            drain, applied = notes.get(mco.DESIRED_DRAIN), notes.get(mco.LAST_APPLIED_DRAIN)
+            if state == mco.DONE:
+                notes[mco.STATE] = mco.WORKING
+                notes[mco.DESIRED_DRAIN] = f"drain-{desired}"
+                self.sim.write(node)
+                self.sim.store.schedule(
+                    self.sim.now() + DRAIN_TIMEOUT, ["drain-timeout", name, desired]
+                )
+                self.sim.record(key_of(node), "Drain", f"drain requested for {desired}")
+            elif (
+                drain == applied == f"drain-{desired}"
+                and self.sim.store.meta(f"upd:{name}") != desired
+            ):
+                self.sim.store.set_meta(f"upd:{name}", desired)
+                self.sim.store.schedule(
+                    self.sim.now() + self._timing(name, "update"), ["node-updated", name, desired]
+                )
+                self.sim.record(key_of(node), "Update", f"writing {desired}")
+            elif drain == applied == f"uncordon-{desired}":
+                notes[mco.CURRENT] = desired
+                notes[mco.STATE] = mco.DONE
+                notes[mco.REASON] = ""
+                self.sim.write(node)
+                self.sim.record(key_of(node), "Done", f"running {desired}")
+
+    def _replicasets(self) -> None:
+        pods_by_owner: dict[str, int] = {}
+        for p in self.sim.list("Pod"):
+            if p["metadata"].get("deletionTimestamp"):
+                continue
+            owner = p["metadata"]["ownerReferences"][0]["name"]
+            key = f"{p['metadata']['namespace']}/{owner}"
+            pods_by_owner[key] = pods_by_owner.get(key, 0) + 1
+        for workload in self.spec.workloads:
+            key = f"{workload.namespace}/{workload.name}"
+            missing = workload.replicas - pods_by_owner.get(key, 0)
+            for _ in range(missing):
+                if not self._create_pod(workload):
+                    break
+
+    def _create_pod(self, workload: Workload) -> bool:
+        nodes = [
+            n
+            for n in self.sim.list("Node")
+            if f"node-role.kubernetes.io/{workload.pool}" in n["metadata"]["labels"]
+            and not n["spec"].get("unschedulable")
+            and any(
+                c["type"] == "Ready" and c["status"] == "True" for c in n["status"]["conditions"]
+            )
+            and (workload.node is None or n["metadata"]["name"] == workload.node)
+        ]
+        if not nodes:
+            return False
+        load = self.sim.store.meta("podload") or {}
+        target = min(
+            nodes, key=lambda n: (load.get(n["metadata"]["name"], 0), n["metadata"]["name"])
+        )
+        node_name = target["metadata"]["name"]
+        load[node_name] = load.get(node_name, 0) + 1
+        self.sim.store.set_meta("podload", load)
+        serial = int(self.sim.store.meta(f"serial:{workload.namespace}/{workload.name}", 0))
+        self.sim.store.set_meta(f"serial:{workload.namespace}/{workload.name}", serial + 1)
+        name = f"{workload.name}-{serial:05d}"
+        created = pod(
+            name,
+            workload.namespace,
+            owner=workload.name,
+            labels={"app": workload.name},
+            node_name=node_name,
+            created=self._stamp(),
+        )
+        notes = {"kupgrade.io/termination-seconds": str(workload.termination_seconds)}
+        fault = self.fault(pod=f"{workload.namespace}/{workload.name}")
+        if fault is not None:
+            notes["kupgrade.io/never-terminates"] = "true"
+        created["metadata"]["annotations"] = notes
+        self.sim.write(created)
+        self.sim.store.schedule(
+            self.sim.now() + workload.start_seconds, ["pod-ready", workload.namespace, name]
+        )
+        return True

@@ -1,0 +1,125 @@
+"""The run loop of a simulated cluster: advance the virtual clock to the next event, let
+the world and every controller react until nothing changes, commit (SPEC X2, X3).
+
+One step is one transaction, and everything a step decides comes from the store and
+the seeded random source saved with it, so a run killed at any moment and started again
+replays the interrupted step and goes on exactly as if it had not stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kupgrade.cluster.conditions import find
+from kupgrade.cluster.sim.cluster import SimCluster
+from kupgrade.cluster.sim.profile import Spec
+from kupgrade.cluster.sim.world import World
+from kupgrade.controllers.nodes.controller import NodeController
+from kupgrade.controllers.version.controller import VersionController, Wiring
+from kupgrade.store import Store
+
+RESYNC = 300.0  # the version controller re-checks its operators at least this often
+MAX_PASSES = 100
+
+
+@dataclass
+class Outcome:
+    reason: str  # completed | idle | handoff | limit
+    now: float
+    steps: int
+
+
+class Runner:
+    def __init__(self, store: Store, spec: Spec, wiring: Wiring) -> None:
+        self.store = store
+        self.spec = spec
+        self.wiring = wiring
+        self.sim = SimCluster(store)
+        self.world = World(self.sim, spec)
+        self.start_controllers()
+
+    def start_controllers(self) -> None:
+        """A new controller process: nothing in memory, everything from the store."""
+        self.version = VersionController(self.sim, self.wiring)
+        self.nodes = NodeController(self.sim)
+
+    def settle(self) -> None:
+        for _ in range(MAX_PASSES):
+            self.sim.changed = False
+            self.world.react()
+            self.version.sync()
+            if self.version.handoff:
+                return
+            self.nodes.sync()
+            if not self.sim.changed:
+                return
+
+    def step(self) -> bool:
+        """Advance to the next event and react; False when nothing is left to happen."""
+        now = self.sim.now()
+        if self.updating() and float(self.store.meta("resync_at", 0)) <= now:
+            self.store.set_meta("resync_at", now + RESYNC)
+            self.store.schedule(now + RESYNC, ["wake"])
+        at = self.store.next_at()
+        if at is None:
+            return False
+        self.store.set_meta("now", max(at, now))
+        for action in self.store.pop_due(max(at, now)):
+            self.world.fire(action)
+        self.settle()
+        self.sim.save_rng()
+        self.store.commit()
+        return True
+
+    def updating(self) -> bool:
+        state = self.sim.state("version") or {}
+        return bool(state.get("image")) and not state.get("completed")
+
+    def completed(self) -> bool:
+        cv = self.store.get("ClusterVersion", "version")
+        if cv is None or self.updating():
+            return False
+        history = cv["status"].get("history") or []
+        if not history or history[0].get("state") != "Completed":
+            return False
+        return all(
+            (find(p["status"].get("conditions"), "Updated") or {}).get("status") == "True"
+            for p in self.store.list("MachineConfigPool")
+        )
+
+    def run(
+        self,
+        until: str = "completed",
+        on_step: Callable[[Runner], None] | None = None,
+        max_seconds: float = 14 * 86400.0,
+        restart_on_handoff: bool = True,
+    ) -> Outcome:
+        start = self.sim.now()
+        steps = 0
+        self.settle()
+        self.sim.save_rng()
+        self.store.commit()
+        while True:
+            if until == "completed" and self.completed():
+                return Outcome("completed", self.sim.now(), steps)
+            if self.version.handoff:
+                if not restart_on_handoff:
+                    return Outcome("handoff", self.sim.now(), steps)
+                self.start_controllers()
+                self.settle()
+                self.sim.save_rng()
+                self.store.commit()
+                continue
+            if not self.step():
+                return Outcome("idle", self.sim.now(), steps)
+            steps += 1
+            if on_step is not None:
+                on_step(self)
+            if self.sim.now() - start > max_seconds:
+                return Outcome("limit", self.sim.now(), steps)
+
+
+def workdir(store: Store) -> Path:
+    return store.path.parent / "payloads"

@@ -1,0 +1,472 @@
+"""The version controller's loop: observe the ClusterVersion, decide, act, record (SPEC C1-C11).
+
+One `sync` is one pass. A new desired release goes through the steps of SPEC C in
+order — resolve (C2), verify (C3), extract (C4, the `version-$version-$hash` Job),
+validate (C5), preconditions (C6), record (C7) — then the task graph is applied
+runlevel by runlevel (C8, D1-D4), each ClusterOperator waited on until it is healthy at
+the new version. Every decision is written to the controller's state in the store before
+it is acted on, so a controller killed at any point resumes where it was: a graph node
+is never started before the nodes it depends on, and a history entry is never opened
+twice for one release.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kupgrade.cluster.backend import Backend
+from kupgrade.cluster.conditions import find, set_condition
+from kupgrade.cluster.objects import rfc3339
+from kupgrade.controllers.version import preconditions as pre
+from kupgrade.controllers.version import upgradeable
+from kupgrade.controllers.version.errors import (
+    PlainError,
+    SyncError,
+    UpdateError,
+    summarize_task_graph_errors,
+)
+from kupgrade.controllers.version.health import check_operator_health
+from kupgrade.controllers.version.status import (
+    INITIALIZING,
+    RECONCILING,
+    UPDATING,
+    SyncState,
+    merge_history,
+    progress,
+    release_accepted,
+)
+from kupgrade.errors import KupgradeError
+from kupgrade.release.assemble import task_of
+from kupgrade.release.manifest import Manifest
+from kupgrade.release.payload import LoadOptions, Payload, load_payload
+from kupgrade.release.sources import open_payload, write_tree
+from kupgrade.release.taskgraph import TaskGraph, build_graph, workers
+
+NAMESPACE = "openshift-cluster-version"
+SELF_DEPLOYMENT = "cluster-version-operator"
+STATE_KEY = "version"
+
+# How a simulated or real cluster provides what the controller cannot do itself.
+Verify = Callable[[str], None]  # raise KupgradeError when the digest is not verified
+Source = Callable[[str, str], str]  # (pull spec, version) -> where to read the image
+
+
+@dataclass
+class Wiring:
+    """The controller's connections to the outside: where payloads are kept and read."""
+
+    workdir: Path
+    source: Source
+    verify: Verify | None = None
+    architecture: str = "amd64"
+
+
+def _digest(image: str) -> str:
+    return image.rsplit("@", 1)[1] if "@" in image else ""
+
+
+def job_name(version: str, image: str) -> str:
+    """`version-$version-$hash`: the extraction Job's name (SPEC C4)."""
+    digest = hashlib.sha256(image.encode()).digest()
+    short = base64.b32encode(digest).decode().lower()[:5]
+    return f"version-{version}-{short}"
+
+
+class VersionController:
+    def __init__(self, backend: Backend, wiring: Wiring) -> None:
+        self.api = backend
+        self.wiring = wiring
+        self._payload: tuple[str, Payload] | None = None
+        self.handoff = False
+
+    # --- state --------------------------------------------------------------------------
+
+    def _state(self) -> dict[str, Any]:
+        return dict(self.api.state(STATE_KEY) or {})
+
+    def _save(self, state: dict[str, Any]) -> None:
+        self.api.set_state(STATE_KEY, copy.deepcopy(state))
+
+    def _stamp(self) -> str:
+        return rfc3339(self.api.now())
+
+    # --- the pass -----------------------------------------------------------------------
+
+    def sync(self) -> None:
+        found = self.api.get("ClusterVersion", "version")
+        if found is None:
+            return
+        cv = copy.deepcopy(found)
+        state = self._state()
+        desired, invalid = self._desired(cv)
+        if invalid:
+            self._write_status(cv, state, invalid)
+            return
+        new = bool(desired and desired.get("image") and desired["image"] != state.get("image"))
+        if (
+            new
+            and desired
+            and (
+                state.get("refused", {}).get("image") != desired["image"] or self._retry_due(state)
+            )
+        ):
+            state = self._accept(cv, state, desired)
+        if state.get("image") and not state.get("completed"):
+            self._apply(state)
+        self._write_status(cv, state, [])
+
+    def _retry_due(self, state: dict[str, Any]) -> bool:
+        return self.api.now() >= float(state.get("refused", {}).get("retry_at", 0))
+
+    def _desired(self, cv: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+        """SPEC C1-C2: the release spec.desiredUpdate names, resolved through the graph."""
+        wanted = (cv.get("spec") or {}).get("desiredUpdate")
+        if not wanted:
+            return dict(cv["status"].get("desired") or {}), []
+        version, image = wanted.get("version", ""), wanted.get("image", "")
+        if image:
+            return {"version": version, "image": image, "force": bool(wanted.get("force"))}, []
+        status = cv["status"]
+        if version == (status.get("desired") or {}).get("version"):
+            return dict(status["desired"]), []
+        found = next(
+            (u for u in status.get("availableUpdates") or [] if u.get("version") == version), None
+        )
+        if found is None:
+            found = next(
+                (
+                    u["release"]
+                    for u in status.get("conditionalUpdates") or []
+                    if u.get("release", {}).get("version") == version
+                ),
+                None,
+            )
+        if found is None:
+            return None, [
+                f'spec.desiredUpdate.version: Invalid value: "{version}": when image is empty the '
+                "update must be a previous version or an available update"
+            ]
+        return {**found, "force": bool(wanted.get("force"))}, []
+
+    # --- C3-C7: accept a new release ------------------------------------------------------
+
+    def _refuse(
+        self, state: dict[str, Any], image: str, condition: dict[str, str], failure: SyncError
+    ) -> dict[str, Any]:
+        state["refused"] = {
+            "image": image,
+            "condition": condition,
+            "failure": _dump(failure),
+            "retry_at": self.api.now() + 300,
+        }
+        self._save(state)
+        self.api.record("clusterversion/version", condition["reason"], condition["message"])
+        return state
+
+    def _accept(
+        self, cv: dict[str, Any], state: dict[str, Any], desired: dict[str, Any]
+    ) -> dict[str, Any]:
+        image, version = desired["image"], desired.get("version", "")
+        force = bool(desired.get("force"))
+        risks: list[str] = []
+        # C3: signatures over the digest
+        verified = False
+        if self.wiring.verify is not None:
+            try:
+                self.wiring.verify(_digest(image))
+                verified = True
+            except KupgradeError as exc:
+                text = f"The update cannot be verified: {exc.message}"
+                if not force:
+                    return self._refuse(
+                        state,
+                        image,
+                        release_accepted("RetrievePayload", version, image, failure=text),
+                        UpdateError("ImageVerificationFailed", text),
+                    )
+                risks.append(f"Forced through blocking failures: {text}")
+        # C4-C5: extract (the Job) and load
+        try:
+            payload = self._extract(image, version)
+        except KupgradeError as exc:
+            text = exc.message if not exc.file else str(exc)
+            return self._refuse(
+                state,
+                image,
+                release_accepted("LoadPayload", version, image, failure=text),
+                UpdateError("UpdatePayloadIntegrity", text),
+            )
+        version = version or payload.version
+        # C6: preconditions, only when updating from a completed release
+        history = cv["status"].get("history") or []
+        if any(e.get("state") == "Completed" for e in history):
+            summary = pre.summarize(pre.run_checks(cv, version), force)
+            if summary.blocking:
+                return self._refuse(
+                    state,
+                    image,
+                    release_accepted(
+                        "PreconditionChecks", version, image, failure=summary.error or ""
+                    ),
+                    UpdateError("UpgradePreconditionCheckFailed", summary.error or ""),
+                )
+            if summary.error:
+                risks.append(summary.error)
+        # C7: record
+        mode = INITIALIZING if not any(e.get("state") == "Completed" for e in history) else UPDATING
+        graph = build_graph(
+            [task_of(m) for m in payload.included], "install" if mode == INITIALIZING else "update"
+        )
+        index = {m.file: i for i, m in enumerate(payload.included)}
+        state = {
+            "image": image,
+            "version": version,
+            "mode": mode,
+            "verified": verified,
+            "risks": "\n".join(risks),
+            "release": {**payload.release_json(), "image": image, "version": version},
+            "accepted": release_accepted(
+                "PayloadLoaded",
+                version,
+                image,
+                architecture=payload.metadata.architecture or self.wiring.architecture,
+            ),
+            "versionHash": payload.version_hash,
+            "total": payload.total,
+            "nodes": [[index[t.payload.file] for t in node.tasks] for node in graph.nodes],
+            "deps": [list(node.into) for node in graph.nodes],
+            "workers": workers("install" if mode == INITIALIZING else "update", graph),
+            "cursor": [0] * len(graph.nodes),
+            "waiting": {},
+            "started": self.api.now(),
+            "completed": False,
+        }
+        self._save(state)
+        self.api.record("clusterversion/version", "PayloadLoaded", state["accepted"]["message"])
+        return state
+
+    def _extract(self, image: str, version: str) -> Payload:
+        """SPEC C4: the payload, extracted once by a Job into the controller's work dir."""
+        target = self.wiring.workdir / _digest(image).replace(":", "-") if _digest(image) else None
+        job = job_name(version or "unknown", image)
+        if self.api.get("Job", job, NAMESPACE) is None:
+            self.api.apply(
+                {
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "metadata": {"name": job, "namespace": NAMESPACE},
+                    "spec": {
+                        "template": {"spec": {"containers": [{"name": "payload", "image": image}]}}
+                    },
+                }
+            )
+        opened = open_payload(self.wiring.source(image, version))
+        if target is not None and not target.exists():
+            write_tree(target, opened.files.files)
+        found = self.api.get("Job", job, NAMESPACE)
+        if found is not None and not found.get("status", {}).get("succeeded"):
+            found["status"] = {"succeeded": 1, "completionTime": self._stamp()}
+            self.api.write(found)
+        return self._load(image, opened.files)
+
+    def _load(self, image: str, files: Any) -> Payload:
+        if self._payload is None or self._payload[0] != image:
+            self._payload = (image, load_payload(files, LoadOptions(release_image=image)))
+        return self._payload[1]
+
+    def _payload_for(self, state: dict[str, Any]) -> Payload:
+        if self._payload is not None and self._payload[0] == state["image"]:
+            return self._payload[1]
+        return self._extract(state["image"], state["version"])
+
+    # --- C8-C11: apply the graph --------------------------------------------------------
+
+    def _apply(self, state: dict[str, Any]) -> None:
+        payload = self._payload_for(state)
+        nodes, deps, cursor = state["nodes"], state["deps"], state["cursor"]
+        done = {i for i, tasks in enumerate(nodes) if cursor[i] >= len(tasks)}
+        errors: list[SyncError] = []
+        running = 0
+        for i, tasks in enumerate(nodes):
+            if i in done or any(d not in done for d in deps[i]):
+                continue
+            if running >= state["workers"]:
+                break
+            running += 1
+            while cursor[i] < len(tasks):
+                manifest = payload.included[tasks[cursor[i]]]
+                error = self._apply_one(manifest, state)
+                if error is not None:
+                    errors.append(error)
+                    break
+                cursor[i] += 1
+                if self.handoff:
+                    break
+            if self.handoff:
+                break
+        state["failure"] = _dump(summarize_task_graph_errors(errors))
+        state["done"] = sum(min(c, len(t)) for c, t in zip(cursor, nodes, strict=True))
+        if all(c >= len(t) for c, t in zip(cursor, nodes, strict=True)) and not errors:
+            state["completed"] = True
+            state["failure"] = None
+            self.api.record(
+                "clusterversion/version", "Completed", f"Cluster version is {state['version']}"
+            )
+        self._save(state)
+
+    def _apply_one(self, manifest: Manifest, state: dict[str, Any]) -> SyncError | None:
+        obj = manifest.obj
+        kind = obj.get("kind")
+        if kind == "ClusterOperator":
+            name = obj["metadata"]["name"]
+            state["waiting"].setdefault(name, self.api.now())
+            if self.api.get("ClusterOperator", name) is None:
+                self.api.apply({k: v for k, v in obj.items() if k != "status"})
+            expected = (obj.get("status") or {}).get("versions") or []
+            return check_operator_health(
+                name, expected, self.api.get("ClusterOperator", name), state["mode"]
+            )
+        before = self.api.get(
+            str(kind), obj["metadata"]["name"], obj["metadata"].get("namespace", "")
+        )
+        self.api.apply(obj)
+        if (
+            kind == "Deployment"
+            and obj["metadata"]["name"] == SELF_DEPLOYMENT
+            and obj["metadata"].get("namespace") == NAMESPACE
+            and (before is None or before.get("spec") != obj.get("spec"))
+            and before is not None
+        ):
+            # SPEC C9: our own new version is rolling out; this process hands over to it.
+            self.handoff = True
+            self.api.record(
+                "deployment/openshift-cluster-version/cluster-version-operator",
+                "Handoff",
+                f"the controller for {state['version']} takes over",
+            )
+        return None
+
+    # --- status -------------------------------------------------------------------------
+
+    def _write_status(self, cv: dict[str, Any], state: dict[str, Any], invalid: list[str]) -> None:
+        status = cv["status"]
+        now = self._stamp()
+        conditions: list[dict[str, Any]] = status.setdefault("conditions", [])
+        refused = state.get("refused")
+        if refused and refused.get("image") != state.get("image"):
+            set_condition(conditions, refused["condition"], now)
+        elif state.get("accepted"):
+            set_condition(conditions, state["accepted"], now)
+        if state.get("image"):
+            release = state["release"]
+            status["history"] = merge_history(
+                status.get("history"),
+                release,
+                now=now,
+                completed=bool(state.get("completed")),
+                verified=bool(state.get("verified")),
+                accepted_risks=state.get("risks", ""),
+            )
+            status["desired"] = release
+            status["versionHash"] = state.get("versionHash", "")
+        version = (status.get("desired") or {}).get("version") or (status.get("desired") or {}).get(
+            "image", ""
+        )
+        if state.get("completed"):
+            set_condition(
+                conditions,
+                {"type": "Available", "status": "True", "message": f"Done applying {version}"},
+                now,
+            )
+        elif find(conditions, "Available") is None:
+            set_condition(conditions, {"type": "Available", "status": "False"}, now)
+        waited = {
+            k: (self.api.now() - float(v)) / 60 for k, v in (state.get("waiting") or {}).items()
+        }
+        history = status.get("history") or []
+        sync = SyncState(
+            version=version,
+            done=int(state.get("done", 0)),
+            total=int(state.get("total", 0)),
+            reconciling=bool(state.get("completed")) or not state.get("image"),
+            failure=_load(state.get("failure")),
+            validation_errors=invalid,
+            waiting_minutes=waited,
+        )
+        shown = progress(sync, history_empty=not history)
+        set_condition(conditions, {"type": "Failing", **shown.failing}, now)
+        set_condition(conditions, {"type": "Progressing", **shown.progressing}, now)
+        if invalid:
+            from kupgrade.controllers.version.status import invalid_message
+
+            set_condition(
+                conditions,
+                {
+                    "type": "Invalid",
+                    "status": "True",
+                    "reason": "InvalidClusterVersion",
+                    "message": invalid_message(invalid),
+                },
+                now,
+            )
+        else:
+            conditions[:] = [c for c in conditions if c["type"] != "Invalid"]
+        found = upgradeable.reasons(
+            operators=[
+                {
+                    "name": co["metadata"]["name"],
+                    "upgradeable": find(co["status"].get("conditions"), "Upgradeable"),
+                }
+                for co in self.api.list("ClusterOperator")
+            ],
+            overrides=any(o.get("unmanaged") for o in cv["spec"].get("overrides") or []),
+            progressing=shown.progressing["status"] == "True",
+        )
+        up = upgradeable.condition(found)
+        if up is None:
+            conditions[:] = [c for c in conditions if c["type"] != "Upgradeable"]
+        else:
+            set_condition(conditions, up, now)
+        if find(conditions, "RetrievedUpdates") is None:
+            set_condition(conditions, {"type": "RetrievedUpdates", "status": "False"}, now)
+        if cv != self.api.get("ClusterVersion", "version"):
+            self.api.write(cv)
+
+
+def _dump(error: SyncError | None) -> dict[str, Any] | None:
+    if error is None:
+        return None
+    if isinstance(error, PlainError):
+        return {"plain": error.message}
+    return {
+        "reason": error.reason,
+        "message": error.message,
+        "effect": error.effect,
+        "name": error.name,
+        "names": list(error.names),
+        "nested": [_dump(e) for e in error.nested],
+    }
+
+
+def _load(data: dict[str, Any] | None) -> SyncError | None:
+    if data is None:
+        return None
+    if "plain" in data:
+        return PlainError(data["plain"])
+    return UpdateError(
+        reason=data["reason"],
+        message=data["message"],
+        effect=data["effect"],
+        name=data["name"],
+        names=tuple(data["names"]),
+        nested=tuple(e for n in data["nested"] if (e := _load(n)) is not None),
+    )
+
+
+__all__ = ["RECONCILING", "TaskGraph", "VersionController", "Wiring"]

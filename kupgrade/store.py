@@ -1,0 +1,208 @@
+"""SQLite persistence for the embedded default: objects, the virtual clock, the schedule
+of future events and the event log, written in transactions (SPEC X3).
+
+Everything a controller knows lives here, so a controller killed at any point restarts
+from the last committed step: one step of the run loop (world events due now plus every
+controller's reaction) is one transaction. Objects are kept in memory between commits
+and only the changed ones are written, so a step costs what it changes, not the size of
+the cluster.
+"""
+
+from __future__ import annotations
+
+import builtins
+import heapq
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from kupgrade.errors import InputError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS objects (
+    kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, body BLOB NOT NULL,
+    PRIMARY KEY (kind, namespace, name)
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS schedule (
+    seq INTEGER PRIMARY KEY, at REAL NOT NULL, action BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, kind TEXT NOT NULL,
+    object TEXT NOT NULL, reason TEXT NOT NULL, message TEXT NOT NULL
+);
+"""
+
+Key = tuple[str, str, str]
+Obj = dict[str, Any]
+
+_encode = msgspec.json.Encoder(order="sorted").encode
+_decode = msgspec.json.decode
+
+
+class Store:
+    """One cluster's state in one SQLite file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._db = sqlite3.connect(path, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"cannot open the cluster store: {exc}", file=str(path)) from exc
+        self._objects: dict[Key, Obj] = {}
+        by_kind: dict[str, dict[Key, Obj]] = {}
+        for kind, namespace, name, body in self._db.execute(
+            "SELECT kind, namespace, name, body FROM objects"
+        ):
+            key = (kind, namespace, name)
+            self._objects[key] = _decode(body)
+            by_kind.setdefault(kind, {})[key] = self._objects[key]
+        self._by_kind = by_kind
+        self._meta: dict[str, Any] = {
+            k: _decode(v) for k, v in self._db.execute("SELECT key, value FROM meta")
+        }
+        self._schedule: list[tuple[float, int, Any]] = [
+            (at, seq, _decode(action))
+            for seq, at, action in self._db.execute("SELECT seq, at, action FROM schedule")
+        ]
+        heapq.heapify(self._schedule)
+        self._next_seq = max((s for _, s, _ in self._schedule), default=0) + 1
+        self._dirty: set[Key] = set()
+        self._dirty_meta: set[str] = set()
+        self._added: list[tuple[int, float, Any]] = []
+        self._removed: list[int] = []
+        self._events: list[tuple[float, str, str, str, str]] = []
+
+    def close(self) -> None:
+        self._db.close()
+
+    # --- objects -----------------------------------------------------------------------
+
+    def get(self, kind: str, name: str, namespace: str = "") -> Obj | None:
+        return self._objects.get((kind, namespace, name))
+
+    def list(self, kind: str) -> builtins.list[Obj]:
+        """Objects of one kind, in (namespace, name) order."""
+        return [self._by_kind[kind][k] for k in sorted(self._by_kind.get(kind, {}))]
+
+    def count(self, kind: str) -> int:
+        return len(self._by_kind.get(kind, {}))
+
+    def put(self, obj: Obj) -> Obj:
+        meta = obj["metadata"]
+        key = (str(obj["kind"]), str(meta.get("namespace", "")), str(meta["name"]))
+        self._objects[key] = obj
+        self._by_kind.setdefault(key[0], {})[key] = obj
+        self._dirty.add(key)
+        return obj
+
+    def touch(self, obj: Obj) -> None:
+        """Mark an object changed in place."""
+        self.put(obj)
+
+    def delete(self, kind: str, name: str, namespace: str = "") -> None:
+        key = (kind, namespace, name)
+        if self._objects.pop(key, None) is not None:
+            self._by_kind.get(kind, {}).pop(key, None)
+            self._dirty.add(key)
+
+    # --- meta, schedule, events -----------------------------------------------------------
+
+    def meta(self, key: str, default: Any = None) -> Any:
+        return self._meta.get(key, default)
+
+    def set_meta(self, key: str, value: Any) -> None:
+        self._meta[key] = value
+        self._dirty_meta.add(key)
+
+    def schedule(self, at: float, action: Any) -> None:
+        seq = self._next_seq
+        self._next_seq += 1
+        heapq.heappush(self._schedule, (at, seq, action))
+        self._added.append((seq, at, action))
+
+    def next_at(self) -> float | None:
+        return self._schedule[0][0] if self._schedule else None
+
+    def pop_due(self, now: float) -> builtins.list[Any]:
+        """Actions due at or before `now`, in the order they were scheduled for."""
+        due = []
+        while self._schedule and self._schedule[0][0] <= now:
+            _, seq, action = heapq.heappop(self._schedule)
+            self._removed.append(seq)
+            due.append(action)
+        return due
+
+    def pending(self) -> int:
+        return len(self._schedule)
+
+    def event(self, at: float, kind: str, obj: str, reason: str, message: str) -> None:
+        self._events.append((at, kind, obj, reason, message))
+
+    def events(self) -> builtins.list[dict[str, Any]]:
+        rows = self._db.execute(
+            "SELECT at, kind, object, reason, message FROM events ORDER BY seq"
+        ).fetchall()
+        rows += [tuple(e) for e in self._events]
+        return [
+            {"at": at, "kind": kind, "object": obj, "reason": reason, "message": message}
+            for at, kind, obj, reason, message in rows
+        ]
+
+    # --- transactions -------------------------------------------------------------------
+
+    def commit(self) -> None:
+        """Write every change since the last commit in one transaction."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for key in self._dirty:
+                obj = self._objects.get(key)
+                if obj is None:
+                    db.execute("DELETE FROM objects WHERE kind=? AND namespace=? AND name=?", key)
+                else:
+                    db.execute(
+                        "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?)", (*key, _encode(obj))
+                    )
+            for name in self._dirty_meta:
+                db.execute(
+                    "INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, _encode(self._meta[name]))
+                )
+            added = {seq for seq, _, _ in self._added}
+            db.executemany(
+                "DELETE FROM schedule WHERE seq=?", [(s,) for s in self._removed if s not in added]
+            )
+            removed = set(self._removed)
+            db.executemany(
+                "INSERT INTO schedule VALUES (?, ?, ?)",
+                [(s, at, _encode(a)) for s, at, a in self._added if s not in removed],
+            )
+            db.executemany(
+                "INSERT INTO events (at, kind, object, reason, message) VALUES (?, ?, ?, ?, ?)",
+                self._events,
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        self._dirty.clear()
+        self._dirty_meta.clear()
+        self._added.clear()
+        self._removed.clear()
+        self._events.clear()
+
+
+@contextmanager
+def opened(path: Path) -> Iterator[Store]:
+    store = Store(path)
+    try:
+        yield store
+    finally:
+        store.close()

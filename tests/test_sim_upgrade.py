@@ -1,0 +1,195 @@
+"""A simulated cluster upgraded by the version and node controllers (SPEC C, D, E, X2, X3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kupgrade.cluster.conditions import find
+from kupgrade.cluster.sim.create import create_cluster, model_image, release_source
+from kupgrade.cluster.sim.profile import Budget, Fault, Operator, Pool, Profile, Spec, Workload
+from kupgrade.controllers.runner import Outcome, Runner, workdir
+from kupgrade.controllers.version.controller import Wiring
+from kupgrade.store import Store
+
+TARGET = "4.14.27"
+
+
+def start(tmp_path: Path, spec: Spec) -> tuple[Path, Store]:
+    root = create_cluster(tmp_path, "c", Profile(spec=spec))
+    store = Store(root / "cluster.db")
+    cv = store.get("ClusterVersion", "version")
+    assert cv is not None
+    cv["spec"]["desiredUpdate"] = {"version": TARGET, "image": model_image(spec, TARGET, root)}
+    store.put(cv)
+    store.commit()
+    return root, store
+
+
+def runner(root: Path, store: Store, spec: Spec) -> Runner:
+    return Runner(
+        store, spec, Wiring(workdir(store), lambda i, v: release_source(spec, root, i, v))
+    )
+
+
+def upgrade(tmp_path: Path, spec: Spec, **kw: Any) -> tuple[Store, Outcome]:
+    root, store = start(tmp_path, spec)
+    return store, runner(root, store, spec).run(**kw)
+
+
+SMALL = Spec(
+    pools=[
+        Pool("master", 3, max_unavailable=1, zones=["a", "b", "c"]),
+        Pool("worker", 4, max_unavailable=2),
+    ],
+    workloads=[Workload("web", "shop", 4, pdb=Budget(min_available=3), termination_seconds=20)],
+)
+
+
+def test_upgrade_completes_in_runlevel_order(tmp_path: Path) -> None:
+    store, outcome = upgrade(tmp_path, SMALL)
+    assert outcome.reason == "completed"
+    cv = store.get("ClusterVersion", "version")
+    assert cv is not None
+    history = cv["status"]["history"]
+    assert [(h["state"], h["version"]) for h in history] == [
+        ("Completed", TARGET),
+        ("Completed", "4.13.40"),
+    ]
+    assert (
+        find(cv["status"]["conditions"], "Progressing")["message"] == f"Cluster version is {TARGET}"
+    )  # type: ignore[index]
+    for co in store.list("ClusterOperator"):
+        assert co["status"]["versions"] == [{"name": "operator", "version": TARGET}]
+    for node in store.list("Node"):
+        notes = node["metadata"]["annotations"]
+        assert (
+            notes["machineconfiguration.openshift.io/currentConfig"]
+            == notes["machineconfiguration.openshift.io/desiredConfig"]
+        )
+        assert not node["spec"].get("unschedulable")
+    # SPEC D1/D4: an operator starts only after every lower runlevel reported the new version.
+    runlevel = {o.name: o.runlevel for o in Spec().operators or []} or {
+        "etcd": 10,
+        "kube-apiserver": 20,
+        "kube-controller-manager": 25,
+        "kube-scheduler": 25,
+        "openshift-apiserver": 30,
+        "authentication": 40,
+        "network": 50,
+        "dns": 50,
+        "ingress": 50,
+        "image-registry": 50,
+        "console": 50,
+        "monitoring": 50,
+        "node-tuning": 70,
+        "machine-config": 80,
+    }
+    reached: dict[str, float] = {}
+    for e in store.events():
+        name = e["object"].removeprefix("clusteroperator/")
+        if e["reason"] == "VersionReached":
+            reached[name] = e["at"]
+        elif e["reason"] == "Progressing" and name in runlevel:
+            lower = [n for n, r in runlevel.items() if r < runlevel[name]]
+            assert all(n in reached and reached[n] <= e["at"] for n in lower), name
+
+
+def test_node_rollout_respects_max_unavailable_and_pdb(tmp_path: Path) -> None:
+    store, outcome = upgrade(tmp_path, SMALL)
+    assert outcome.reason == "completed"
+    draining: dict[str, set[str]] = {"master": set(), "worker": set()}
+    worst = {"master": 0, "worker": 0}
+    for e in store.events():
+        if not e["object"].startswith("node/"):
+            continue
+        node = e["object"].removeprefix("node/")
+        pool = node.split("-")[0]
+        if e["reason"] == "Drain":
+            draining[pool].add(node)
+        elif e["reason"] == "Done":
+            draining[pool].discard(node)
+        worst[pool] = max(worst[pool], len(draining[pool]))
+    assert worst == {"master": 1, "worker": 2}
+
+
+def test_same_seed_same_run_and_restart_resumes(tmp_path: Path) -> None:
+    """SPEC X3: stopping after any step and starting a new process gives the same result."""
+    store, _ = upgrade(tmp_path / "a", SMALL)
+    expected = [(e["at"], e["object"], e["reason"]) for e in store.events()]
+    root, store2 = start(tmp_path / "b", SMALL)
+    steps = 0
+    while True:
+        r = runner(root, store2, SMALL)
+        out = r.run(on_step=None, max_seconds=900.0)
+        steps += out.steps
+        store2.close()
+        store2 = Store(root / "cluster.db")
+        if out.reason == "completed":
+            break
+    events = [(e["at"], e["object"], e["reason"]) for e in store2.events()]
+    assert events == expected
+    history = store2.get("ClusterVersion", "version")["status"]["history"]  # type: ignore[index]
+    assert len(history) == 2
+
+
+def test_degraded_operator_stops_the_update_with_the_controllers_message(tmp_path: Path) -> None:
+    spec = Spec(
+        operators=[Operator("etcd", 10, (2, 2)), Operator("dns", 50, (2, 2))],
+        faults=[Fault(operator="etcd", degrade=True)],
+        pools=[Pool("master", 1), Pool("worker", 1)],
+    )
+    store, outcome = upgrade(tmp_path, spec, max_seconds=3 * 3600.0)
+    assert outcome.reason == "limit"
+    cv = store.get("ClusterVersion", "version")
+    assert cv is not None
+    failing = find(cv["status"]["conditions"], "Failing")
+    progressing = find(cv["status"]["conditions"], "Progressing")
+    assert failing is not None and progressing is not None
+    assert (failing["status"], failing["reason"]) == ("True", "ClusterOperatorDegraded")
+    assert failing["message"] == "Cluster operator etcd is degraded"
+    assert (
+        progressing["message"]
+        == f"Unable to apply {TARGET}: wait has exceeded 40 minutes for these operators: etcd"
+    )
+    dns = store.get("ClusterOperator", "dns")
+    assert dns is not None and dns["status"]["versions"][0]["version"] == "4.13.40"
+
+
+def test_pdb_that_never_allows_eviction_keeps_the_node_draining(tmp_path: Path) -> None:
+    spec = Spec(
+        operators=[Operator("machine-config", 80, (1, 1))],
+        pools=[Pool("master", 1), Pool("worker", 2)],
+        workloads=[Workload("db", "data", 1, pdb=Budget(min_available=1))],
+    )
+    store, outcome = upgrade(tmp_path, spec, max_seconds=2 * 3600.0)
+    assert outcome.reason == "limit"
+    reasons = [e["reason"] for e in store.events() if e["object"].startswith("node/worker")]
+    assert "DrainThresholdExceeded" in reasons and "DrainFailed" in reasons
+    pool = store.get("MachineConfigPool", "worker")
+    assert pool is not None
+    assert find(pool["status"]["conditions"], "Degraded")["status"] == "True"  # type: ignore[index]
+    cv = store.get("ClusterVersion", "version")
+    assert cv is not None and cv["status"]["history"][0]["state"] == "Completed"  # SPEC C11
+
+
+@pytest.mark.parametrize("image", ["sim.example/none@sha256:" + "a" * 64])
+def test_release_that_cannot_be_loaded_is_refused(tmp_path: Path, image: str) -> None:
+    root, store = start(tmp_path, SMALL)
+    cv = store.get("ClusterVersion", "version")
+    assert cv is not None
+    cv["spec"]["desiredUpdate"] = {"version": "", "image": image}
+    store.put(cv)
+    store.commit()
+    runner(root, store, SMALL).run(max_seconds=600.0)
+    cv = store.get("ClusterVersion", "version")
+    assert cv is not None
+    accepted = find(cv["status"]["conditions"], "ReleaseAccepted")
+    assert accepted is not None and (accepted["status"], accepted["reason"]) == (
+        "False",
+        "LoadPayload",
+    )
+    assert cv["status"]["desired"]["version"] == "4.13.40"
+    assert len(cv["status"]["history"]) == 1
