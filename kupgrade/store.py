@@ -13,8 +13,6 @@ from __future__ import annotations
 import builtins
 import heapq
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -92,9 +90,6 @@ class Store:
         """Objects of one kind, in (namespace, name) order."""
         return [self._by_kind[kind][k] for k in sorted(self._by_kind.get(kind, {}))]
 
-    def count(self, kind: str) -> int:
-        return len(self._by_kind.get(kind, {}))
-
     def put(self, obj: Obj) -> Obj:
         meta = obj["metadata"]
         key = (str(obj["kind"]), str(meta.get("namespace", "")), str(meta["name"]))
@@ -102,10 +97,6 @@ class Store:
         self._by_kind.setdefault(key[0], {})[key] = obj
         self._dirty.add(key)
         return obj
-
-    def touch(self, obj: Obj) -> None:
-        """Mark an object changed in place."""
-        self.put(obj)
 
     def delete(self, kind: str, name: str, namespace: str = "") -> None:
         key = (kind, namespace, name)
@@ -197,12 +188,3 @@ class Store:
         self._added.clear()
         self._removed.clear()
         self._events.clear()
-
-
-@contextmanager
-def opened(path: Path) -> Iterator[Store]:
-    store = Store(path)
-    try:
-        yield store
-    finally:
-        store.close()

@@ -26,11 +26,10 @@ from rich.table import Table
 from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, stdout, user_errors
 from kupgrade.cli.upgrade_view import check_for_upgrade, render_upgrade
 from kupgrade.cluster import mco
-from kupgrade.cluster.conditions import find
+from kupgrade.cluster.conditions import find, remove, set_condition
 from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.sim.create import create_cluster, release_source
 from kupgrade.cluster.sim.profile import Pool, Profile, Spec, load_profile
-from kupgrade.controllers.nodes.pool import pool_status
 from kupgrade.controllers.runner import Outcome, Runner, workdir
 from kupgrade.controllers.version.controller import Wiring
 from kupgrade.controllers.version.status import clusterversion_columns
@@ -257,7 +256,6 @@ def delete_command(
 def refresh_availability(store: Store, spec: Spec) -> list[str]:
     """Ask the upstream update service now and record what this cluster may do (SPEC A3)."""
     from kupgrade.cli.backends import promql_condition
-    from kupgrade.cluster.conditions import set_condition
     from kupgrade.controllers.availability import ClusterView, evaluate, fetch
     from kupgrade.risks.rules import Registry
 
@@ -284,10 +282,9 @@ def refresh_availability(store: Store, spec: Spec) -> list[str]:
     result = evaluate(view, fetch(view, clock), Registry.standard(condition), clock)
     status["availableUpdates"] = result.available or None
     status["conditionalUpdates"] = result.conditional or None
-    status["conditions"] = [
-        c for c in status.get("conditions") or [] if c["type"] != "RetrievedUpdates"
-    ]
-    set_condition(status["conditions"], result.retrieved, rfc3339(clock()))
+    conditions = status.setdefault("conditions", [])
+    remove(conditions, "RetrievedUpdates")  # a new fetch: its own transition time
+    set_condition(conditions, result.retrieved, rfc3339(clock()))
     store.put(cv)
     store.commit()
     return result.notes
@@ -786,16 +783,3 @@ def get_command(
         sys.stdout.write(
             "   ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() + "\n"
         )
-
-
-def pool_columns(store: Store, name: str) -> dict[str, Any]:
-    pool = store.get("MachineConfigPool", name)
-    assert pool is not None
-    nodes = [
-        n
-        for n in store.list("Node")
-        if f"node-role.kubernetes.io/{name}" in n["metadata"]["labels"]
-    ]
-    return pool_status(
-        nodes, pool["spec"]["configuration"]["name"], pool["status"]["configuration"]["name"]
-    ).columns()

@@ -20,11 +20,6 @@ def find(conditions: Sequence[Condition] | None, kind: str) -> Condition | None:
     return None
 
 
-def is_true(conditions: Sequence[Condition] | None, kind: str) -> bool:
-    found = find(conditions, kind)
-    return found is not None and found.get("status") == "True"
-
-
 def set_condition(conditions: list[Condition], new: Condition, now: str) -> None:
     """Insert or update `new` in place; keep lastTransitionTime unless the status changed."""
     new = {k: v for k, v in new.items() if v not in (None, "") or k in ("type", "status")}
@@ -39,13 +34,3 @@ def set_condition(conditions: list[Condition], new: Condition, now: str) -> None
 
 def remove(conditions: list[Condition], kind: str) -> None:
     conditions[:] = [c for c in conditions if c.get("type") != kind]
-
-
-def brief(condition: Condition | None) -> dict[str, str]:
-    """status/reason/message of a condition ("" for absent fields), for comparisons."""
-    condition = condition or {}
-    return {
-        "status": str(condition.get("status", "")),
-        "reason": str(condition.get("reason", "") or ""),
-        "message": str(condition.get("message", "") or ""),
-    }

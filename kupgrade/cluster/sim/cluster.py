@@ -12,8 +12,6 @@ from typing import Any
 from kupgrade.cluster.objects import is_ready_pod, key_of, rfc3339
 from kupgrade.store import Obj, Store
 
-NEVER = "never"
-
 
 @dataclass(frozen=True)
 class Evicted:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kupgrade.cluster.backend import Backend
-from kupgrade.cluster.conditions import find, set_condition
+from kupgrade.cluster.conditions import find, remove, set_condition
 from kupgrade.cluster.objects import rfc3339
 from kupgrade.controllers.version import preconditions as pre
 from kupgrade.controllers.version import upgradeable
@@ -34,9 +34,9 @@ from kupgrade.controllers.version.errors import (
 from kupgrade.controllers.version.health import check_operator_health
 from kupgrade.controllers.version.status import (
     INITIALIZING,
-    RECONCILING,
     UPDATING,
     SyncState,
+    invalid_message,
     merge_history,
     progress,
     release_accepted,
@@ -46,7 +46,7 @@ from kupgrade.release.assemble import task_of
 from kupgrade.release.manifest import Manifest
 from kupgrade.release.payload import LoadOptions, Payload, load_payload
 from kupgrade.release.sources import open_payload, write_tree
-from kupgrade.release.taskgraph import TaskGraph, build_graph, workers
+from kupgrade.release.taskgraph import build_graph, workers
 
 NAMESPACE = "openshift-cluster-version"
 SELF_DEPLOYMENT = "cluster-version-operator"
@@ -403,8 +403,6 @@ class VersionController:
         set_condition(conditions, {"type": "Failing", **shown.failing}, now)
         set_condition(conditions, {"type": "Progressing", **shown.progressing}, now)
         if invalid:
-            from kupgrade.controllers.version.status import invalid_message
-
             set_condition(
                 conditions,
                 {
@@ -416,7 +414,7 @@ class VersionController:
                 now,
             )
         else:
-            conditions[:] = [c for c in conditions if c["type"] != "Invalid"]
+            remove(conditions, "Invalid")
         found = upgradeable.reasons(
             operators=[
                 {
@@ -430,7 +428,7 @@ class VersionController:
         )
         up = upgradeable.condition(found)
         if up is None:
-            conditions[:] = [c for c in conditions if c["type"] != "Upgradeable"]
+            remove(conditions, "Upgradeable")
         else:
             set_condition(conditions, up, now)
         if find(conditions, "RetrievedUpdates") is None:
@@ -467,6 +465,3 @@ def _load(data: dict[str, Any] | None) -> SyncError | None:
         names=tuple(data["names"]),
         nested=tuple(e for n in data["nested"] if (e := _load(n)) is not None),
     )
-
-
-__all__ = ["RECONCILING", "TaskGraph", "VersionController", "Wiring"]

@@ -11,7 +11,7 @@ that is left becomes "Multiple errors are preventing progress".
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 NONE = "None"
 FAIL = "Fail"
@@ -172,7 +172,3 @@ def without_effect(error: SyncError | None, effect: str) -> SyncError | None:
         kept = [e for e in error.nested if not (isinstance(e, UpdateError) and e.effect == effect)]
         return new_multiple_error(kept)
     return error
-
-
-def with_effect(error: UpdateError, effect: str) -> UpdateError:
-    return replace(error, effect=effect)

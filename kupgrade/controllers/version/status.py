@@ -380,7 +380,3 @@ def clusterversion_columns(status: Mapping[str, Any]) -> dict[str, str]:
         "SINCE": progressing.get("lastTransitionTime", ""),
         "STATUS": progressing.get("message", ""),
     }
-
-
-def failure_text(failure: SyncError | None) -> str:
-    return "" if failure is None else str(failure)
