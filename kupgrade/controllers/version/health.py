@@ -39,6 +39,45 @@ def _undone(
     return sorted(undone)
 
 
+# reason -> (plural reason, what the operator "is" / "does", singular and plural).
+_WORDING = {
+    "ClusterOperatorNoVersions": (
+        "ClusterOperatorsNoVersions",
+        "does not declare expected versions",
+        "do not declare expected versions",
+    ),
+    "ClusterOperatorNotAvailable": (
+        "ClusterOperatorsNotAvailable",
+        "is not available",
+        "are not available",
+    ),
+    "ClusterOperatorDegraded": ("ClusterOperatorsDegraded", "is degraded", "are degraded"),
+    "ClusterOperatorUpdating": (
+        "ClusterOperatorsUpdating",
+        "is updating versions",
+        "are updating versions",
+    ),
+}
+
+
+def _error(
+    reason: str, name: str, effect: str, detail: str = "", undone: Sequence[str] = ()
+) -> UpdateError:
+    """An operator error with the singular and plural wording the controller condenses by."""
+    plural_reason, singular, plural = _WORDING[reason]
+    return UpdateError(
+        reason=reason,
+        message=f"Cluster operator {name} {singular}",
+        effect=effect,
+        name=name,
+        plural_reason=plural_reason,
+        plural_message_format=f"Cluster operators %s {plural}",
+        detail=detail,
+        clusteroperator=True,
+        undone=tuple(undone),
+    )
+
+
 def check_operator_health(
     name: str,
     expected_versions: Sequence[Mapping[str, str]],
@@ -47,15 +86,7 @@ def check_operator_health(
 ) -> UpdateError | None:
     """None when the operator is done; otherwise the error the controller waits on."""
     if not expected_versions:
-        return UpdateError(
-            reason="ClusterOperatorNoVersions",
-            message=f"Cluster operator {name} does not declare expected versions",
-            effect=FAIL,
-            plural_reason="ClusterOperatorsNoVersions",
-            plural_message_format="Cluster operators %s do not declare expected versions",
-            name=name,
-            clusteroperator=True,
-        )
+        return _error("ClusterOperatorNoVersions", name, FAIL)
     status = (actual or {}).get("status") or {}
     undone = _undone(expected_versions, status.get("versions") or [])
     available, progressing, degraded = False, True, True
@@ -80,42 +111,16 @@ def check_operator_health(
                 f"cluster operator {name} is Available={available_c.get('status')}: "
                 f"{available_c.get('reason', '')}: {available_c['message']}"
             )
-        return UpdateError(
-            reason="ClusterOperatorNotAvailable",
-            message=f"Cluster operator {name} is not available",
-            effect=FAIL,
-            plural_reason="ClusterOperatorsNotAvailable",
-            plural_message_format="Cluster operators %s are not available",
-            detail=detail,
-            name=name,
-            clusteroperator=True,
-        )
+        return _error("ClusterOperatorNotAvailable", name, FAIL, detail)
     if degraded:
         if degraded_c and degraded_c.get("message"):
             detail = (
                 f"cluster operator {name} is Degraded={degraded_c.get('status')}: "
                 f"{degraded_c.get('reason', '')}, {degraded_c['message']}"
             )
-        return UpdateError(
-            reason="ClusterOperatorDegraded",
-            message=f"Cluster operator {name} is degraded",
-            effect=REPORT if mode == INITIALIZING else FAIL_AFTER_INTERVAL,
-            plural_reason="ClusterOperatorsDegraded",
-            plural_message_format="Cluster operators %s are degraded",
-            detail=detail,
-            name=name,
-            clusteroperator=True,
-        )
+        effect = REPORT if mode == INITIALIZING else FAIL_AFTER_INTERVAL
+        return _error("ClusterOperatorDegraded", name, effect, detail)
     if undone and mode != INITIALIZING:
-        return UpdateError(
-            reason="ClusterOperatorUpdating",
-            message=f"Cluster operator {name} is updating versions",
-            effect=NONE,
-            plural_reason="ClusterOperatorsUpdating",
-            plural_message_format="Cluster operators %s are updating versions",
-            detail=f"cluster operator {name} is available and not degraded but has not finished updating to target version",
-            undone=tuple(undone),
-            name=name,
-            clusteroperator=True,
-        )
+        detail = f"cluster operator {name} is available and not degraded but has not finished updating to target version"
+        return _error("ClusterOperatorUpdating", name, NONE, detail, undone)
     return None
