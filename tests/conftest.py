@@ -4,12 +4,15 @@ a real `kupgrade serve` process on loopback."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from kupgrade.service.process import ServiceProcess
 
@@ -17,6 +20,31 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("KUPGRADE_SHARED", REPO.parent / "shared"))
 CONFORMANCE = SHARED / "conformance"
 CINCINNATI = CONFORMANCE / "cincinnati"
+
+
+def conformance_doc(*parts: str) -> dict[str, Any]:
+    """A conformance YAML file, read once per test session."""
+    return _read_doc(parts)
+
+
+@functools.cache
+def _read_doc(parts: tuple[str, ...]) -> dict[str, Any]:
+    return dict(yaml.safe_load(conformance_path(*parts).read_text()))
+
+
+def conformance_cases(section: str, *parts: str) -> list[Any]:
+    """One pytest param per case of `section`, by id; one skipping param when the data is absent."""
+    try:
+        return [pytest.param(case, id=case["id"]) for case in conformance_doc(*parts)[section]]
+    except pytest.skip.Exception:
+        return [pytest.param(None, id=f"{section}-absent")]
+
+
+def need_case(case: Any, *parts: str) -> dict[str, Any]:
+    """The case, or a skip naming the missing data file when it was absent at collection."""
+    if case is None:
+        conformance_path(*parts)
+    return dict(case)
 
 
 def conformance_path(*parts: str) -> Path:

@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 import pytest
-import yaml
 
 from kupgrade.controllers.version import preconditions as pre
 from kupgrade.controllers.version import upgradeable
@@ -28,25 +26,17 @@ from kupgrade.controllers.version.status import (
     release_accepted,
     same_entry,
 )
-from tests.conftest import conformance_path
+from tests.conftest import conformance_cases, need_case
 
-
-@cache
-def doc() -> dict[str, Any]:
-    return dict(yaml.safe_load(conformance_path("cvo", "status.yaml").read_text()))
+FILE = ("cvo", "status.yaml")
 
 
 def cases(section: str) -> list[Any]:
-    try:
-        return [pytest.param(c, id=c["id"]) for c in doc()[section]]
-    except pytest.skip.Exception:
-        return [pytest.param(None, id=f"{section}-absent")]
+    return conformance_cases(section, *FILE)
 
 
 def need(case: Any) -> dict[str, Any]:
-    if case is None:
-        conformance_path("cvo", "status.yaml")
-    return dict(case)
+    return need_case(case, *FILE)
 
 
 def failure_of(spec: dict[str, Any] | None) -> SyncError | None:

@@ -2,36 +2,26 @@
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kupgrade.controllers.nodes import pool as mcp
 from kupgrade.errors import InputError
-from tests.conftest import conformance_path
+from tests.conftest import conformance_cases, need_case
 from tests.mco import node_of
 
-
-@cache
-def doc() -> dict[str, Any]:
-    return dict(yaml.safe_load(conformance_path("mco", "rollout.yaml").read_text()))
+FILE = ("mco", "rollout.yaml")
 
 
 def cases(section: str) -> list[Any]:
-    try:
-        return [pytest.param(c, id=c["id"]) for c in doc()[section]]
-    except pytest.skip.Exception:
-        return [pytest.param(None, id=f"{section}-absent")]
+    return conformance_cases(section, *FILE)
 
 
 def need(case: Any) -> dict[str, Any]:
-    if case is None:
-        conformance_path("mco", "rollout.yaml")
-    return dict(case)
+    return need_case(case, *FILE)
 
 
 @pytest.mark.parametrize("case", cases("max_unavailable"))

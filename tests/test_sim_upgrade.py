@@ -9,7 +9,16 @@ import pytest
 
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.sim.create import create_cluster, model_image, release_source
-from kupgrade.cluster.sim.profile import Budget, Fault, Operator, Pool, Profile, Spec, Workload
+from kupgrade.cluster.sim.profile import (
+    Budget,
+    Fault,
+    Operator,
+    Pool,
+    Profile,
+    Spec,
+    Workload,
+    operators_of,
+)
 from kupgrade.controllers.runner import Outcome, Runner, workdir
 from kupgrade.controllers.version.controller import Wiring
 from kupgrade.store import Store
@@ -71,22 +80,7 @@ def test_upgrade_completes_in_runlevel_order(tmp_path: Path) -> None:
         )
         assert not node["spec"].get("unschedulable")
     # SPEC D1/D4: an operator starts only after every lower runlevel reported the new version.
-    runlevel = {o.name: o.runlevel for o in Spec().operators or []} or {
-        "etcd": 10,
-        "kube-apiserver": 20,
-        "kube-controller-manager": 25,
-        "kube-scheduler": 25,
-        "openshift-apiserver": 30,
-        "authentication": 40,
-        "network": 50,
-        "dns": 50,
-        "ingress": 50,
-        "image-registry": 50,
-        "console": 50,
-        "monitoring": 50,
-        "node-tuning": 70,
-        "machine-config": 80,
-    }
+    runlevel = {o.name: o.runlevel for o in operators_of(SMALL)}
     reached: dict[str, float] = {}
     for e in store.events():
         name = e["object"].removeprefix("clusteroperator/")
