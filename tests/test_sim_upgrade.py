@@ -187,3 +187,17 @@ def test_release_that_cannot_be_loaded_is_refused(tmp_path: Path, image: str) ->
     )
     assert cv["status"]["desired"]["version"] == "4.13.40"
     assert len(cv["status"]["history"]) == 1
+
+
+def test_restarted_controller_does_not_extract_again(tmp_path: Path) -> None:
+    """SPEC C4/X3: one extraction Job per release, however often the controller restarts."""
+    root, store = start(tmp_path, SMALL)
+    cv = store.get("ClusterVersion", "version")
+    assert cv is not None
+    cv["spec"]["desiredUpdate"] = {"version": "", "image": model_image(SMALL, TARGET, root)}
+    store.put(cv)
+    store.commit()
+    while runner(root, store, SMALL).run(max_seconds=900.0).reason != "completed":
+        store.close()
+        store = Store(root / "cluster.db")
+    assert len(store.list("Job")) == 1

@@ -44,7 +44,13 @@ from kupgrade.controllers.version.status import (
 from kupgrade.errors import KupgradeError
 from kupgrade.release.assemble import task_of
 from kupgrade.release.manifest import Manifest
-from kupgrade.release.payload import LoadOptions, Payload, load_payload
+from kupgrade.release.payload import (
+    LoadOptions,
+    Payload,
+    PayloadFiles,
+    load_payload,
+    read_directory,
+)
 from kupgrade.release.sources import open_payload, write_tree
 from kupgrade.release.taskgraph import build_graph, workers
 
@@ -253,7 +259,7 @@ class VersionController:
 
     def _extract(self, image: str, version: str) -> Payload:
         """SPEC C4: the payload, extracted once by a Job into the controller's work dir."""
-        target = self.wiring.workdir / _digest(image).replace(":", "-") if _digest(image) else None
+        target = self._extracted(image)
         job = job_name(version or "unknown", image)
         if self.api.get("Job", job, NAMESPACE) is None:
             self.api.apply(
@@ -275,14 +281,22 @@ class VersionController:
             self.api.write(found)
         return self._load(image, opened.files)
 
-    def _load(self, image: str, files: Any) -> Payload:
+    def _extracted(self, image: str) -> Path | None:
+        digest = _digest(image)
+        return self.wiring.workdir / digest.replace(":", "-") if digest else None
+
+    def _load(self, image: str, files: PayloadFiles) -> Payload:
         if self._payload is None or self._payload[0] != image:
             self._payload = (image, load_payload(files, LoadOptions(release_image=image)))
         return self._payload[1]
 
     def _payload_for(self, state: dict[str, Any]) -> Payload:
+        """The accepted payload; a restarted controller reads what its Job already extracted."""
         if self._payload is not None and self._payload[0] == state["image"]:
             return self._payload[1]
+        target = self._extracted(state["image"])
+        if target is not None and target.is_dir():
+            return self._load(state["image"], read_directory(target))
         return self._extract(state["image"], state["version"])
 
     # --- C8-C11: apply the graph --------------------------------------------------------
