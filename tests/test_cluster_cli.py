@@ -79,3 +79,55 @@ def test_user_mistakes_are_one_line_errors(home: Path, tmp_path: Path) -> None:
     assert code == 1 and "unknown resource type" in out
     code, out = run("upgrade", "--to", "9.9.9")
     assert code == 1 and "not one of the available updates" in out
+
+
+@pytest.mark.parametrize(
+    ("pools", "field"),
+    [
+        ("- {name: worker, nodes: 3, machines: [{name: a}]}", "spec.pools[0].nodes"),
+        ("- {name: worker, machines: [{name: a}, {name: a}]}", "spec.pools[0].machines"),
+        ("- {name: worker}", "spec.pools[0].nodes"),
+    ],
+)
+def test_profile_machines_are_checked(home: Path, tmp_path: Path, pools: str, field: str) -> None:
+    profile = tmp_path / "p.yaml"
+    profile.write_text(f"spec:\n  pools:\n  {pools}\n")
+    code, out = run("cluster", "create", "x", "--profile", str(profile))
+    assert code == 1 and field in out and "p.yaml" in out, out
+    assert not (home / "clusters" / "x").exists()
+
+
+def test_profile_changes_patch_objects_at_their_minute(home: Path, tmp_path: Path) -> None:
+    """A paused pool unpaused at minute 30 by a scheduled change (SPEC E5)."""
+    profile = tmp_path / "p.yaml"
+    profile.write_text(
+        "spec:\n"
+        "  pools:\n"
+        "  - {name: master, nodes: 1}\n"
+        "  - {name: worker, machines: [{name: w1, zone: b}, {name: w2, zone: a}], paused: true}\n"
+        "  changes:\n"
+        "  - {atMinutes: 300, kind: MachineConfigPool, name: worker, patch: {spec: {paused: false}}}\n"
+    )
+    code, out = run("cluster", "create", "x", "--profile", str(profile), "-o", "json")
+    assert code == 0 and json.loads(out)["nodes"] == 3
+    code, out = run("get", "nodes", "-o", "json")
+    names = [n["metadata"]["name"] for n in json.loads(out)["items"]]
+    assert sorted(names) == ["master-0", "w1", "w2"]
+    image = model_image(Spec(), "4.14.27", home / "clusters" / "x")
+    assert run("upgrade", "--to-image", image, "--allow-explicit-upgrade")[0] == 0
+    code, out = run("controller", "run", "-o", "json")
+    assert code == 0, out
+    assert json.loads(out)["outcome"] == "completed"
+    code, out = run("get", "nodes", "-o", "json")
+    by_name = {n["metadata"]["name"]: n for n in json.loads(out)["items"]}
+    done = [
+        by_name[n]["metadata"]["annotations"]["machineconfiguration.openshift.io/currentConfig"]
+        for n in ("w1", "w2")
+    ]
+    pool = json.loads(run("get", "mcp", "-o", "json")[1])["items"][1]
+    assert done == [pool["spec"]["configuration"]["name"]] * 2
+    # The pool held its nodes until the change, and no node was left degraded (a drain
+    # timer from the finished drain must not fire later).
+    code, out = run("get", "mcp")
+    assert [line.split()[2:5] for line in out.splitlines()[1:]] == [["True", "False", "False"]] * 2
+    assert len(json.loads(run("get", "nodes", "-o", "json")[1])["items"]) == 3

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from kupgrade.cluster.conditions import find
+from kupgrade.cluster.objects import merge_patch
 from kupgrade.cluster.sim.create import create_cluster, model_image, release_source
 from kupgrade.cluster.sim.profile import (
     Budget,
@@ -201,3 +202,20 @@ def test_restarted_controller_does_not_extract_again(tmp_path: Path) -> None:
         store.close()
         store = Store(root / "cluster.db")
     assert len(store.list("Job")) == 1
+
+
+@pytest.mark.parametrize(
+    ("target", "patch", "result"),
+    [  # RFC 7386 appendix A
+        ({"a": "b"}, {"a": "c"}, {"a": "c"}),
+        ({"a": "b"}, {"b": "c"}, {"a": "b", "b": "c"}),
+        ({"a": "b"}, {"a": None}, {}),
+        ({"a": [{"b": "c"}]}, {"a": [1]}, {"a": [1]}),
+        ({"a": {"b": "c"}}, {"a": {"b": "d", "c": None}}, {"a": {"b": "d"}}),
+        ({"e": None}, {"a": 1}, {"e": None, "a": 1}),
+        ([1, 2], {"a": "b", "c": None}, {"a": "b"}),
+        ({}, {"a": {"bb": {"ccc": None}}}, {"a": {"bb": {}}}),
+    ],
+)
+def test_profile_changes_are_json_merge_patches(target: Any, patch: Any, result: Any) -> None:
+    assert merge_patch(target, patch) == result

@@ -29,7 +29,8 @@ from kupgrade.cluster import mco
 from kupgrade.cluster.conditions import find, remove, set_condition
 from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.sim.create import create_cluster, release_source
-from kupgrade.cluster.sim.profile import Pool, Profile, Spec, load_profile
+from kupgrade.cluster.sim.profile import Pool, Profile, Spec, load_profile, node_names
+from kupgrade.controllers.nodes.pool import mcp_columns
 from kupgrade.controllers.runner import Outcome, Runner, workdir
 from kupgrade.controllers.version.controller import Wiring
 from kupgrade.controllers.version.status import clusterversion_columns
@@ -186,7 +187,7 @@ def create_command(
         "path": str(root),
         "version": spec.version,
         "channel": spec.channel,
-        "nodes": sum(p.nodes for p in spec.pools),
+        "nodes": sum(len(node_names(p)) for p in spec.pools),
     }
     if output is Format.json:
         print_json(info)
@@ -686,29 +687,14 @@ def _rows(kind: str, objs: list[dict[str, Any]], now: float) -> tuple[list[str],
             "DEGRADEDMACHINECOUNT",
             "AGE",
         ]
-        rows = []
-        for o in objs:
-            s, conds = o["status"], o["status"].get("conditions") or []
-            rows.append(
-                [
-                    o["metadata"]["name"],
-                    s.get("configuration", {}).get("name", ""),
-                    *[
-                        (find(conds, k) or {}).get("status", "")
-                        for k in ("Updated", "Updating", "Degraded")
-                    ],
-                    *[
-                        str(s.get(k, 0))
-                        for k in (
-                            "machineCount",
-                            "readyMachineCount",
-                            "updatedMachineCount",
-                            "degradedMachineCount",
-                        )
-                    ],
-                    _age(o["metadata"].get("creationTimestamp", ""), now),
-                ]
-            )
+        rows = [
+            [
+                o["metadata"]["name"],
+                *[str(v) for v in mcp_columns(o).values()],
+                _age(o["metadata"].get("creationTimestamp", ""), now),
+            ]
+            for o in objs
+        ]
         return head, rows
     head = ["NAME", "STATUS", "ROLES", "AGE", "CONFIG", "STATE"]
     node_rows: list[list[str]] = []

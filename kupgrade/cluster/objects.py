@@ -161,3 +161,16 @@ def is_ready_pod(obj: Obj) -> bool:
         c.get("type") == "Ready" and c.get("status") == "True"
         for c in obj.get("status", {}).get("conditions") or []
     )
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch: objects merge key by key, null removes, the rest replaces."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out

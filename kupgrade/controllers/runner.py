@@ -98,6 +98,8 @@ class Runner:
     ) -> Outcome:
         start = self.sim.now()
         steps = 0
+        for action in self.store.pop_due(start):  # what was due when the run stopped
+            self.world.fire(action)
         self.settle()
         self.sim.save_rng()
         self.store.commit()

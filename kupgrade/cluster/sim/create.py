@@ -14,7 +14,14 @@ from pathlib import Path
 import msgspec
 
 from kupgrade.cluster import objects as o
-from kupgrade.cluster.sim.profile import Profile, Spec, operators_of
+from kupgrade.cluster.sim.profile import (
+    Machine,
+    Profile,
+    Spec,
+    check_profile,
+    node_names,
+    operators_of,
+)
 from kupgrade.cluster.sim.releases import build_release, rendered_config
 from kupgrade.errors import InputError
 from kupgrade.release.payload import LoadOptions, load_payload
@@ -53,6 +60,7 @@ def release_source(spec: Spec, home: Path, image: str, version: str) -> str:
 
 
 def create_cluster(home: Path, name: str, profile: Profile) -> Path:
+    check_profile(profile, "the profile")
     target = home / "clusters" / name
     if target.exists():
         raise InputError(
@@ -130,6 +138,7 @@ def _populate(root: Path, name: str, profile: Profile) -> None:
             )
         _nodes(store, spec, stamp, now)
         _workloads(store, spec, stamp)
+        _changes(store, spec, now)
         store.set_meta(
             "state:version",
             {
@@ -163,14 +172,25 @@ def _nodes(store: Store, spec: Spec, stamp: str, now: float) -> None:
         store.put(o.machine_config_pool(pool.name, rendered, pool.max_unavailable, stamp))
         if pool.paused:
             store.get("MachineConfigPool", pool.name)["spec"]["paused"] = True  # type: ignore[index]
-        for i in range(pool.nodes):
-            zone = pool.zones[i % len(pool.zones)] if pool.zones else None
-            created = pool.created[i] if i < len(pool.created) else o.rfc3339(now - 86400 + i)
-            store.put(o.node(f"{pool.name}-{i}", pool.name, zone, rendered, created))
+        machines = pool.machines or [Machine(name) for name in node_names(pool)]
+        for i, machine in enumerate(machines):
+            zone = machine.zone or (pool.zones[i % len(pool.zones)] if pool.zones else None)
+            created = machine.created or (
+                pool.created[i] if i < len(pool.created) else o.rfc3339(now - 86400 + i)
+            )
+            store.put(o.node(machine.name, pool.name, zone, rendered, created))
+
+
+def _changes(store: Store, spec: Spec, now: float) -> None:
+    for change in spec.changes:
+        store.schedule(
+            now + change.at_minutes * 60,
+            ["change", change.kind, change.name, change.namespace, change.patch],
+        )
 
 
 def _workloads(store: Store, spec: Spec, stamp: str) -> None:
-    nodes = {p.name: [f"{p.name}-{i}" for i in range(p.nodes)] for p in spec.pools}
+    nodes = {p.name: node_names(p) for p in spec.pools}
     for w in spec.workloads:
         store.set_meta(f"replicas:{w.namespace}/{w.name}", w.replicas)
         targets = [w.node] if w.node else nodes[w.pool]

@@ -22,9 +22,18 @@ class _Base(msgspec.Struct, forbid_unknown_fields=True, rename="camel", omit_def
     pass
 
 
+class Machine(_Base):
+    """One node named as in the user's own cluster."""
+
+    name: str
+    zone: str | None = None
+    created: str | None = None  # RFC 3339; the controller takes the oldest first (SPEC E4)
+
+
 class Pool(_Base):
     name: str
-    nodes: int
+    nodes: int = 0  # how many nodes to generate, named <pool>-<i>; or list them in machines
+    machines: list[Machine] = msgspec.field(default_factory=list)
     created: list[str] = msgspec.field(default_factory=list)  # creation times, oldest first
     max_unavailable: int | str | None = None
     zones: list[str] = msgspec.field(default_factory=list)
@@ -85,6 +94,20 @@ class Fault(_Base):
     fail_reboot: bool = False  # the node never comes back Ready after its reboot
 
 
+class Change(_Base):
+    """Something an admin or the infrastructure does at a moment of the rehearsal.
+
+    `patch` is a JSON merge patch (RFC 7386) applied to the named object: unpause a pool
+    at minute 30, relax a PodDisruptionBudget, mark a node NotReady.
+    """
+
+    at_minutes: float
+    kind: str
+    name: str
+    patch: dict[str, Any]
+    namespace: str = ""
+
+
 class Verification(_Base):
     keyring: str
     store: str
@@ -107,6 +130,7 @@ class Spec(_Base):
     workloads: list[Workload] = msgspec.field(default_factory=list)
     node_phases: NodePhases = msgspec.field(default_factory=NodePhases)
     faults: list[Fault] = msgspec.field(default_factory=list)
+    changes: list[Change] = msgspec.field(default_factory=list)
     verification: Verification | None = None
     mirrors: dict[str, str] = msgspec.field(
         default_factory=dict
@@ -144,6 +168,10 @@ def operators_of(spec: Spec) -> list[Operator]:
     return spec.operators if spec.operators is not None else DEFAULT_OPERATORS
 
 
+def node_names(pool: Pool) -> list[str]:
+    return [m.name for m in pool.machines] or [f"{pool.name}-{i}" for i in range(pool.nodes)]
+
+
 def load_profile(path: Path | None) -> Profile:
     """Read a profile file; None gives the embedded default."""
     if path is None:
@@ -167,10 +195,31 @@ def check_profile(profile: Profile, where: str) -> None:
     names = {p.name for p in spec.pools}
     if len(names) != len(spec.pools):
         raise InputError("two pools have the same name", file=where, field="spec.pools")
+    seen: set[str] = set()
     for i, pool in enumerate(spec.pools):
-        if pool.nodes < 1:
+        if pool.machines and pool.nodes not in (0, len(pool.machines)):
+            raise InputError(
+                f"nodes says {pool.nodes} but {len(pool.machines)} machines are listed",
+                file=where,
+                field=f"spec.pools[{i}].nodes",
+            )
+        machines = node_names(pool)
+        if not machines:
             raise InputError(
                 "a pool needs at least one node", file=where, field=f"spec.pools[{i}].nodes"
+            )
+        for name in machines:
+            if name in seen:
+                raise InputError(
+                    f"node {name} is listed twice", file=where, field=f"spec.pools[{i}].machines"
+                )
+            seen.add(name)
+    for i, change in enumerate(spec.changes):
+        if change.at_minutes < 0:
+            raise InputError(
+                "a change cannot happen before the cluster exists",
+                file=where,
+                field=f"spec.changes[{i}].atMinutes",
             )
     for i, w in enumerate(spec.workloads):
         if w.pool not in names:

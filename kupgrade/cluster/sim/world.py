@@ -15,7 +15,7 @@ from typing import Any
 
 from kupgrade.cluster import mco
 from kupgrade.cluster.conditions import set_condition
-from kupgrade.cluster.objects import key_of, pod, rfc3339
+from kupgrade.cluster.objects import key_of, merge_patch, pod, rfc3339
 from kupgrade.cluster.sim.cluster import SimCluster
 from kupgrade.cluster.sim.profile import Fault, Spec, Workload, operators_of
 from kupgrade.cluster.sim.releases import OPERATOR_LABEL, rendered_config
@@ -117,10 +117,11 @@ class World:
         if node is None:
             return
         notes = node["metadata"]["annotations"]
-        if (
-            notes.get(mco.DESIRED) == config
+        waiting = (
+            notes.get(mco.DESIRED_DRAIN) == f"drain-{config}"
             and notes.get(mco.LAST_APPLIED_DRAIN) != f"drain-{config}"
-        ):
+        )
+        if waiting and notes.get(mco.CURRENT) != config:
             notes[mco.STATE] = mco.DEGRADED
             notes[mco.REASON] = (
                 f"failed to drain node: {name} after 1 hour. Please see machine-config-controller logs for more information"
@@ -128,11 +129,13 @@ class World:
             self.sim.write(node)
             self.sim.warn(key_of(node), "FailedToDrain", notes[mco.REASON])
 
-    def _on_patch_pool(self, name: str, patch: dict[str, Any]) -> None:
-        pool = self.sim.get("MachineConfigPool", name)
-        if pool is not None:
-            pool["spec"].update(patch)
-            self.sim.write(pool)
+    def _on_change(self, kind: str, name: str, namespace: str, patch: dict[str, Any]) -> None:
+        found = self.sim.get(kind, name, namespace)
+        if found is None:
+            self.sim.warn(f"{kind.lower()}/{name}", "ChangeSkipped", "no such object to patch")
+            return
+        self.sim.write(merge_patch(found, patch))
+        self.sim.record(key_of(found), "Changed", f"patched {sorted(patch)}")
 
     # --- reactions to what the controllers wrote ----------------------------------------
 
@@ -254,8 +257,10 @@ class World:
                 continue
             name = node["metadata"]["name"]
             drain, applied = notes.get(mco.DESIRED_DRAIN), notes.get(mco.LAST_APPLIED_DRAIN)
-            if state == mco.DONE:
+            if state == mco.DONE:  # SetWorking, then ask for the drain (performDrain)
                 notes[mco.STATE] = mco.WORKING
+                self.sim.write(node)
+            elif state == mco.WORKING and drain not in (f"drain-{desired}", f"uncordon-{desired}"):
                 notes[mco.DESIRED_DRAIN] = f"drain-{desired}"
                 self.sim.write(node)
                 self.sim.store.schedule(

@@ -142,7 +142,8 @@ class NodeController:
                     "DrainFailed",
                     f"node {name}: drain exceeded timeout: 1h0m0s. Will continue to retry.",
                 )
-            state["next"] = now + (RETRY_SLOW if slow else RETRY)
+            state["retry"] = RETRY_SLOW if slow else RETRY
+            state["next"] = now + state["retry"]
             state["blocked"] = blocked[:3]
             self.api.wake_at(state["next"])
         else:

@@ -265,3 +265,23 @@ def pool_status(
     return PoolStatus(
         configuration, machines, ready, len(updated), unavailable, len(degraded), conditions
     )
+
+
+def mcp_columns(pool: dict[str, Any]) -> dict[str, Any]:
+    """`oc get mcp` columns of a stored MachineConfigPool, without NAME and AGE (SPEC E6)."""
+    status = pool.get("status") or {}
+    conditions = status.get("conditions") or []
+
+    def state(kind: str) -> str:
+        return next((c["status"] for c in conditions if c.get("type") == kind), "")
+
+    return {
+        "CONFIG": (status.get("configuration") or {}).get("name", ""),
+        "UPDATED": state("Updated"),
+        "UPDATING": state("Updating"),
+        "DEGRADED": state("Degraded"),
+        "MACHINECOUNT": status.get("machineCount", 0),
+        "READYMACHINECOUNT": status.get("readyMachineCount", 0),
+        "UPDATEDMACHINECOUNT": status.get("updatedMachineCount", 0),
+        "DEGRADEDMACHINECOUNT": status.get("degradedMachineCount", 0),
+    }
