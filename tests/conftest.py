@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,6 +56,13 @@ def conformance_path(*parts: str) -> Path:
             f"conformance data not found at {path} (set KUPGRADE_SHARED to the shared checkout)"
         )
     return path
+
+
+needs_registry = pytest.mark.skipif(
+    shutil.which("docker-registry") is None,
+    reason="Debian's docker-registry is not installed; .ci/run installs it",
+)
+needs_gpg = pytest.mark.skipif(shutil.which("gpg") is None, reason="GnuPG is not installed")
 
 
 class Server(ServiceProcess):

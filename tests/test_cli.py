@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,9 @@ import pytest
 from tests.conftest import conformance_path
 
 
-def kupgrade(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def kupgrade(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
         [sys.executable, "-m", "kupgrade", *args],
         capture_output=True,
@@ -20,6 +23,7 @@ def kupgrade(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
         check=False,
         cwd=cwd,
         timeout=120,
+        env={**os.environ, **env} if env else None,
     )
     assert "Traceback" not in result.stderr, result.stderr
     return result

@@ -14,14 +14,9 @@ import pytest
 import yaml
 
 from kupgrade.service.process import RegistryProcess
-from tests.conftest import conformance_path
+from tests.conftest import conformance_path, needs_gpg, needs_registry
 from tests.test_cli import kupgrade
 
-needs_registry = pytest.mark.skipif(
-    shutil.which("docker-registry") is None,
-    reason="Debian's docker-registry is not installed; .ci/run installs it",
-)
-needs_gpg = pytest.mark.skipif(shutil.which("gpg") is None, reason="GnuPG is not installed")
 IMAGE = "quay.io/acme/cli@sha256:" + "1" * 64
 API_VERSIONS = {
     "Job": "batch/v1",
