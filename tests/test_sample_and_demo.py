@@ -82,3 +82,16 @@ def test_demo_runs_end_to_end() -> None:
         "AzureRegistryImageMigrationUserProvisioned",
         "IngressDegradedOnRouterReloads",
     }
+    # The rehearsal: a simulated cluster at the example release asks the same service,
+    # upgrades to the newest recommended release, and every pool ends updated.
+    rehearsal = summary["rehearsal"]
+    assert rehearsal["outcome"] == "completed"
+    assert rehearsal["target"] == summary["exampleCluster"]["availableUpdates"][0]["version"]
+    assert [(h["state"], h["version"]) for h in rehearsal["history"]] == [
+        ("Completed", rehearsal["target"]),
+        ("Completed", "4.13.40"),
+    ]
+    assert rehearsal["clusterversion"]["STATUS"] == f"Cluster version is {rehearsal['target']}"
+    assert {p["UPDATED"] for p in rehearsal["pools"].values()} == {"True"}
+    objects = {row["object"] for row in rehearsal["timeline"]}
+    assert "clusteroperator/etcd" in objects and "node/worker-0" in objects

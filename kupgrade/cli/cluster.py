@@ -20,18 +20,16 @@ from typing import Annotated, Any
 import msgspec
 import typer
 import yaml
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from kupgrade.cli.cluster_view import KINDS, live_view, oc_table, print_report, report
 from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, stdout, user_errors
 from kupgrade.cli.upgrade_view import check_for_upgrade, render_upgrade
-from kupgrade.cluster import mco
 from kupgrade.cluster.conditions import find, remove, set_condition
 from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.sim.create import create_cluster, release_source
 from kupgrade.cluster.sim.profile import Pool, Profile, Spec, load_profile, node_names
-from kupgrade.controllers.nodes.pool import mcp_columns
-from kupgrade.controllers.runner import Outcome, Runner, workdir
+from kupgrade.controllers.runner import Runner, workdir
 from kupgrade.controllers.version.controller import Wiring
 from kupgrade.controllers.version.status import clusterversion_columns
 from kupgrade.errors import InputError
@@ -349,17 +347,10 @@ def upgrade_command(
         problem = check_for_upgrade(cv)
         if problem is not None and not force:
             raise InputError(problem, hint="wait for the current update, or pass --force")
-        desired = _requested(cv, to, to_image, allow_explicit_upgrade, include_not_recommended)
-        cv["spec"]["desiredUpdate"] = {**desired, "force": force}
-        store.put(cv)
-        store.event(
-            float(store.meta("now", 0)),
-            "Normal",
-            "clusterversion/version",
-            "DesiredUpdate",
-            f"update to {desired.get('version') or desired['image']} requested",
+        desired = requested_release(
+            cv, to, to_image, allow_explicit_upgrade, include_not_recommended
         )
-        store.commit()
+        request_update(store, cv, desired, force)
     if output is Format.json:
         print_json({"desiredUpdate": cv["spec"]["desiredUpdate"]})
     else:
@@ -369,9 +360,24 @@ def upgrade_command(
         )
 
 
-def _requested(
+def request_update(store: Store, cv: dict[str, Any], desired: dict[str, Any], force: bool) -> None:
+    """Set spec.desiredUpdate as `oc adm upgrade --to` does; the controller does the rest."""
+    cv["spec"]["desiredUpdate"] = {**desired, "force": force}
+    store.put(cv)
+    store.event(
+        float(store.meta("now", 0)),
+        "Normal",
+        "clusterversion/version",
+        "DesiredUpdate",
+        f"update to {desired.get('version') or desired['image']} requested",
+    )
+    store.commit()
+
+
+def requested_release(
     cv: dict[str, Any], to: str | None, image: str | None, explicit: bool, not_recommended: bool
 ) -> dict[str, Any]:
+    """The release `--to`/`--to-image` names, with the guards of `oc adm upgrade`."""
     status = cv["status"]
     if image:
         if not _PINNED.match(image):
@@ -487,105 +493,13 @@ def run_command(
         started = float(store.meta("run_started") or runner.sim.now())
         store.set_meta("run_started", started)
         wall = time.monotonic()
-        with _live(runner, speed, runner.sim.now(), wall) as on_step:
+        with live_view(runner, speed, runner.sim.now(), wall) as on_step:
             outcome = runner.run(until.value, on_step=on_step, restart_on_handoff=False)
         if outcome.reason == "handoff":
             raise typer.Exit(HANDOFF_EXIT)
         store.set_meta("run_started", None)
         store.commit()
-        _report(runner, outcome, started, time.monotonic() - wall, output)
-
-
-@contextmanager
-def _live(runner: Runner, speed: float, started: float, wall: float) -> Iterator[Any]:
-    bars = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=stderr,
-        transient=True,
-        disable=not stderr.is_terminal,
-    )
-    tasks: dict[str, Any] = {}
-    with bars:
-
-        def on_step(r: Runner) -> None:
-            if speed > 0:
-                ahead = (r.sim.now() - started) / speed - (time.monotonic() - wall)
-                if ahead > 0:
-                    time.sleep(min(ahead, 1.0))
-            state = r.sim.state("version") or {}
-            rows = [("manifests", int(state.get("done", 0)), int(state.get("total", 0)) or 1)]
-            rows += [
-                (
-                    f"pool {p['metadata']['name']}",
-                    int(p["status"].get("updatedMachineCount", 0)),
-                    int(p["status"].get("machineCount", 0)) or 1,
-                )
-                for p in r.store.list("MachineConfigPool")
-            ]
-            for label, done, total in rows:
-                if label not in tasks:
-                    tasks[label] = bars.add_task(label, total=total)
-                bars.update(tasks[label], completed=done, total=total)
-
-        yield on_step
-
-
-def timeline(store: Store, since: float) -> list[dict[str, Any]]:
-    """What took how long: operators, pools and whatever held things up."""
-    rows: list[dict[str, Any]] = []
-    started: dict[str, float] = {}
-    for e in store.events():
-        if e["at"] < since:
-            continue
-        if e["reason"] in ("Progressing", "Drain"):
-            started.setdefault(e["object"], e["at"])
-        elif e["reason"] in ("VersionReached", "Done") and e["object"] in started:
-            rows.append({"object": e["object"], "from": started.pop(e["object"]), "to": e["at"]})
-        elif e["kind"] == "Warning" or e["reason"] in (
-            "DrainThresholdExceeded",
-            "DrainFailed",
-            "Handoff",
-            "Completed",
-        ):
-            rows.append(
-                {
-                    "object": e["object"],
-                    "from": e["at"],
-                    "to": e["at"],
-                    "note": f"{e['reason']}: {e['message']}",
-                }
-            )
-    return rows
-
-
-def _report(runner: Runner, outcome: Outcome, started: float, wall: float, output: Format) -> None:
-    cv = runner.store.get("ClusterVersion", "version") or {"status": {}}
-    events = timeline(runner.store, started)
-    summary = {
-        "outcome": outcome.reason,
-        "simulatedSeconds": round(outcome.now - started, 3),
-        "wallSeconds": round(wall, 3),
-        "steps": outcome.steps,
-        "clusterversion": clusterversion_columns(cv["status"]),
-        "timeline": events,
-    }
-    if output is Format.json:
-        print_json(summary)
-        return
-    minutes = (outcome.now - started) / 60
-    stdout.print(
-        f"{outcome.reason}: {minutes:.1f} simulated minutes in {wall:.2f}s ({outcome.steps} steps)",
-        highlight=False,
-    )
-    table = Table("WHAT", "FROM", "TOOK", "NOTE", box=None)
-    for row in events:
-        took = f"{(row['to'] - row['from']) / 60:.1f} min" if row["to"] > row["from"] else ""
-        table.add_row(
-            row["object"], f"+{(row['from'] - started) / 60:.1f} min", took, row.get("note", "")
-        )
-    stdout.print(table)
+        print_report(report(runner, outcome, started, time.monotonic() - wall), started, output)
 
 
 # --- get -------------------------------------------------------------------------------
@@ -595,134 +509,6 @@ class GetFormat(StrEnum):
     text = "text"
     json = "json"
     yaml = "yaml"
-
-
-KINDS = {
-    "clusterversion": "ClusterVersion",
-    "clusterversions": "ClusterVersion",
-    "clusteroperators": "ClusterOperator",
-    "clusteroperator": "ClusterOperator",
-    "co": "ClusterOperator",
-    "mcp": "MachineConfigPool",
-    "machineconfigpools": "MachineConfigPool",
-    "nodes": "Node",
-    "node": "Node",
-}
-
-
-def _age(created: str, now: float) -> str:
-    from kupgrade.cluster.objects import parse_rfc3339
-
-    seconds = max(0, int(now - parse_rfc3339(created))) if created else 0
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
-
-
-def _rows(kind: str, objs: list[dict[str, Any]], now: float) -> tuple[list[str], list[list[str]]]:
-    if kind == "ClusterVersion":
-        head = ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "SINCE", "STATUS"]
-        rows = []
-        for o in objs:
-            c = clusterversion_columns(o["status"])
-            since = _age(c["SINCE"], now) if c["SINCE"] else ""
-            rows.append(
-                [
-                    o["metadata"]["name"],
-                    c["VERSION"],
-                    c["AVAILABLE"],
-                    c["PROGRESSING"],
-                    since,
-                    c["STATUS"],
-                ]
-            )
-        return head, rows
-    if kind == "ClusterOperator":
-        head = ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "DEGRADED", "SINCE", "MESSAGE"]
-        rows = []
-        for o in objs:
-            conds = o["status"].get("conditions") or []
-            version = next(
-                (
-                    v["version"]
-                    for v in o["status"].get("versions") or []
-                    if v["name"] == "operator"
-                ),
-                "",
-            )
-            status = [
-                (find(conds, k) or {}).get("status", "")
-                for k in ("Available", "Progressing", "Degraded")
-            ]
-            times = [c.get("lastTransitionTime", "") for c in conds if c.get("lastTransitionTime")]
-            message = next(
-                (
-                    c.get("message", "")
-                    for c in conds
-                    if c.get("message") and c["status"] != "False"
-                ),
-                "",
-            )
-            rows.append(
-                [
-                    o["metadata"]["name"],
-                    version,
-                    *status,
-                    _age(max(times), now) if times else "",
-                    message,
-                ]
-            )
-        return head, rows
-    if kind == "MachineConfigPool":
-        head = [
-            "NAME",
-            "CONFIG",
-            "UPDATED",
-            "UPDATING",
-            "DEGRADED",
-            "MACHINECOUNT",
-            "READYMACHINECOUNT",
-            "UPDATEDMACHINECOUNT",
-            "DEGRADEDMACHINECOUNT",
-            "AGE",
-        ]
-        rows = [
-            [
-                o["metadata"]["name"],
-                *[str(v) for v in mcp_columns(o).values()],
-                _age(o["metadata"].get("creationTimestamp", ""), now),
-            ]
-            for o in objs
-        ]
-        return head, rows
-    head = ["NAME", "STATUS", "ROLES", "AGE", "CONFIG", "STATE"]
-    node_rows: list[list[str]] = []
-
-    for o in objs:
-        ready = (find(o["status"].get("conditions"), "Ready") or {}).get("status") == "True"
-        node_status = "Ready" if ready else "NotReady"
-        if o["spec"].get("unschedulable"):
-            node_status += ",SchedulingDisabled"
-        roles = ",".join(
-            sorted(
-                k.split("/", 1)[1]
-                for k in o["metadata"].get("labels", {})
-                if k.startswith("node-role.kubernetes.io/")
-            )
-        )
-        notes = o["metadata"].get("annotations", {})
-        node_rows.append(
-            [
-                o["metadata"]["name"],
-                node_status,
-                roles,
-                _age(o["metadata"].get("creationTimestamp", ""), now),
-                notes.get(mco.CURRENT, ""),
-                notes.get(mco.STATE, ""),
-            ]
-        )
-    return head, node_rows
 
 
 @user_errors
@@ -761,11 +547,4 @@ def get_command(
             yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objs}, sort_keys=False)
         )
         return
-    head, rows = _rows(kind, objs, now)
-    widths = [
-        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)
-    ]
-    for line in [head, *rows]:
-        sys.stdout.write(
-            "   ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() + "\n"
-        )
+    sys.stdout.write(oc_table(kind, objs, now))

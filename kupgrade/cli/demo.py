@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import copy
 import tempfile
 import time
 from pathlib import Path
 from typing import Annotated, Any
 
 import httpx
+import msgspec
 import typer
 
 from kupgrade.cli.backends import promql_condition
+from kupgrade.cli.cluster import refresh_availability, request_update, requested_release, wiring_for
+from kupgrade.cli.cluster_view import live_view, oc_table, print_report, report
 from kupgrade.cli.graph import risk_table, summary_table
 from kupgrade.cli.output import (
     Format,
@@ -23,13 +27,19 @@ from kupgrade.cli.output import (
 )
 from kupgrade.cli.updates import cluster_version
 from kupgrade.cli.upgrade_view import render_upgrade
+from kupgrade.cluster.objects import rfc3339
+from kupgrade.cluster.sim.create import create_cluster
+from kupgrade.cluster.sim.profile import Budget, Pool, Profile, Spec, Workload
 from kupgrade.controllers.availability import Availability, ClusterView, evaluate, fetch
+from kupgrade.controllers.nodes.pool import mcp_columns
+from kupgrade.controllers.runner import Runner
 from kupgrade.errors import KupgradeError
-from kupgrade.graph.sample import EXAMPLE_CLUSTER, write_sample
+from kupgrade.graph.sample import EXAMPLE_CLUSTER, SNAPSHOT_END_S, write_sample
 from kupgrade.graph.summary import summarize
 from kupgrade.risks.rules import Registry
 from kupgrade.service.app import DEFAULT_PREFIX
 from kupgrade.service.process import ServiceProcess
+from kupgrade.store import Store
 
 sample_app = typer.Typer(
     help="The sample dataset kupgrade ships (an OpenShift-like 4.12-4.15 line).",
@@ -77,24 +87,30 @@ def demo_command(
     kupgrade demo --channel candidate-4.15 --arch multi -o json
     ```
     """
-    with tempfile.TemporaryDirectory(prefix="kupgrade-demo-") as tmp, progress("demo", 5) as step:
-        step("writing the sample dataset")
-        root = write_sample(Path(tmp) / "sample")
-        step("starting the update service")
-        log = Path(tmp) / "serve.log"
-        with ServiceProcess(root / "releases", root / "graph-data", log) as service:
-            service.wait_for("/readyz")
-            step(f"querying {channel} ({arch})")
-            url = f"{service.base}{DEFAULT_PREFIX}/graph"
-            response = httpx.get(
-                url,
-                params={"channel": channel, "arch": arch},
-                headers={"Accept": "application/json"},
-            )
-            step("evaluating the example cluster's risks")
-            cluster = example_cluster(url, root / "metrics" / "cluster.om")
-            step("stopping the update service")
-    _show(url, channel, arch, response, output, cluster)
+    with tempfile.TemporaryDirectory(prefix="kupgrade-demo-") as tmp:
+        with progress("demo", 6) as step:
+            step("writing the sample dataset")
+            root = write_sample(Path(tmp) / "sample")
+            step("starting the update service")
+            log = Path(tmp) / "serve.log"
+            with ServiceProcess(root / "releases", root / "graph-data", log) as service:
+                service.wait_for("/readyz")
+                step(f"querying {channel} ({arch})")
+                url = f"{service.base}{DEFAULT_PREFIX}/graph"
+                response = httpx.get(
+                    url,
+                    params={"channel": channel, "arch": arch},
+                    headers={"Accept": "application/json"},
+                )
+                step("evaluating the example cluster's risks")
+                cluster = example_cluster(url, root / "metrics" / "cluster.om")
+                step("creating a simulated cluster that asks the service")
+                rehearsal = Rehearsal(Path(tmp) / "home", url, root / "metrics" / "cluster.om")
+                step("stopping the update service")
+        shown = _show(url, channel, arch, response, output, cluster)
+        rehearsed = rehearsal.run(output)
+    if output is Format.json:
+        print_json({**shown, "rehearsal": rehearsed})
 
 
 def example_cluster(url: str, snapshot: Path) -> tuple[ClusterView, Availability]:
@@ -111,27 +127,24 @@ def _show(
     response: httpx.Response,
     output: Format,
     cluster: tuple[ClusterView, Availability],
-) -> None:
+) -> dict[str, Any]:
     doc: Any = response.json()
     if response.status_code != 200:
         raise KupgradeError(f"{url} answered {response.status_code}: {doc.get('value', doc)}")
     summary = summarize(doc)
     view, availability = cluster
     if output is Format.json:
-        print_json(
-            {
-                "url": str(response.url),
-                "channel": channel,
-                "arch": arch,
-                **summary.to_json(),
-                "exampleCluster": {
-                    "version": view.version,
-                    "channel": view.channel,
-                    **availability.status(),
-                },
-            }
-        )
-        return
+        return {
+            "url": str(response.url),
+            "channel": channel,
+            "arch": arch,
+            **summary.to_json(),
+            "exampleCluster": {
+                "version": view.version,
+                "channel": view.channel,
+                **availability.status(),
+            },
+        }
     stderr.print(f"GET {response.url} -> {response.status_code}", highlight=False)
     stdout.print(summary_table(summary, f"Update graph of {channel} ({arch}), served over HTTP"))
     if summary.risks:
@@ -143,3 +156,74 @@ def _show(
         cluster_version(view, availability, time.time()), include_not_recommended=True
     )
     stdout.print("\n".join(lines), highlight=False, markup=False)
+    return {}
+
+
+DEMO_PROFILE = Spec(
+    version=EXAMPLE_CLUSTER["version"],
+    channel=EXAMPLE_CLUSTER["channel"],
+    start=rfc3339(SNAPSHOT_END_S),  # the moment its metrics snapshot was taken
+    pools=[
+        Pool("master", 3, max_unavailable=1, zones=["a", "b", "c"]),
+        Pool("worker", 6, max_unavailable=2, zones=["a", "b", "c"]),
+    ],
+    workloads=[
+        Workload("web", "shop", 6, pdb=Budget(min_available=5), termination_seconds=45),
+        Workload("db", "data", 3, pdb=Budget(max_unavailable=1), termination_seconds=120),
+    ],
+)
+
+
+class Rehearsal:
+    """A simulated cluster at the example release, upgraded to what the service recommends."""
+
+    def __init__(self, home: Path, upstream: str, metrics: Path) -> None:
+        self.spec = msgspec.structs.replace(DEMO_PROFILE, upstream=upstream, metrics=str(metrics))
+        self.root = create_cluster(home, "demo", Profile(spec=self.spec))
+        self.store = Store(self.root / "cluster.db")
+        self.notes = refresh_availability(self.store, self.spec)
+        cv = self.store.get("ClusterVersion", "version")
+        assert cv is not None
+        self.before = copy.deepcopy(cv)
+        updates = cv["status"].get("availableUpdates") or []
+        if not updates:
+            raise KupgradeError("the update service recommended no update for the demo cluster")
+        self.target = str(updates[0]["version"])  # newest first (SPEC A3)
+        request_update(
+            self.store, cv, requested_release(cv, self.target, None, False, False), False
+        )
+
+    def run(self, output: Format) -> dict[str, Any]:
+        runner = Runner(self.store, self.spec, wiring_for(self.root, self.store, self.spec))
+        started, wall = runner.sim.now(), time.monotonic()
+        text = output is Format.text
+        if text:
+            stdout.rule(f"kupgrade upgrade --to {self.target}: a simulated cluster rehearses it")
+            lines, _ = render_upgrade(self.before, include_not_recommended=True)
+            stdout.print("\n".join(lines), highlight=False, markup=False)
+        with live_view(runner, 0.0, started, wall) as on_step:
+            outcome = runner.run("completed", on_step=on_step)
+        summary = report(runner, outcome, started, time.monotonic() - wall)
+        if text:
+            print_report(summary, started, output)
+        cv = self.store.get("ClusterVersion", "version")
+        assert cv is not None
+        if not text:
+            summary["target"] = self.target
+            summary["history"] = cv["status"].get("history")
+            summary["pools"] = {
+                p["metadata"]["name"]: mcp_columns(p) for p in self.store.list("MachineConfigPool")
+            }
+            return summary
+        now = runner.sim.now()
+        stdout.rule("kupgrade get clusterversion / get mcp")
+        for kind in ("ClusterVersion", "MachineConfigPool"):
+            stdout.print(oc_table(kind, self.store.list(kind), now), highlight=False, markup=False)
+        stdout.rule("history")
+        for entry in cv["status"].get("history") or []:
+            stdout.print(
+                f"{entry['state']:<10} {entry['version']:<10} {entry.get('startedTime', '')} -> "
+                f"{entry.get('completionTime') or '…'}  verified={entry.get('verified')}",
+                highlight=False,
+            )
+        return summary

@@ -124,6 +124,8 @@ class NodeController:
             self.api.set_state(f"drain:{name}", None)
             return
         if blocked:
+            if state["failing"] is None:
+                self.api.record(key_of(node), "EvictionBlocked", blocked[0])
             failing = state["failing"] if state["failing"] is not None else now
             state["failing"] = failing
             slow = now - failing >= SLOW_AFTER

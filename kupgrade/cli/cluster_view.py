@@ -1,0 +1,266 @@
+"""What `controller run`, `get` and the demo show of a cluster: the live bars, the
+timeline of what took how long, and `oc get` tables with the same columns as `oc`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from kupgrade.cli.output import Format, print_json, stderr, stdout
+from kupgrade.cluster import mco
+from kupgrade.cluster.conditions import find
+from kupgrade.controllers.nodes.pool import mcp_columns
+from kupgrade.controllers.runner import Outcome, Runner
+from kupgrade.controllers.version.status import clusterversion_columns
+from kupgrade.store import Store
+
+
+@contextmanager
+def live_view(runner: Runner, speed: float, started: float, wall: float) -> Iterator[Any]:
+    bars = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=stderr,
+        transient=True,
+        disable=not stderr.is_terminal,
+    )
+    tasks: dict[str, Any] = {}
+    with bars:
+
+        def on_step(r: Runner) -> None:
+            if speed > 0:
+                ahead = (r.sim.now() - started) / speed - (time.monotonic() - wall)
+                if ahead > 0:
+                    time.sleep(min(ahead, 1.0))
+            state = r.sim.state("version") or {}
+            rows = [("manifests", int(state.get("done", 0)), int(state.get("total", 0)) or 1)]
+            rows += [
+                (
+                    f"pool {p['metadata']['name']}",
+                    int(p["status"].get("updatedMachineCount", 0)),
+                    int(p["status"].get("machineCount", 0)) or 1,
+                )
+                for p in r.store.list("MachineConfigPool")
+            ]
+            for label, done, total in rows:
+                if label not in tasks:
+                    tasks[label] = bars.add_task(label, total=total)
+                bars.update(tasks[label], completed=done, total=total)
+
+        yield on_step
+
+
+def timeline(store: Store, since: float) -> list[dict[str, Any]]:
+    """What took how long, in the order it started: operators, nodes (with how long their
+    drain took) and whatever held things up; what is still under way has no end."""
+    rows: list[dict[str, Any]] = []
+    started: dict[str, float] = {}
+    drained: dict[str, str] = {}
+    for e in store.events():
+        if e["at"] < since:
+            continue
+        obj = e["object"]
+        if e["reason"] in ("Progressing", "Drain"):
+            started.setdefault(obj, e["at"])
+        elif e["reason"] == "Drained":
+            drained[obj] = e["message"]
+        elif e["reason"] in ("VersionReached", "Done") and obj in started:
+            row = {"object": obj, "from": started.pop(obj), "to": e["at"]}
+            if obj in drained:
+                row["note"] = drained.pop(obj)
+            rows.append(row)
+        elif e["kind"] == "Warning" or e["reason"] in HOLD_UPS:
+            rows.append(
+                {
+                    "object": obj,
+                    "from": e["at"],
+                    "to": e["at"],
+                    "note": f"{e['reason']}: {e['message']}",
+                }
+            )
+    rows += [
+        {"object": o, "from": at, "to": None, "note": "not finished"} for o, at in started.items()
+    ]
+    return sorted(rows, key=lambda r: r["from"])
+
+
+HOLD_UPS = ("DrainThresholdExceeded", "DrainFailed", "EvictionBlocked", "Handoff", "Completed")
+
+
+def report(runner: Runner, outcome: Outcome, started: float, wall: float) -> dict[str, Any]:
+    """How the run ended, how long it took (simulated and real) and its timeline."""
+    cv = runner.store.get("ClusterVersion", "version") or {"status": {}}
+    return {
+        "outcome": outcome.reason,
+        "simulatedSeconds": round(outcome.now - started, 3),
+        "wallSeconds": round(wall, 3),
+        "steps": outcome.steps,
+        "clusterversion": clusterversion_columns(cv["status"]),
+        "timeline": timeline(runner.store, started),
+    }
+
+
+def print_report(summary: dict[str, Any], started: float, output: Format) -> None:
+    if output is Format.json:
+        print_json(summary)
+        return
+    stdout.print(
+        f"{summary['outcome']}: {summary['simulatedSeconds'] / 60:.1f} simulated minutes "
+        f"in {summary['wallSeconds']:.2f}s ({summary['steps']} steps)",
+        highlight=False,
+    )
+    table = Table("WHAT", "FROM", "TOOK", "NOTE", box=None)
+    for row in summary["timeline"]:
+        end = row["to"]
+        took = (
+            f"{(end - row['from']) / 60:.1f} min" if end is not None and end > row["from"] else ""
+        )
+        table.add_row(
+            row["object"], f"+{(row['from'] - started) / 60:.1f} min", took, row.get("note", "")
+        )
+    stdout.print(table)
+
+
+KINDS = {
+    "clusterversion": "ClusterVersion",
+    "clusterversions": "ClusterVersion",
+    "clusteroperators": "ClusterOperator",
+    "clusteroperator": "ClusterOperator",
+    "co": "ClusterOperator",
+    "mcp": "MachineConfigPool",
+    "machineconfigpools": "MachineConfigPool",
+    "nodes": "Node",
+    "node": "Node",
+}
+
+
+def age(created: str, now: float) -> str:
+    from kupgrade.cluster.objects import parse_rfc3339
+
+    seconds = max(0, int(now - parse_rfc3339(created))) if created else 0
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def oc_rows(kind: str, objs: list[dict[str, Any]], now: float) -> tuple[list[str], list[list[str]]]:
+    if kind == "ClusterVersion":
+        head = ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "SINCE", "STATUS"]
+        rows = []
+        for o in objs:
+            c = clusterversion_columns(o["status"])
+            since = age(c["SINCE"], now) if c["SINCE"] else ""
+            rows.append(
+                [
+                    o["metadata"]["name"],
+                    c["VERSION"],
+                    c["AVAILABLE"],
+                    c["PROGRESSING"],
+                    since,
+                    c["STATUS"],
+                ]
+            )
+        return head, rows
+    if kind == "ClusterOperator":
+        head = ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "DEGRADED", "SINCE", "MESSAGE"]
+        rows = []
+        for o in objs:
+            conds = o["status"].get("conditions") or []
+            version = next(
+                (
+                    v["version"]
+                    for v in o["status"].get("versions") or []
+                    if v["name"] == "operator"
+                ),
+                "",
+            )
+            status = [
+                (find(conds, k) or {}).get("status", "")
+                for k in ("Available", "Progressing", "Degraded")
+            ]
+            times = [c.get("lastTransitionTime", "") for c in conds if c.get("lastTransitionTime")]
+            message = next(
+                (
+                    c.get("message", "")
+                    for c in conds
+                    if c.get("message") and c["status"] != "False"
+                ),
+                "",
+            )
+            rows.append(
+                [
+                    o["metadata"]["name"],
+                    version,
+                    *status,
+                    age(max(times), now) if times else "",
+                    message,
+                ]
+            )
+        return head, rows
+    if kind == "MachineConfigPool":
+        head = [
+            "NAME",
+            "CONFIG",
+            "UPDATED",
+            "UPDATING",
+            "DEGRADED",
+            "MACHINECOUNT",
+            "READYMACHINECOUNT",
+            "UPDATEDMACHINECOUNT",
+            "DEGRADEDMACHINECOUNT",
+            "AGE",
+        ]
+        rows = [
+            [
+                o["metadata"]["name"],
+                *[str(v) for v in mcp_columns(o).values()],
+                age(o["metadata"].get("creationTimestamp", ""), now),
+            ]
+            for o in objs
+        ]
+        return head, rows
+    head = ["NAME", "STATUS", "ROLES", "AGE", "CONFIG", "STATE"]
+    node_rows: list[list[str]] = []
+
+    for o in objs:
+        ready = (find(o["status"].get("conditions"), "Ready") or {}).get("status") == "True"
+        node_status = "Ready" if ready else "NotReady"
+        if o["spec"].get("unschedulable"):
+            node_status += ",SchedulingDisabled"
+        roles = ",".join(
+            sorted(
+                k.split("/", 1)[1]
+                for k in o["metadata"].get("labels", {})
+                if k.startswith("node-role.kubernetes.io/")
+            )
+        )
+        notes = o["metadata"].get("annotations", {})
+        node_rows.append(
+            [
+                o["metadata"]["name"],
+                node_status,
+                roles,
+                age(o["metadata"].get("creationTimestamp", ""), now),
+                notes.get(mco.CURRENT, ""),
+                notes.get(mco.STATE, ""),
+            ]
+        )
+    return head, node_rows
+
+
+def oc_table(kind: str, objs: list[dict[str, Any]], now: float) -> str:
+    head, rows = oc_rows(kind, objs, now)
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)
+    ]
+    return "".join(
+        "   ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() + "\n"
+        for line in [head, *rows]
+    )
