@@ -8,6 +8,7 @@
 3. PromQL against a real Prometheus (bench/promql.py), when Prometheus is installed.
 4. Release payloads (bench/release.py): load and graph 1,000 manifests; extract and
    verify throughput against tar and sha256sum on the same layer.
+5. A simulated cluster upgraded at 50, 500 and 5,000 nodes (bench/sim.py).
 
 Uses ../shared when present and the sample dataset otherwise (and says so).
 """
@@ -46,6 +47,7 @@ from kupgrade.service.process import ChildProcess, ServiceProcess, free_port  # 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from promql import bench_promql  # noqa: E402
 from release import bench_release, describe  # noqa: E402
+from sim import bench_sim  # noqa: E402
 
 
 def timed(func: Callable[[], object], runs: int) -> tuple[float, object]:
@@ -166,6 +168,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--sim-sizes", default="50,500,5000", help="cluster sizes (nodes)")
     args = parser.parse_args()
     report: dict[str, object] = {}
     with tempfile.TemporaryDirectory(prefix="kupgrade-sample-") as tmp:
@@ -203,6 +206,7 @@ def main() -> None:
     if shutil.which("prometheus") is not None and SHARED.parent.exists():
         report["promql"] = bench_promql(SHARED.parent.parent, 10_000, 5)
     report["release"] = bench_release(1000, 7)
+    report["simulated upgrade"] = bench_sim([int(n) for n in args.sim_sizes.split(",")])
     if args.json:
         print(json.dumps(report, indent=2))
         return
@@ -227,6 +231,17 @@ def main() -> None:
             f"{p['ratio_prometheus_over_kupgrade']} (goal >= 1), agree {p['agree']}"  # type: ignore[index]
         )
     print(describe(report["release"]))  # type: ignore[arg-type]
+    print("simulated upgrade (20 pods per worker, a budget per 20 pods, ~1,000 manifests):")
+    for row in report["simulated upgrade"]["sizes"]:  # type: ignore[index]
+        print(
+            f"  {row['nodes']:>5} nodes {row['pods']:>6} pods: {row['wall_s']:7.1f} s wall for "
+            f"{row['simulated_min']} simulated min, {row['steps']} steps"
+            + (
+                f", x{row['wall_ratio_to_previous']} the previous size"
+                if "wall_ratio_to_previous" in row
+                else ""
+            )
+        )
     rounds = ", ".join(f"{r:.2f}" for r in service["ratios"].values())
     print(
         f"  kupgrade/nginx requests per second: {ratio:.2f}, median of {ROUNDS} alternating "

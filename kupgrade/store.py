@@ -13,6 +13,8 @@ from __future__ import annotations
 import builtins
 import heapq
 import sqlite3
+import weakref
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,50 @@ _encode = msgspec.json.Encoder(order="sorted").encode
 _decode = msgspec.json.decode
 
 
+class Watch:
+    """The keys of watched kinds changed since the last drain, as an informer queues them.
+
+    A new watch starts with every existing key (the informer's initial list), so a
+    controller started after a crash looks at everything once and then only at changes.
+    """
+
+    def __init__(self, keys: Iterable[Key]) -> None:
+        self._keys: set[Key] = set(keys)
+
+    def add(self, key: Key) -> None:
+        self._keys.add(key)
+
+    def drain(self) -> builtins.list[Key]:
+        """Pending keys in sorted order (set order would differ between processes)."""
+        keys = sorted(self._keys)
+        self._keys.clear()
+        return keys
+
+    def __bool__(self) -> bool:
+        return bool(self._keys)
+
+
+class _Index:
+    def __init__(self, fn: Callable[[Obj], Iterable[str]]) -> None:
+        self.fn = fn
+        self.keys: dict[str, set[Key]] = {}
+        self.values: dict[Key, tuple[str, ...]] = {}
+
+    def update(self, key: Key, obj: Obj | None) -> None:
+        new = tuple(self.fn(obj)) if obj is not None else ()
+        old = self.values.get(key, ())
+        if new == old:
+            return
+        for value in old:
+            self.keys[value].discard(key)
+        for value in new:
+            self.keys.setdefault(value, set()).add(key)
+        if new:
+            self.values[key] = new
+        else:
+            self.values.pop(key, None)
+
+
 class Store:
     """One cluster's state in one SQLite file."""
 
@@ -63,6 +109,9 @@ class Store:
             self._objects[key] = _decode(body)
             by_kind.setdefault(kind, {})[key] = self._objects[key]
         self._by_kind = by_kind
+        self._sorted: dict[str, builtins.list[Key]] = {}
+        self._watches: dict[str, weakref.WeakSet[Watch]] = {}
+        self._indexes: dict[str, dict[str, _Index]] = {}
         self._meta: dict[str, Any] = {
             k: _decode(v) for k, v in self._db.execute("SELECT key, value FROM meta")
         }
@@ -88,21 +137,61 @@ class Store:
 
     def list(self, kind: str) -> builtins.list[Obj]:
         """Objects of one kind, in (namespace, name) order."""
-        return [self._by_kind[kind][k] for k in sorted(self._by_kind.get(kind, {}))]
+        objs = self._by_kind.get(kind, {})
+        keys = self._sorted.get(kind)
+        if keys is None:
+            keys = self._sorted[kind] = sorted(objs)
+        return [objs[k] for k in keys]
 
     def put(self, obj: Obj) -> Obj:
         meta = obj["metadata"]
         key = (str(obj["kind"]), str(meta.get("namespace", "")), str(meta["name"]))
+        if key not in self._objects:
+            self._sorted.pop(key[0], None)
         self._objects[key] = obj
         self._by_kind.setdefault(key[0], {})[key] = obj
         self._dirty.add(key)
+        self._changed(key, obj)
         return obj
 
     def delete(self, kind: str, name: str, namespace: str = "") -> None:
         key = (kind, namespace, name)
         if self._objects.pop(key, None) is not None:
             self._by_kind.get(kind, {}).pop(key, None)
+            self._sorted.pop(kind, None)
             self._dirty.add(key)
+            self._changed(key, None)
+
+    def _changed(self, key: Key, obj: Obj | None) -> None:
+        for index in self._indexes.get(key[0], {}).values():
+            index.update(key, obj)
+        self.touch(key)
+
+    def touch(self, key: Key) -> None:
+        """Queue `key` for every watch of its kind, changed or not (a requeue)."""
+        for watch in self._watches.get(key[0], ()):
+            watch.add(key)
+
+    def watch(self, *kinds: str) -> Watch:
+        """A queue of changed keys of these kinds (see Watch); dropped with its owner."""
+        watch = Watch(k for kind in kinds for k in self._by_kind.get(kind, {}))
+        for kind in kinds:
+            self._watches.setdefault(kind, weakref.WeakSet()).add(watch)
+        return watch
+
+    def index(self, kind: str, name: str, fn: Callable[[Obj], Iterable[str]]) -> None:
+        """Keep objects of `kind` findable by the values `fn` gives (a field or label selector)."""
+        if name in self._indexes.get(kind, {}):
+            return
+        index = _Index(fn)
+        for key, obj in self._by_kind.get(kind, {}).items():
+            index.update(key, obj)
+        self._indexes.setdefault(kind, {})[name] = index
+
+    def lookup(self, kind: str, name: str, value: str) -> builtins.list[Obj]:
+        """Objects whose index `name` holds `value`, in (namespace, name) order."""
+        keys = self._indexes[kind][name].keys.get(value, ())
+        return [self._objects[k] for k in sorted(keys)]
 
     # --- meta, schedule, events -----------------------------------------------------------
 
@@ -154,18 +243,20 @@ class Store:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            for key in self._dirty:
-                obj = self._objects.get(key)
-                if obj is None:
-                    db.execute("DELETE FROM objects WHERE kind=? AND namespace=? AND name=?", key)
-                else:
-                    db.execute(
-                        "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?)", (*key, _encode(obj))
-                    )
-            for name in self._dirty_meta:
-                db.execute(
-                    "INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, _encode(self._meta[name]))
-                )
+            gone = [key for key in self._dirty if key not in self._objects]
+            db.executemany("DELETE FROM objects WHERE kind=? AND namespace=? AND name=?", gone)
+            db.executemany(
+                "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?)",
+                [
+                    (*key, _encode(self._objects[key]))
+                    for key in self._dirty
+                    if key in self._objects
+                ],
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                [(name, _encode(self._meta[name])) for name in self._dirty_meta],
+            )
             added = {seq for seq, _, _ in self._added}
             db.executemany(
                 "DELETE FROM schedule WHERE seq=?", [(s,) for s in self._removed if s not in added]

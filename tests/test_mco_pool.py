@@ -99,3 +99,56 @@ def test_get_mcp(case: Any) -> None:
     assert got.columns() == expect["columns"]
     assert got.unavailable == expect["unavailableMachineCount"]
     assert got.conditions == expect["conditions"]
+
+
+_node_specs = st.fixed_dictionaries(
+    {
+        "currentConfig": st.sampled_from(["old", "new", None]),
+        "desiredConfig": st.sampled_from(["old", "new", "other", None]),
+        "state": st.sampled_from(["Done", "Working", "Degraded", "Unreconcilable", None]),
+        "reason": st.sampled_from(["", "disk full", None]),
+        "desiredImage": st.sampled_from([None, "img"]),
+        "zone": st.sampled_from([None, "a", "b"]),
+        "created": st.sampled_from(["2024-01-01T00:00:01Z", "2024-01-01T00:00:01.5Z", None]),
+        "unschedulable": st.booleans(),
+        "conditions": st.sampled_from(
+            [None, {"Ready": "True"}, {"Ready": "False"}, {"Ready": "True", "DiskPressure": "True"}]
+        ),
+    }
+)
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 7), _node_specs), min_size=1, max_size=40),
+    st.sampled_from(["new", "old"]),
+    st.integers(1, 6),
+    st.sampled_from([None, "n3"]),
+    st.booleans(),
+)
+def test_tracker_agrees_with_the_rules_after_every_change(
+    changes: list[tuple[int, dict[str, Any]]],
+    target: str,
+    limit: int,
+    defer: str | None,
+    paused: bool,
+) -> None:
+    """The incremental PoolTracker gives what candidates()/pool_status() give, change by change."""
+    from kupgrade.controllers.nodes.tracker import PoolTracker
+
+    tracker = PoolTracker("old")
+    tracker.retarget(target)
+    nodes: dict[str, dict[str, Any]] = {}
+    for i, (which, spec) in enumerate(changes):
+        name = f"n{which}"
+        if i % 11 == 10:
+            nodes.pop(name, None)
+            tracker.remove(name)
+        else:
+            nodes[name] = node_of({**spec, "name": name})
+            tracker.put(nodes[name])
+        ordered = [nodes[n] for n in sorted(nodes)]
+        expected = mcp.candidates(ordered, target, limit, defer)
+        assert tracker.candidates(limit, defer) == expected.targeted
+        assert tracker.status("old", paused=paused) == mcp.pool_status(
+            ordered, target, "old", paused=paused
+        )

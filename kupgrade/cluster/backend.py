@@ -10,6 +10,8 @@ from __future__ import annotations
 import builtins
 from typing import Any, Protocol
 
+from kupgrade.store import Watch
+
 Obj = dict[str, Any]
 
 
@@ -30,6 +32,14 @@ class Backend(Protocol):
 
     def list(self, kind: str) -> builtins.list[Obj]: ...
 
+    def watch(self, *kinds: str) -> Watch:
+        """Keys of these kinds changed since the last look, starting with all of them."""
+        ...
+
+    def pods_on(self, node: str) -> builtins.list[Obj]:
+        """Pods bound to `node` (field selector spec.nodeName)."""
+        ...
+
     def apply(self, obj: Obj) -> Obj:
         """Create or update spec and metadata; the status stays the owner's."""
         ...
@@ -42,6 +52,10 @@ class Backend(Protocol):
 
     def wake_at(self, at: float) -> None:
         """Run the controllers again at `at` even if nothing else happens."""
+        ...
+
+    def requeue_at(self, at: float, kind: str, name: str, namespace: str = "") -> None:
+        """Queue one object to its watchers again at `at` (a retry with a delay)."""
         ...
 
     def record(self, obj: str, reason: str, message: str) -> None:

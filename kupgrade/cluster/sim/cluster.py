@@ -10,7 +10,25 @@ from dataclasses import dataclass
 from typing import Any
 
 from kupgrade.cluster.objects import is_ready_pod, key_of, rfc3339
-from kupgrade.store import Obj, Store
+from kupgrade.store import Obj, Store, Watch
+
+
+def _pod_node(pod: Obj) -> list[str]:
+    node = pod["spec"].get("nodeName")
+    return [node] if node else []
+
+
+def _labels(obj: Obj) -> list[str]:
+    meta = obj["metadata"]
+    namespace = meta.get("namespace", "")
+    return [f"{namespace}/{k}={v}" for k, v in (meta.get("labels") or {}).items()]
+
+
+def _selector_labels(pdb: Obj) -> list[str]:
+    """Where a budget is found from a pod's labels: any one of its matchLabels pairs."""
+    namespace = pdb["metadata"].get("namespace", "")
+    wanted = ((pdb["spec"].get("selector") or {}).get("matchLabels")) or {}
+    return [f"{namespace}/{k}={v}" for k, v in wanted.items()] or [f"{namespace}/*"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +79,9 @@ class SimCluster:
         else:
             self.rng.seed(int(store.meta("seed", 1)))
         self.changed = False
+        store.index("Pod", "node", _pod_node)
+        store.index("Pod", "label", _labels)
+        store.index("PodDisruptionBudget", "selects", _selector_labels)
 
     # --- Backend ------------------------------------------------------------------------
 
@@ -98,17 +119,31 @@ class SimCluster:
         self.store.delete(kind, name, namespace)
         self.changed = True
 
+    def watch(self, *kinds: str) -> Watch:
+        return self.store.watch(*kinds)
+
+    def pods_on(self, node: str) -> builtins.list[Obj]:
+        return self.store.lookup("Pod", "node", node)
+
+    def selected(self, kind: str, namespace: str, selector: dict[str, Any]) -> builtins.list[Obj]:
+        """Objects of `kind` in `namespace` whose labels match selector.matchLabels."""
+        wanted = (selector or {}).get("matchLabels") or {}
+        if not wanted:
+            return [
+                o for o in self.store.list(kind) if o["metadata"].get("namespace", "") == namespace
+            ]
+        first, *rest = sorted(wanted.items())
+        found = self.store.lookup(kind, "label", f"{namespace}/{first[0]}={first[1]}")
+        if not rest:
+            return found
+        more = {"matchLabels": dict(rest)}
+        return [o for o in found if selects(more, o["metadata"].get("labels") or {})]
+
     def evict(self, pod: Obj) -> Evicted:
         meta = pod["metadata"]
         if meta.get("deletionTimestamp"):
             return Evicted(200, "already terminating")
-        namespace = meta.get("namespace", "")
-        budgets = [
-            b
-            for b in self.store.list("PodDisruptionBudget")
-            if b["metadata"].get("namespace", "") == namespace
-            and selects(b["spec"].get("selector"), meta.get("labels") or {})
-        ]
+        budgets = self.budgets_for(pod)
         if len(budgets) > 1:
             return Evicted(
                 500,
@@ -123,6 +158,7 @@ class SimCluster:
                     f"({key_of(budgets[0])}: {status['currentHealthy']} healthy, "
                     f"{status['desiredHealthy']} needed).",
                 )
+        namespace = meta.get("namespace", "")
         meta["deletionTimestamp"] = rfc3339(self.now())
         self.write(pod)
         grace = float(meta.get("annotations", {}).get("kupgrade.io/termination-seconds", 30))
@@ -131,14 +167,23 @@ class SimCluster:
         self.record(key_of(pod), "Evicted", f"evicted from {pod['spec'].get('nodeName', '')}")
         return Evicted(200, "evicted")
 
+    def budgets_for(self, pod: Obj) -> builtins.list[Obj]:
+        """The PodDisruptionBudgets whose selector matches the pod."""
+        meta = pod["metadata"]
+        namespace = meta.get("namespace", "")
+        labels = meta.get("labels") or {}
+        found = {
+            key_of(b): b
+            for value in [*_labels(pod), f"{namespace}/*"]
+            for b in self.store.lookup("PodDisruptionBudget", "selects", value)
+        }
+        return [
+            found[k] for k in sorted(found) if selects(found[k]["spec"].get("selector"), labels)
+        ]
+
     def budget(self, pdb: Obj) -> dict[str, int]:
         namespace = pdb["metadata"].get("namespace", "")
-        pods = [
-            p
-            for p in self.store.list("Pod")
-            if p["metadata"].get("namespace", "") == namespace
-            and selects(pdb["spec"].get("selector"), p["metadata"].get("labels") or {})
-        ]
+        pods = self.selected("Pod", namespace, pdb["spec"].get("selector") or {})
         owners = {o["name"] for p in pods for o in p["metadata"].get("ownerReferences") or []}
         expected = sum(
             int(self.store.meta(f"replicas:{namespace}/{o}") or 0) for o in owners
@@ -149,6 +194,9 @@ class SimCluster:
 
     def wake_at(self, at: float) -> None:
         self.store.schedule(at, ["wake"])
+
+    def requeue_at(self, at: float, kind: str, name: str, namespace: str = "") -> None:
+        self.store.schedule(at, ["wake", kind, namespace, name])
 
     def record(self, obj: str, reason: str, message: str) -> None:
         self.store.event(self.now(), "Normal", obj, reason, message)

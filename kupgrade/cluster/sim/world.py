@@ -37,6 +37,19 @@ class World:
         self.sim = sim
         self.spec = spec
         self.ops = {o.name: o for o in operators_of(spec)}
+        self.workloads = {(w.namespace, w.name): w for w in spec.workloads}
+        # Each component watches what it reacts to, as the real ones do.
+        self.deployments = sim.watch("Deployment")
+        self.nodes = sim.watch("Node")
+        self.pods = sim.watch("Pod")
+        self.short: set[tuple[str, str]] = set(self.workloads)  # may be missing replicas
+        self.starved: set[tuple[str, str]] = set()  # missing replicas and no node for them
+        self.by_role: dict[str, list[str]] = {}
+        for node in sim.list("Node"):
+            for label in node["metadata"].get("labels") or {}:
+                if label.startswith("node-role.kubernetes.io/"):
+                    role = label.removeprefix("node-role.kubernetes.io/")
+                    self.by_role.setdefault(role, []).append(node["metadata"]["name"])
 
     def fault(self, **match: str) -> Fault | None:
         for fault in self.spec.faults:
@@ -52,8 +65,9 @@ class World:
         if handler is not None:
             handler(*args)
 
-    def _on_wake(self) -> None:
-        return
+    def _on_wake(self, kind: str = "", namespace: str = "", name: str = "") -> None:
+        if kind:
+            self.sim.store.touch((kind, namespace, name))
 
     def _on_pod_gone(self, namespace: str, name: str) -> None:
         self.sim.delete("Pod", name, namespace)
@@ -148,7 +162,10 @@ class World:
         return rfc3339(self.sim.now())
 
     def _operators(self) -> None:
-        for deployment in self.sim.list("Deployment"):
+        for key in self.deployments.drain():
+            deployment = self.sim.get("Deployment", key[2], key[1])
+            if deployment is None:
+                continue
             name = (deployment["metadata"].get("labels") or {}).get(OPERATOR_LABEL)
             version = _release_version(deployment)
             if not name or version is None or name not in self.ops:
@@ -246,7 +263,13 @@ class World:
         return self.sim.uniform(getattr(self.spec.node_phases, phase))
 
     def _daemons(self) -> None:
-        for node in self.sim.list("Node"):
+        changed = self.nodes.drain()
+        if changed:  # a node came back: the replicas that found no room may fit now
+            self.short |= self.starved
+        for key in changed:
+            node = self.sim.get("Node", key[2])
+            if node is None:
+                continue
             notes = node["metadata"]["annotations"]
             current, desired, state = (
                 notes.get(mco.CURRENT),
@@ -284,40 +307,52 @@ class World:
                 self.sim.record(key_of(node), "Done", f"running {desired}")
 
     def _replicasets(self) -> None:
-        pods_by_owner: dict[str, int] = {}
-        for p in self.sim.list("Pod"):
-            if p["metadata"].get("deletionTimestamp"):
-                continue
-            owner = p["metadata"]["ownerReferences"][0]["name"]
-            key = f"{p['metadata']['namespace']}/{owner}"
-            pods_by_owner[key] = pods_by_owner.get(key, 0) + 1
-        for workload in self.spec.workloads:
-            key = f"{workload.namespace}/{workload.name}"
-            missing = workload.replicas - pods_by_owner.get(key, 0)
-            for _ in range(missing):
-                if not self._create_pod(workload):
-                    break
+        for key in self.pods.drain():
+            owner = (key[1], key[2].rsplit("-", 1)[0])
+            if owner in self.workloads:
+                self.short.add(owner)
+        for owner in sorted(self.short):
+            workload = self.workloads[owner]
+            live = [
+                p
+                for p in self.sim.selected(
+                    "Pod", workload.namespace, {"matchLabels": {"app": workload.name}}
+                )
+                if not p["metadata"].get("deletionTimestamp")
+            ]
+            missing = workload.replicas - len(live)
+            while missing > 0 and self._create_pod(workload):
+                missing -= 1
+            (self.starved.add if missing > 0 else self.starved.discard)(owner)
+        self.short.clear()
+
+    def _schedulable(self, name: str) -> bool:
+        node = self.sim.get("Node", name)
+        return (
+            node is not None
+            and not node["spec"].get("unschedulable")
+            and any(
+                c["type"] == "Ready" and c["status"] == "True" for c in node["status"]["conditions"]
+            )
+        )
+
+    def _place(self, workload: Workload) -> str | None:
+        """The next schedulable node of the pool, round robin (the scheduler's spreading)."""
+        if workload.node is not None:
+            return workload.node if self._schedulable(workload.node) else None
+        names = self.by_role.get(workload.pool, [])
+        turn = int(self.sim.store.meta(f"turn:{workload.pool}", 0))
+        for i in range(len(names)):
+            name = names[(turn + i) % len(names)]
+            if self._schedulable(name):
+                self.sim.store.set_meta(f"turn:{workload.pool}", (turn + i + 1) % len(names))
+                return name
+        return None
 
     def _create_pod(self, workload: Workload) -> bool:
-        nodes = [
-            n
-            for n in self.sim.list("Node")
-            if f"node-role.kubernetes.io/{workload.pool}" in n["metadata"]["labels"]
-            and not n["spec"].get("unschedulable")
-            and any(
-                c["type"] == "Ready" and c["status"] == "True" for c in n["status"]["conditions"]
-            )
-            and (workload.node is None or n["metadata"]["name"] == workload.node)
-        ]
-        if not nodes:
+        node_name = self._place(workload)
+        if node_name is None:
             return False
-        load = self.sim.store.meta("podload") or {}
-        target = min(
-            nodes, key=lambda n: (load.get(n["metadata"]["name"], 0), n["metadata"]["name"])
-        )
-        node_name = target["metadata"]["name"]
-        load[node_name] = load.get(node_name, 0) + 1
-        self.sim.store.set_meta("podload", load)
         serial = int(self.sim.store.meta(f"serial:{workload.namespace}/{workload.name}", 0))
         self.sim.store.set_meta(f"serial:{workload.namespace}/{workload.name}", serial + 1)
         name = f"{workload.name}-{serial:05d}"

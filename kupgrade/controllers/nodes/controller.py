@@ -17,6 +17,7 @@ from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import set_condition
 from kupgrade.cluster.objects import key_of, rfc3339
 from kupgrade.controllers.nodes import pool as rules
+from kupgrade.controllers.nodes.tracker import PoolTracker
 from kupgrade.errors import InputError
 
 RETRY = 60.0
@@ -26,54 +27,130 @@ DRAIN_TIMEOUT = 3600.0
 
 
 def pool_nodes(pool: dict[str, Any], nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [n for n in nodes if selects_node(pool, n)]
+
+
+def selects_node(pool: dict[str, Any], node: dict[str, Any]) -> bool:
     wanted = (pool["spec"].get("nodeSelector") or {}).get("matchLabels") or {}
-    return [
-        n
-        for n in nodes
-        if all(n["metadata"].get("labels", {}).get(k) == v for k, v in wanted.items())
-    ]
+    labels = node["metadata"].get("labels", {})
+    return all(labels.get(k) == v for k, v in wanted.items())
 
 
 class NodeController:
+    """Works from watches, as the machine-config controllers do from informers: each pass
+    looks only at the nodes, pools and pods that changed (or asked to be looked at again),
+    so a step costs what it changed and a 5,000-node rollout stays linear."""
+
     def __init__(self, backend: Backend) -> None:
         self.api = backend
+        self.changes = backend.watch("Node", "MachineConfigPool")
+        self.pod_changes = backend.watch("Pod")
+        self.trackers: dict[str, PoolTracker] = {}
+        self.pool_of: dict[str, str] = {}  # node -> pool ("" when no pool selects it)
+        self.selectors: dict[str, Any] = {}  # pool -> nodeSelector the mapping was built for
+        self.pod_node: dict[tuple[str, str, str], str] = {}
 
     def sync(self) -> None:
-        nodes = self.api.list("Node")
-        for pool in self.api.list("MachineConfigPool"):
-            self._pool(pool, pool_nodes(pool, nodes))
-        for node in nodes:
-            self._drain(node)
+        pools, nodes = self._changed_nodes()
+        for name in sorted(pools):
+            pool = self.api.get("MachineConfigPool", name)
+            if pool is not None:
+                self._pool(pool)
+        for name in sorted(nodes | self._pods_moved()):
+            node = self.api.get("Node", name)
+            if node is not None:
+                self._drain(node)
 
-    def _pool(self, pool: dict[str, Any], nodes: list[dict[str, Any]]) -> None:
+    def _changed_nodes(self) -> tuple[set[str], set[str]]:
+        """Bring the trackers up to date; the pools and nodes to look at this pass."""
+        keys = self.changes.drain()
+        pools = {k[2] for k in keys if k[0] == "MachineConfigPool"}
+        nodes = {k[2] for k in keys if k[0] == "Node"}
+        unknown = any(n not in self.pool_of and self.api.get("Node", n) for n in nodes)
+        if unknown or (pools and self._selectors_changed()):
+            self._rebuild()
+            return set(self.trackers), nodes
+        for name in pools:
+            pool = self.api.get("MachineConfigPool", name)
+            if pool is not None and name in self.trackers:
+                self.trackers[name].retarget(pool["spec"]["configuration"]["name"])
+        for name in nodes:
+            owner = self.pool_of.get(name)
+            if not owner:  # "" is a node no pool selects
+                continue
+            pools.add(owner)
+            node = self.api.get("Node", name)
+            if node is None:
+                self.trackers[owner].remove(name)
+            else:
+                self.trackers[owner].put(node)
+        return pools, nodes
+
+    def _selectors_changed(self) -> bool:
+        current = {
+            p["metadata"]["name"]: p["spec"].get("nodeSelector")
+            for p in self.api.list("MachineConfigPool")
+        }
+        return current != self.selectors
+
+    def _rebuild(self) -> None:
+        pools = self.api.list("MachineConfigPool")
+        self.selectors = {p["metadata"]["name"]: p["spec"].get("nodeSelector") for p in pools}
+        self.trackers = {
+            p["metadata"]["name"]: PoolTracker(p["spec"]["configuration"]["name"]) for p in pools
+        }
+        self.pool_of = {}
+        for node in self.api.list("Node"):
+            owner = next((p["metadata"]["name"] for p in pools if selects_node(p, node)), "")
+            self.pool_of[node["metadata"]["name"]] = owner
+            if owner:
+                self.trackers[owner].put(node)
+
+    def _pods_moved(self) -> set[str]:
+        """Nodes whose pods changed: a drain may have finished."""
+        nodes = set()
+        for key in self.pod_changes.drain():
+            pod = self.api.get(*_get_args(key))
+            if pod is not None and pod["spec"].get("nodeName"):
+                self.pod_node[key] = pod["spec"]["nodeName"]
+            node = self.pod_node.get(key) if pod is not None else self.pod_node.pop(key, None)
+            if node is not None:
+                nodes.add(node)
+        return nodes
+
+    def _pool(self, pool: dict[str, Any]) -> None:
         spec = pool["spec"]
         target = spec["configuration"]["name"]
         name = pool["metadata"]["name"]
+        tracker = self.trackers.setdefault(name, PoolTracker(target))
+        tracker.retarget(target)
         if not spec.get("paused"):
             try:
-                limit = rules.max_unavailable(spec.get("maxUnavailable"), len(nodes), name)
+                limit = rules.max_unavailable(spec.get("maxUnavailable"), len(tracker.nodes), name)
             except InputError as exc:
                 self.api.record(key_of(pool), "InvalidMaxUnavailable", exc.message)
                 limit = 1
-            chosen = rules.candidates(nodes, target, limit)
-            for node_name in chosen.targeted:
-                node = next(n for n in nodes if n["metadata"]["name"] == node_name)
+            targeted = tracker.candidates(limit)
+            for node_name in targeted:
+                node = self.api.get("Node", node_name)
+                assert node is not None
                 node["metadata"]["annotations"][mco.DESIRED] = target
                 self.api.write(node)
-            if len(chosen.targeted) == 1:
+                tracker.put(node)
+            if len(targeted) == 1:
                 self.api.record(
                     key_of(pool),
                     "SetDesiredConfig",
-                    f"Targeted node {chosen.targeted[0]} to MachineConfig: {target}",
+                    f"Targeted node {targeted[0]} to MachineConfig: {target}",
                 )
-            elif chosen.targeted:
+            elif targeted:
                 self.api.record(
                     key_of(pool),
                     "SetDesiredConfig",
-                    f"Set target for {len(chosen.targeted)} nodes to MachineConfig: {target}",
+                    f"Set target for {len(targeted)} nodes to MachineConfig: {target}",
                 )
         current = (pool.get("status") or {}).get("configuration", {}).get("name", target)
-        computed = rules.pool_status(nodes, target, current, paused=bool(spec.get("paused")))
+        computed = tracker.status(current, paused=bool(spec.get("paused")))
         status = dict(pool.get("status") or {})
         new = {**status, **computed.status()}
         conditions = [dict(c) for c in status.get("conditions") or []]
@@ -108,9 +185,7 @@ class NodeController:
             return
         blocked: list[str] = []
         remaining = 0
-        for pod in self.api.list("Pod"):
-            if pod["spec"].get("nodeName") != name:
-                continue
+        for pod in self.api.pods_on(name):
             remaining += 1
             if pod["metadata"].get("deletionTimestamp"):
                 continue
@@ -147,7 +222,12 @@ class NodeController:
             state["retry"] = RETRY_SLOW if slow else RETRY
             state["next"] = now + state["retry"]
             state["blocked"] = blocked[:3]
-            self.api.wake_at(state["next"])
+            self.api.requeue_at(state["next"], "Node", name)
         else:
             state["next"] = now
         self.api.set_state(f"drain:{name}", state)
+
+
+def _get_args(key: tuple[str, str, str]) -> tuple[str, str, str]:
+    kind, namespace, name = key
+    return kind, name, namespace

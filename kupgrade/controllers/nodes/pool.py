@@ -123,13 +123,13 @@ def zone_order(nodes: Sequence[Node]) -> list[Node]:
     def key(node: Node) -> tuple[int, str, str]:
         meta = node.get("metadata") or {}
         zone = (meta.get("labels") or {}).get(ZONE_LABEL)
-        created = _sortable_time(str(meta.get("creationTimestamp", "")))
+        created = sortable_time(str(meta.get("creationTimestamp", "")))
         return (1, "", created) if zone is None else (0, str(zone), created)
 
     return sorted(nodes, key=key)
 
 
-def _sortable_time(stamp: str) -> str:
+def sortable_time(stamp: str) -> str:
     """RFC 3339 with any fraction, as text that sorts by time (fractions padded)."""
     if not stamp:
         return ""
@@ -226,13 +226,43 @@ def pool_status(
     render_degraded: str | None = None,
 ) -> PoolStatus:
     """The pool's status from its nodes (the node-annotation rules)."""
-    machines = len(nodes)
     updated = [n for n in nodes if is_updated(n, target)]
-    ready = sum(1 for n in updated if is_ready(n))
-    unavailable = sum(1 for n in nodes if is_unavailable(n))
-    degraded = [n for n in nodes if is_degraded(n)]
+    return summarize_pool(
+        target,
+        configuration,
+        Counts(
+            machines=len(nodes),
+            updated=len(updated),
+            ready=sum(1 for n in updated if is_ready(n)),
+            unavailable=sum(1 for n in nodes if is_unavailable(n)),
+        ),
+        [n for n in nodes if is_degraded(n)],
+        paused=paused,
+        render_degraded=render_degraded,
+    )
+
+
+@dataclass(frozen=True)
+class Counts:
+    machines: int
+    updated: int
+    ready: int  # updated and ready
+    unavailable: int
+
+
+def summarize_pool(
+    target: str,
+    configuration: str,
+    counts: Counts,
+    degraded: Sequence[Node],
+    *,
+    paused: bool = False,
+    render_degraded: str | None = None,
+) -> PoolStatus:
+    """Conditions and counts from what was counted; `degraded` in the pool's node order."""
+    machines, ready, unavailable = counts.machines, counts.ready, counts.unavailable
     conditions: dict[str, dict[str, str]] = {}
-    all_updated = len(updated) == ready == machines and unavailable == 0
+    all_updated = counts.updated == ready == machines and unavailable == 0
     if all_updated:
         configuration = target
         conditions["Updated"] = _condition(
@@ -263,7 +293,7 @@ def pool_status(
         _condition("True", message=", ".join(reasons)) if reasons else _condition("False")
     )
     return PoolStatus(
-        configuration, machines, ready, len(updated), unavailable, len(degraded), conditions
+        configuration, machines, ready, counts.updated, unavailable, len(degraded), conditions
     )
 
 

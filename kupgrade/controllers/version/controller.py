@@ -90,6 +90,10 @@ class VersionController:
         self.wiring = wiring
         self._payload: tuple[str, Payload] | None = None
         self.handoff = False
+        # Woken by its ClusterVersion and the ClusterOperators it waits on (and by the
+        # periodic resync, which requeues the ClusterVersion), not by every pod and node.
+        self.changes = backend.watch("ClusterVersion", "ClusterOperator")
+        self.again = True
 
     # --- state --------------------------------------------------------------------------
 
@@ -105,6 +109,15 @@ class VersionController:
     # --- the pass -----------------------------------------------------------------------
 
     def sync(self) -> None:
+        if not self.changes and not self.again:
+            return
+        self.changes.drain()
+        before = self.api.state(STATE_KEY)
+        self._sync()
+        # set_state stores a new object only when the state changed: its own progress.
+        self.again = self.api.state(STATE_KEY) is not before
+
+    def _sync(self) -> None:
         found = self.api.get("ClusterVersion", "version")
         if found is None:
             return

@@ -1,0 +1,116 @@
+"""A simulated cluster upgraded end to end at 50, 500 and 5,000 nodes.
+
+Each size has three control-plane nodes and the rest as workers in three zones
+(maxUnavailable 10%), 20 pods per worker in workloads of 20 replicas each with a
+PodDisruptionBudget (maxUnavailable 1 or minAvailable 90%), and a release of about
+1,000 manifests. Timed: creating the cluster (not counted) and the whole upgrade on the
+virtual clock, from desiredUpdate to every pool Updated, with the store committed after
+every step as `controller run` does. Reported: wall time, simulated time, steps, and the
+wall-time ratio from one size to the next (goal: linear, so about 10x per 10x nodes).
+Run by `make bench` (bench/run.py) or alone: `python bench/sim.py [--sizes 50,500]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from kupgrade.cluster.sim.create import create_cluster, model_image, release_source  # noqa: E402
+from kupgrade.cluster.sim.profile import Budget, Pool, Profile, Spec, Workload  # noqa: E402
+from kupgrade.controllers.runner import Runner, workdir  # noqa: E402
+from kupgrade.controllers.version.controller import Wiring  # noqa: E402
+from kupgrade.store import Store  # noqa: E402
+
+TARGET = "4.14.27"
+PODS_PER_WORKER = 20
+REPLICAS = 20
+EXTRA_MANIFESTS = 960  # plus the ~45 of the operators: about 1,000 in all
+
+
+def profile(nodes: int) -> Spec:
+    workers = nodes - 3
+    pods = workers * PODS_PER_WORKER
+    workloads = [
+        Workload(
+            f"app-{i}",
+            f"team-{i % 50}",
+            REPLICAS,
+            pdb=Budget(max_unavailable=1) if i % 2 else Budget(min_available="90%"),
+            start_seconds=15.0,
+            termination_seconds=30.0,
+        )
+        for i in range(pods // REPLICAS)
+    ]
+    return Spec(
+        seed=7,
+        pools=[
+            Pool("master", 3, max_unavailable=1, zones=["a", "b", "c"]),
+            Pool("worker", workers, max_unavailable="10%", zones=["a", "b", "c"]),
+        ],
+        workloads=workloads,
+        extra_manifests=EXTRA_MANIFESTS,
+    )
+
+
+def upgrade(nodes: int, tmp: Path) -> dict[str, Any]:
+    spec = profile(nodes)
+    started = time.perf_counter()
+    root = create_cluster(tmp, f"n{nodes}", Profile(spec=spec))
+    created = time.perf_counter() - started
+    store = Store(root / "cluster.db")
+    cv = store.get("ClusterVersion", "version")
+    assert cv is not None
+    cv["spec"]["desiredUpdate"] = {"version": TARGET, "image": model_image(spec, TARGET, root)}
+    store.put(cv)
+    store.commit()
+    runner = Runner(
+        store, spec, Wiring(workdir(store), lambda i, v: release_source(spec, root, i, v))
+    )
+    t0, wall = runner.sim.now(), time.perf_counter()
+    outcome = runner.run()
+    wall = time.perf_counter() - wall
+    assert outcome.reason == "completed", outcome
+    pods = len(store.list("Pod"))
+    store.close()
+    return {
+        "nodes": nodes,
+        "pods": pods,
+        "pdbs": len(spec.workloads),
+        "manifests": (runner.sim.state("version") or {}).get("total"),
+        "create_s": round(created, 2),
+        "wall_s": round(wall, 2),
+        "simulated_min": round((outcome.now - t0) / 60, 1),
+        "steps": outcome.steps,
+        "steps_per_s": round(outcome.steps / wall),
+    }
+
+
+def bench_sim(sizes: list[int]) -> dict[str, Any]:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="kupgrade-sim-bench-") as tmp:
+        for nodes in sizes:
+            rows.append(upgrade(nodes, Path(tmp)))
+            print(json.dumps(rows[-1]), file=sys.stderr)
+    for before, after in itertools.pairwise(rows):
+        after["wall_ratio_to_previous"] = round(after["wall_s"] / max(before["wall_s"], 1e-9), 1)
+    return {"sizes": rows}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="50,500,5000")
+    args = parser.parse_args()
+    print(json.dumps(bench_sim([int(s) for s in args.sizes.split(",")]), indent=2))
+
+
+if __name__ == "__main__":
+    main()
