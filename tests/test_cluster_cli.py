@@ -75,6 +75,8 @@ def test_user_mistakes_are_one_line_errors(home: Path, tmp_path: Path) -> None:
     assert run("cluster", "create", "x")[0] == 0
     code, out = run("cluster", "create", "x")
     assert code == 1 and "already exists" in out
+    code, out = run("cluster", "delete", "nope")
+    assert code == 1 and "NAME" in out and "nope" in out and "--cluster" not in out
     code, out = run("get", "pods")
     assert code == 1 and "unknown resource type" in out
     code, out = run("upgrade", "--to", "9.9.9")

@@ -103,27 +103,36 @@ def test_update_service_signed_release_registry_and_cluster(
         assert status["availableUpdates"][0]["image"] == target
         _json(tmp_path, "upgrade", "--cluster", "good", "--to", TO, "-o", "json")
         _json(tmp_path, "upgrade", "--cluster", "bad", "--to", TO, "-o", "json")
-
-    report = _json(tmp_path, "controller", "run", "--cluster", "good", "-o", "json")
-    assert report["outcome"] == "completed"
-    cv = _json(tmp_path, "get", "clusterversion", "--cluster", "good", "-o", "json")["items"][0]
-    newest = cv["status"]["history"][0]
-    assert (newest["state"], newest["version"], newest["image"], newest["verified"]) == (
-        "Completed",
-        TO,
-        target,
-        True,
-    )
-    operators = _json(tmp_path, "get", "clusteroperators", "--cluster", "good", "-o", "json")
-    assert {o["status"]["versions"][0]["version"] for o in operators["items"]} == {TO}
-    nodes = _json(tmp_path, "get", "nodes", "--cluster", "good", "-o", "json")["items"]
-    for node in nodes:
-        pool = (
-            "master" if "node-role.kubernetes.io/master" in node["metadata"]["labels"] else "worker"
+        report = _json(tmp_path, "controller", "run", "--cluster", "good", "-o", "json")
+        assert report["outcome"] == "completed"
+        # The controller kept asking the service while it ran (SPEC A3): at TO the graph
+        # offers nothing newer.
+        cv = _json(tmp_path, "get", "clusterversion", "--cluster", "good", "-o", "json")
+        status = cv["items"][0]["status"]
+        retrieved = next(c for c in status["conditions"] if c["type"] == "RetrievedUpdates")
+        assert retrieved["status"] == "True" and not status.get("availableUpdates")
+        cv = _json(tmp_path, "get", "clusterversion", "--cluster", "good", "-o", "json")["items"][0]
+        newest = cv["status"]["history"][0]
+        assert (newest["state"], newest["version"], newest["image"], newest["verified"]) == (
+            "Completed",
+            TO,
+            target,
+            True,
         )
-        notes = node["metadata"]["annotations"]
-        assert notes["machineconfiguration.openshift.io/currentConfig"] == rendered_config(pool, TO)
-        assert notes["machineconfiguration.openshift.io/state"] == "Done"
+        operators = _json(tmp_path, "get", "clusteroperators", "--cluster", "good", "-o", "json")
+        assert {o["status"]["versions"][0]["version"] for o in operators["items"]} == {TO}
+        nodes = _json(tmp_path, "get", "nodes", "--cluster", "good", "-o", "json")["items"]
+        for node in nodes:
+            pool = (
+                "master"
+                if "node-role.kubernetes.io/master" in node["metadata"]["labels"]
+                else "worker"
+            )
+            notes = node["metadata"]["annotations"]
+            assert notes["machineconfiguration.openshift.io/currentConfig"] == rendered_config(
+                pool, TO
+            )
+            assert notes["machineconfiguration.openshift.io/state"] == "Done"
 
     # The same release, but the cluster trusts another key: refused with the reason.
     report = _json(

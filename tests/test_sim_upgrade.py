@@ -219,3 +219,21 @@ def test_restarted_controller_does_not_extract_again(tmp_path: Path) -> None:
 )
 def test_profile_changes_are_json_merge_patches(target: Any, patch: Any, result: Any) -> None:
     assert merge_patch(target, patch) == result
+
+
+def test_live_view_counts_each_runlevel_in_order(tmp_path: Path) -> None:
+    """The per-runlevel bars: a runlevel shows progress only once every lower one is done."""
+    from kupgrade.cli.cluster_view import runlevel_rows
+
+    root, store = start(tmp_path, SMALL)
+    r = runner(root, store, SMALL)
+    seen: list[list[tuple[str, int, int]]] = []
+    r.run(on_step=lambda x: seen.append(runlevel_rows(x.sim.state("version") or {})))
+    assert any(0 < done < total for rows in seen for _, done, total in rows)
+    for rows in seen:
+        started = [i for i, (_, done, _) in enumerate(rows) if done > 0]
+        if started:
+            assert all(done == total for _, done, total in rows[: started[-1]]), rows
+    final = runlevel_rows(r.sim.state("version") or {})
+    assert [label for label, _, _ in final] == sorted(label for label, _, _ in final)
+    assert all(done == total for _, done, total in final) and sum(t for *_, t in final) > 20

@@ -57,7 +57,7 @@ def cluster_names() -> list[str]:
     )
 
 
-def cluster_root(name: str | None) -> Path:
+def cluster_root(name: str | None, field: str = "--cluster") -> Path:
     names = cluster_names()
     if name is None:
         if len(names) != 1:
@@ -72,7 +72,7 @@ def cluster_root(name: str | None) -> Path:
         name = names[0]
     if name not in names:
         raise InputError(
-            f"no cluster named {name!r}", field="--cluster", hint="see `kupgrade cluster list`"
+            f"no cluster named {name!r}", field=field, hint="see `kupgrade cluster list`"
         )
     return home() / "clusters" / name
 
@@ -241,7 +241,7 @@ def delete_command(
     kupgrade cluster delete demo
     ```
     """
-    root = cluster_root(name)
+    root = cluster_root(name, field="NAME")
     shutil.rmtree(root)
     if output is Format.json:
         print_json({"deleted": name})
@@ -252,8 +252,14 @@ def delete_command(
 # --- availability ------------------------------------------------------------------------
 
 
-def refresh_availability(store: Store, spec: Spec) -> list[str]:
-    """Ask the upstream update service now and record what this cluster may do (SPEC A3)."""
+def refresh_availability(store: Store, spec: Spec, explicit: bool = True) -> list[str]:
+    """Ask the upstream update service now and record what this cluster may do (SPEC A3).
+
+    `upgrade` asks explicitly: a new fetch with its own transition time, committed at
+    once. The run loop's periodic check (explicit=False) runs inside a step, so its
+    transaction still ends on a step boundary, and keeps the condition's time unless
+    its status changes.
+    """
     from kupgrade.cli.backends import promql_condition
     from kupgrade.controllers.availability import ClusterView, evaluate, fetch
     from kupgrade.risks.rules import Registry
@@ -282,10 +288,12 @@ def refresh_availability(store: Store, spec: Spec) -> list[str]:
     status["availableUpdates"] = result.available or None
     status["conditionalUpdates"] = result.conditional or None
     conditions = status.setdefault("conditions", [])
-    remove(conditions, "RetrievedUpdates")  # a new fetch: its own transition time
+    if explicit:
+        remove(conditions, "RetrievedUpdates")
     set_condition(conditions, result.retrieved, rfc3339(clock()))
     store.put(cv)
-    store.commit()
+    if explicit:
+        store.commit()
     return result.notes
 
 
@@ -489,7 +497,12 @@ def run_command(
                     highlight=False,
                 )
     with opened(cluster) as (root, store, spec):
-        runner = Runner(store, spec, wiring_for(root, store, spec))
+        runner = Runner(
+            store,
+            spec,
+            wiring_for(root, store, spec),
+            refresh=lambda: refresh_availability(store, spec, explicit=False),
+        )
         started = float(store.meta("run_started") or runner.sim.now())
         store.set_meta("run_started", started)
         wall = time.monotonic()

@@ -40,6 +40,7 @@ def live_view(runner: Runner, speed: float, started: float, wall: float) -> Iter
                     time.sleep(min(ahead, 1.0))
             state = r.sim.state("version") or {}
             rows = [("manifests", int(state.get("done", 0)), int(state.get("total", 0)) or 1)]
+            rows += runlevel_rows(state)
             rows += [
                 (
                     f"pool {p['metadata']['name']}",
@@ -54,6 +55,19 @@ def live_view(runner: Runner, speed: float, started: float, wall: float) -> Iter
                 bars.update(tasks[label], completed=done, total=total)
 
         yield on_step
+
+
+def runlevel_rows(state: dict[str, Any]) -> list[tuple[str, int, int]]:
+    """(label, applied, total) per runlevel of the update in progress (SPEC D1)."""
+    done: dict[str, int] = {}
+    total: dict[str, int] = {}
+    for runs, cursor in zip(state.get("runlevels") or [], state.get("cursor") or [], strict=False):
+        left = int(cursor)  # the node's first `cursor` manifests are applied
+        for level, count in runs:
+            done[level] = done.get(level, 0) + min(left, count)
+            total[level] = total.get(level, 0) + count
+            left = max(0, left - count)
+    return [(f"runlevel {level}", done[level], total[level]) for level in sorted(total)]
 
 
 def timeline(store: Store, since: float) -> list[dict[str, Any]]:

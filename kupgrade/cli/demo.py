@@ -88,12 +88,11 @@ def demo_command(
     ```
     """
     with tempfile.TemporaryDirectory(prefix="kupgrade-demo-") as tmp:
-        with progress("demo", 6) as step:
-            step("writing the sample dataset")
-            root = write_sample(Path(tmp) / "sample")
-            step("starting the update service")
-            log = Path(tmp) / "serve.log"
-            with ServiceProcess(root / "releases", root / "graph-data", log) as service:
+        root = write_sample(Path(tmp) / "sample")
+        log = Path(tmp) / "serve.log"
+        with ServiceProcess(root / "releases", root / "graph-data", log) as service:
+            with progress("demo", 4) as step:
+                step("starting the update service on the sample data")
                 service.wait_for("/readyz")
                 step(f"querying {channel} ({arch})")
                 url = f"{service.base}{DEFAULT_PREFIX}/graph"
@@ -106,9 +105,8 @@ def demo_command(
                 cluster = example_cluster(url, root / "metrics" / "cluster.om")
                 step("creating a simulated cluster that asks the service")
                 rehearsal = Rehearsal(Path(tmp) / "home", url, root / "metrics" / "cluster.om")
-                step("stopping the update service")
-        shown = _show(url, channel, arch, response, output, cluster)
-        rehearsed = rehearsal.run(output)
+            shown = _show(url, channel, arch, response, output, cluster)
+            rehearsed = rehearsal.run(output)  # the cluster keeps asking the service
     if output is Format.json:
         print_json({**shown, "rehearsal": rehearsed})
 
@@ -194,7 +192,12 @@ class Rehearsal:
         )
 
     def run(self, output: Format) -> dict[str, Any]:
-        runner = Runner(self.store, self.spec, wiring_for(self.root, self.store, self.spec))
+        runner = Runner(
+            self.store,
+            self.spec,
+            wiring_for(self.root, self.store, self.spec),
+            refresh=lambda: refresh_availability(self.store, self.spec, explicit=False),
+        )
         started, wall = runner.sim.now(), time.monotonic()
         text = output is Format.text
         if text:

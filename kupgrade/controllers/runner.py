@@ -25,6 +25,7 @@ from kupgrade.store import Store
 
 RESYNC = 300.0  # the version controller re-checks its operators at least this often
 COMMIT_EVERY = 0.2  # wall seconds between commits (always on a step boundary)
+REFRESH = 180.0  # simulated seconds between update-service checks (SPEC A3)
 MAX_PASSES = 100
 
 
@@ -36,7 +37,15 @@ class Outcome:
 
 
 class Runner:
-    def __init__(self, store: Store, spec: Spec, wiring: Wiring) -> None:
+    def __init__(
+        self,
+        store: Store,
+        spec: Spec,
+        wiring: Wiring,
+        refresh: Callable[[], object] | None = None,
+    ) -> None:
+        """`refresh` asks the update service again (availability on its own schedule)."""
+        self.refresh = refresh
         self.store = store
         self.spec = spec
         self.wiring = wiring
@@ -67,6 +76,9 @@ class Runner:
         if self.updating() and float(self.store.meta("resync_at", 0)) <= now:
             self.store.set_meta("resync_at", now + RESYNC)
             self.store.schedule(now + RESYNC, ["wake", "ClusterVersion", "", "version"])
+        if self.refresh is not None and float(self.store.meta("refresh_at", 0)) <= now:
+            self.store.set_meta("refresh_at", now + REFRESH)
+            self.refresh()  # only while something happens: an idle cluster sends nothing
         at = self.store.next_at()
         if at is None:
             return False

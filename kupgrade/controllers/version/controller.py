@@ -260,6 +260,7 @@ class VersionController:
             "total": payload.total,
             "nodes": [[index[t.payload.file] for t in node.tasks] for node in graph.nodes],
             "deps": [list(node.into) for node in graph.nodes],
+            "runlevels": [_runlevel(node.tasks) for node in graph.nodes],  # for the live view
             "workers": workers("install" if mode == INITIALIZING else "update", graph),
             "cursor": [0] * len(graph.nodes),
             "waiting": {},
@@ -492,3 +493,20 @@ def _load(data: dict[str, Any] | None) -> SyncError | None:
         names=tuple(data["names"]),
         nested=tuple(e for n in data["nested"] if (e := _load(n)) is not None),
     )
+
+
+def _runlevel(tasks: Any) -> list[list[Any]]:
+    """A task-graph node's manifests as runs of one runlevel: [["00", 2], ["10", 3]].
+
+    Serial stretches merge several runlevels into one node; the live view counts per
+    runlevel from these runs and the node's cursor.
+    """
+    runs: list[list[Any]] = []
+    for task in tasks:
+        parsed = task.runlevel_component
+        level = parsed[0] if parsed else "none"
+        if runs and runs[-1][0] == level:
+            runs[-1][1] += 1
+        else:
+            runs.append([level, 1])
+    return runs
