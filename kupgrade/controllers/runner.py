@@ -10,8 +10,10 @@ commit costs a WAL write, and a 5,000-node rollout takes tens of thousands of st
 
 from __future__ import annotations
 
+import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +26,7 @@ from kupgrade.controllers.version.controller import VersionController, Wiring
 from kupgrade.store import Store
 
 RESYNC = 300.0  # the version controller re-checks its operators at least this often
-COMMIT_EVERY = 0.2  # wall seconds between commits (always on a step boundary)
+COMMIT_EVERY = 0.5  # wall seconds between commits (always on a step boundary)
 REFRESH = 180.0  # simulated seconds between update-service checks (SPEC A3)
 MAX_PASSES = 100
 
@@ -116,7 +118,8 @@ class Runner:
         max_seconds: float = 14 * 86400.0,
         restart_on_handoff: bool = True,
     ) -> Outcome:
-        outcome = self._loop(until, on_step, max_seconds, restart_on_handoff)
+        with _few_collections():
+            outcome = self._loop(until, on_step, max_seconds, restart_on_handoff)
         self.commit()  # not on an exception: a half-done step is never committed
         return outcome
 
@@ -152,6 +155,27 @@ class Runner:
                 on_step(self)
             if self.sim.now() - start > max_seconds:
                 return Outcome("limit", self.sim.now(), steps)
+
+
+@contextmanager
+def _few_collections() -> Iterator[None]:
+    """Keep the cycle collector from rescanning the whole cluster over and over.
+
+    A 5,000-node cluster holds millions of small objects (100,000 pods as dicts), and
+    the run creates and drops pods all the time; with the default thresholds every full
+    collection walks all of them, which made the run grow much faster than the cluster
+    (a third of the time at 1,500 nodes). The objects alive at the start are frozen out
+    of collection and the young generation collected less often; both are restored.
+    """
+    old = gc.get_threshold()
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(200_000, 20, 1000)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+        gc.unfreeze()
 
 
 def workdir(store: Store) -> Path:

@@ -79,6 +79,9 @@ class SimCluster:
         else:
             self.rng.seed(int(store.meta("seed", 1)))
         self.changed = False
+        # Budget status as the disruption controller would publish it, recomputed only
+        # when one of its pods changed: drains retry evictions far more often than that.
+        self._budgets: dict[str, dict[str, int]] = {}
         store.index("Pod", "node", _pod_node)
         store.index("Pod", "label", _labels)
         store.index("PodDisruptionBudget", "selects", _selector_labels)
@@ -112,12 +115,24 @@ class SimCluster:
         return merged
 
     def write(self, obj: Obj) -> None:
+        self._forget_budgets(obj)
         self.store.put(obj)
         self.changed = True
 
     def delete(self, kind: str, name: str, namespace: str = "") -> None:
+        found = self.store.get(kind, name, namespace)
+        if found is not None:
+            self._forget_budgets(found)
         self.store.delete(kind, name, namespace)
         self.changed = True
+
+    def _forget_budgets(self, obj: Obj) -> None:
+        """Drop the cached status of every budget a changed pod (or budget) counts in."""
+        if obj["kind"] == "Pod":
+            for pdb in self.budgets_for(obj):
+                self._budgets.pop(key_of(pdb), None)
+        elif obj["kind"] == "PodDisruptionBudget":
+            self._budgets.pop(key_of(obj), None)
 
     def watch(self, *kinds: str) -> Watch:
         return self.store.watch(*kinds)
@@ -182,6 +197,12 @@ class SimCluster:
         ]
 
     def budget(self, pdb: Obj) -> dict[str, int]:
+        key = key_of(pdb)
+        if key not in self._budgets:
+            self._budgets[key] = self._budget(pdb)
+        return self._budgets[key]
+
+    def _budget(self, pdb: Obj) -> dict[str, int]:
         namespace = pdb["metadata"].get("namespace", "")
         pods = self.selected("Pod", namespace, pdb["spec"].get("selector") or {})
         owners = {o["name"] for p in pods for o in p["metadata"].get("ownerReferences") or []}

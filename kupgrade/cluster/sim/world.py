@@ -44,6 +44,8 @@ class World:
         self.pods = sim.watch("Pod")
         self.short: set[tuple[str, str]] = set(self.workloads)  # may be missing replicas
         self.starved: set[tuple[str, str]] = set()  # missing replicas and no node for them
+        self.alive: set[tuple[str, str, str]] = set()  # pods counted in `live`
+        self.live: dict[tuple[str, str], int] = {}  # running (not terminating) pods per owner
         self.by_role: dict[str, list[str]] = {}
         for node in sim.list("Node"):
             for label in node["metadata"].get("labels") or {}:
@@ -309,18 +311,17 @@ class World:
     def _replicasets(self) -> None:
         for key in self.pods.drain():
             owner = (key[1], key[2].rsplit("-", 1)[0])
-            if owner in self.workloads:
-                self.short.add(owner)
+            if owner not in self.workloads:
+                continue
+            found = self.sim.get("Pod", key[2], key[1])
+            alive = found is not None and not found["metadata"].get("deletionTimestamp")
+            if alive != (key in self.alive):
+                (self.alive.add if alive else self.alive.discard)(key)
+                self.live[owner] = self.live.get(owner, 0) + (1 if alive else -1)
+            self.short.add(owner)
         for owner in sorted(self.short):
             workload = self.workloads[owner]
-            live = [
-                p
-                for p in self.sim.selected(
-                    "Pod", workload.namespace, {"matchLabels": {"app": workload.name}}
-                )
-                if not p["metadata"].get("deletionTimestamp")
-            ]
-            missing = workload.replicas - len(live)
+            missing = workload.replicas - self.live.get(owner, 0)
             while missing > 0 and self._create_pod(workload):
                 missing -= 1
             (self.starved.add if missing > 0 else self.starved.discard)(owner)
