@@ -24,6 +24,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from kupgrade.cli.cluster import request_update  # noqa: E402
 from kupgrade.cluster.sim.create import create_cluster, model_image, release_source  # noqa: E402
 from kupgrade.cluster.sim.profile import Budget, Pool, Profile, Spec, Workload  # noqa: E402
 from kupgrade.controllers.runner import Runner, workdir  # noqa: E402
@@ -69,9 +70,7 @@ def upgrade(nodes: int, tmp: Path) -> dict[str, Any]:
     store = Store(root / "cluster.db")
     cv = store.get("ClusterVersion", "version")
     assert cv is not None
-    cv["spec"]["desiredUpdate"] = {"version": TARGET, "image": model_image(spec, TARGET, root)}
-    store.put(cv)
-    store.commit()
+    request_update(store, cv, {"version": TARGET, "image": model_image(spec, TARGET, root)}, False)
     runner = Runner(
         store, spec, Wiring(workdir(store), lambda i, v: release_source(spec, root, i, v))
     )

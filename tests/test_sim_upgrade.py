@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kupgrade.cli.cluster import request_update
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.objects import merge_patch
 from kupgrade.cluster.sim.create import create_cluster, model_image, release_source
@@ -32,9 +33,7 @@ def start(tmp_path: Path, spec: Spec) -> tuple[Path, Store]:
     store = Store(root / "cluster.db")
     cv = store.get("ClusterVersion", "version")
     assert cv is not None
-    cv["spec"]["desiredUpdate"] = {"version": TARGET, "image": model_image(spec, TARGET, root)}
-    store.put(cv)
-    store.commit()
+    request_update(store, cv, {"version": TARGET, "image": model_image(spec, TARGET, root)}, False)
     return root, store
 
 

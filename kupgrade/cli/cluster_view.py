@@ -14,7 +14,7 @@ from rich.table import Table
 from kupgrade.cli.output import Format, print_json, stderr, stdout
 from kupgrade.cluster import mco
 from kupgrade.cluster.conditions import find
-from kupgrade.controllers.nodes.pool import mcp_columns
+from kupgrade.controllers.nodes.pool import MCP_COLUMNS, mcp_columns
 from kupgrade.controllers.runner import Outcome, Runner
 from kupgrade.controllers.version.status import clusterversion_columns
 from kupgrade.store import Store
@@ -219,18 +219,7 @@ def oc_rows(kind: str, objs: list[dict[str, Any]], now: float) -> tuple[list[str
             )
         return head, rows
     if kind == "MachineConfigPool":
-        head = [
-            "NAME",
-            "CONFIG",
-            "UPDATED",
-            "UPDATING",
-            "DEGRADED",
-            "MACHINECOUNT",
-            "READYMACHINECOUNT",
-            "UPDATEDMACHINECOUNT",
-            "DEGRADEDMACHINECOUNT",
-            "AGE",
-        ]
+        head = ["NAME", *MCP_COLUMNS, "AGE"]
         rows = [
             [
                 o["metadata"]["name"],

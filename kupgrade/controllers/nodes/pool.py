@@ -297,6 +297,18 @@ def summarize_pool(
     )
 
 
+MCP_COLUMNS = (
+    "CONFIG",
+    "UPDATED",
+    "UPDATING",
+    "DEGRADED",
+    "MACHINECOUNT",
+    "READYMACHINECOUNT",
+    "UPDATEDMACHINECOUNT",
+    "DEGRADEDMACHINECOUNT",
+)
+
+
 def mcp_columns(pool: dict[str, Any]) -> dict[str, Any]:
     """`oc get mcp` columns of a stored MachineConfigPool, without NAME and AGE (SPEC E6)."""
     status = pool.get("status") or {}
