@@ -50,10 +50,6 @@ class Backend(Protocol):
 
     def evict(self, pod: Obj) -> Eviction: ...
 
-    def wake_at(self, at: float) -> None:
-        """Run the controllers again at `at` even if nothing else happens."""
-        ...
-
     def requeue_at(self, at: float, kind: str, name: str, namespace: str = "") -> None:
         """Queue one object to its watchers again at `at` (a retry with a delay)."""
         ...

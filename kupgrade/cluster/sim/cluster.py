@@ -213,9 +213,6 @@ class SimCluster:
             pdb, [p for p in pods if not p["metadata"].get("deletionTimestamp")], expected
         )
 
-    def wake_at(self, at: float) -> None:
-        self.store.schedule(at, ["wake"])
-
     def requeue_at(self, at: float, kind: str, name: str, namespace: str = "") -> None:
         self.store.schedule(at, ["wake", kind, namespace, name])
 

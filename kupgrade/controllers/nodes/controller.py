@@ -26,10 +26,6 @@ RETRY_SLOW = 300.0
 DRAIN_TIMEOUT = 3600.0
 
 
-def pool_nodes(pool: dict[str, Any], nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [n for n in nodes if selects_node(pool, n)]
-
-
 def selects_node(pool: dict[str, Any], node: dict[str, Any]) -> bool:
     wanted = (pool["spec"].get("nodeSelector") or {}).get("matchLabels") or {}
     labels = node["metadata"].get("labels", {})
