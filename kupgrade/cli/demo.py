@@ -78,7 +78,11 @@ def demo_command(
     arch: Annotated[str, typer.Option("--arch", help="Architecture to query.")] = "amd64",
     output: OutputOpt = Format.text,
 ) -> None:
-    """Run the update service on the sample data, query it over HTTP, summarise, stop.
+    """Run the update service on the sample data, query it, then rehearse an upgrade.
+
+    A simulated cluster at the example release asks the service, is upgraded to the
+    newest recommended release with the live view, and its timeline, `get mcp` and
+    history are printed; then the service stops.
 
     **Examples**
 
@@ -179,7 +183,7 @@ class Rehearsal:
         self.spec = msgspec.structs.replace(DEMO_PROFILE, upstream=upstream, metrics=str(metrics))
         self.root = create_cluster(home, "demo", Profile(spec=self.spec))
         self.store = Store(self.root / "cluster.db")
-        self.notes = refresh_availability(self.store, self.spec)
+        refresh_availability(self.store, self.spec)
         cv = self.store.get("ClusterVersion", "version")
         assert cv is not None
         self.before = copy.deepcopy(cv)
@@ -192,6 +196,12 @@ class Rehearsal:
         )
 
     def run(self, output: Format) -> dict[str, Any]:
+        try:
+            return self._run(output)
+        finally:
+            self.store.close()
+
+    def _run(self, output: Format) -> dict[str, Any]:
         runner = Runner(
             self.store,
             self.spec,
