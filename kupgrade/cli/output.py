@@ -26,6 +26,7 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.text import Text
 
 from kupgrade.errors import KupgradeError
 
@@ -81,7 +82,8 @@ def atomic_write(path: Path, data: bytes) -> None:
 def report_error(error: KupgradeError, fmt: Format = Format.text) -> None:
     if fmt is Format.json:
         print_json(error.to_dict())
-    stderr.print(f"[bold red]error:[/] {error}", highlight=False, markup=True)
+    # The message is the user's text (file names, fields like `nodes[a1]`): never markup.
+    stderr.print(Text("error: ", style="bold red") + Text(str(error)), highlight=False)
 
 
 def user_errors(func: Callable[P, R]) -> Callable[P, R]:

@@ -1,0 +1,104 @@
+"""What a Kubernetes cluster runs, as a user writes it down: every kube-apiserver instance,
+the controllers and which apiservers they reach, each node's kubelet and kube-proxy, the
+kubectl clients in use. The skew rules (SPEC H) are checked against this."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+
+from kupgrade.errors import InputError, VersionError
+from kupgrade.versions import SemVer, parse_kube
+
+
+class _Base(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    pass
+
+
+class Instance(_Base):
+    name: str
+    version: str
+    talks_to: list[str] | None = None  # apiserver names; None: any of them (SPEC H2)
+
+
+class Node(_Base):
+    name: str
+    kubelet: str | None = None
+    kube_proxy: str | None = None
+    drained: bool = False
+
+
+class Inventory(_Base):
+    apiservers: list[Instance] = msgspec.field(default_factory=list)
+    kube_controller_manager: list[Instance] = msgspec.field(
+        default_factory=list, name="kube-controller-manager"
+    )
+    kube_scheduler: list[Instance] = msgspec.field(default_factory=list, name="kube-scheduler")
+    cloud_controller_manager: list[Instance] = msgspec.field(
+        default_factory=list, name="cloud-controller-manager"
+    )
+    nodes: list[Node] = msgspec.field(default_factory=list)
+    kubectl: list[Instance] = msgspec.field(default_factory=list)
+    webhooks_cover_new_versions: bool = True
+
+    def controllers(self) -> list[tuple[str, Instance]]:
+        """(component, instance) for the components that follow H4."""
+        return [
+            *(("kube-controller-manager", i) for i in self.kube_controller_manager),
+            *(("kube-scheduler", i) for i in self.kube_scheduler),
+            *(("cloud-controller-manager", i) for i in self.cloud_controller_manager),
+        ]
+
+
+def parse_inventory(data: Any, where: str) -> Inventory:
+    """Check the shape, every version and every apiserver a component names."""
+    try:
+        inventory = msgspec.convert(data or {}, Inventory)
+    except msgspec.ValidationError as exc:
+        text = str(exc)
+        hint = (
+            "quote versions in YAML ('1.30' is a number)"
+            if "float" in text
+            else "components: apiservers, kube-controller-manager, kube-scheduler, "
+            "cloud-controller-manager, nodes (name, kubelet, kube_proxy), kubectl"
+            if "unknown field" in text
+            else None
+        )
+        raise InputError(str(exc), file=where, hint=hint) from None
+    names = {a.name for a in inventory.apiservers}
+    fields = [("apiservers", a) for a in inventory.apiservers]
+    fields += [(c, i) for c, i in inventory.controllers()]
+    fields += [("kubectl", i) for i in inventory.kubectl]
+    for field, instance in fields:
+        _version(instance.version, where, f"{field}[{instance.name}].version")
+        for target in instance.talks_to or []:
+            if target not in names:
+                raise InputError(
+                    f"{instance.name} talks to apiserver {target!r}, which the inventory does not list",
+                    file=where,
+                    field=f"{field}[{instance.name}].talks_to",
+                    rule="SPEC H2",
+                )
+    for node in inventory.nodes:
+        for field, value in (("kubelet", node.kubelet), ("kube_proxy", node.kube_proxy)):
+            if value is not None:
+                _version(value, where, f"nodes[{node.name}].{field}")
+    return inventory
+
+
+def _version(text: str, where: str, field: str) -> SemVer:
+    try:
+        return parse_kube(text)
+    except VersionError as exc:
+        raise InputError(str(exc), file=where, field=field) from None
+
+
+def load_inventory(path: Path) -> Inventory:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise InputError(f"cannot read the inventory: {exc}", file=str(path)) from None
+    return parse_inventory(data, str(path))
