@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from kupgrade.skew.inventory import parse_inventory
 from kupgrade.skew.k8s import check
+from kupgrade.skew.steps import Step, judge
 from tests.conftest import conformance_cases, need_case
 from tests.test_cli import kupgrade
 
@@ -110,3 +111,81 @@ def test_bad_inventories_are_named(tmp_path: Path, text: str, expected: str) -> 
     )
     done = kupgrade("skew", "check", str(bad), "--policy", "k8s-n9")
     assert done.returncode == 1
+
+
+@pytest.mark.parametrize("case", conformance_cases("cases", "skew", "upgrades.yaml"))
+def test_upgrade_step(case: Any) -> None:
+    case = need_case(case, "skew", "upgrades.yaml")
+    inventory = parse_inventory(case["inventory"], case["id"])
+    request = case["request"]
+    step = Step(
+        request["component"],
+        list(request["instances"]),
+        request["to"],
+        drained=bool(request.get("drained", False)),
+        available=list(request.get("available") or []),
+    )
+    verdict = judge(inventory, step, case["policy"])
+    expect = case["expect"]
+    assert (verdict.verdict, verdict.rules, verdict.warnings) == (
+        expect["verdict"],
+        sorted(expect["rules"]),
+        sorted(expect["warnings"]),
+    )
+
+
+def test_check_step_cli(tmp_path: Path) -> None:
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(
+        'apiservers: [{name: a1, version: "1.29.8"}]\n'
+        'nodes: [{name: n1, kubelet: "1.29.8"}, {name: n2, kubelet: "1.27.3"}]\n'
+    )
+    done = kupgrade("skew", "check-step", str(inv), "--step", "kube-apiserver/a1 -> 1.30.4",
+                    "--policy", "k8s-n3", "-o", "json")  # fmt: skip
+    assert done.returncode == 0
+    answer = json.loads(done.stdout)
+    assert (answer["verdict"], answer["rules"], answer["warnings"]) == (
+        "warning",
+        [],
+        ["H6.kubelet-prereq"],
+    )
+    done = kupgrade("skew", "check-step", str(inv), "--step", "node/n1 -> 1.30.4", "-o", "json")
+    assert done.returncode == 1
+    answer = json.loads(done.stdout)
+    assert answer["verdict"] == "refused"
+    assert answer["rules"] == ["H3.newer", "H6.drain-before-minor", "H6.order"]
+    assert answer["message"] and answer["fix"]
+    drained = kupgrade("skew", "check-step", str(inv), "--step", "node/n1 -> 1.29.9", "-o", "json")
+    assert json.loads(drained.stdout)["verdict"] == "allowed"
+    for bad, expected in (
+        ("kube-apiserver/zz -> 1.30.4", "no instance 'zz'"),
+        ("kube-apiserver 1.30.4", "is not a step"),
+        ("etcd/e1 -> 3.5.0", "unknown component"),
+        ("kube-apiserver/a1 -> 1.x", "not a Kubernetes version"),
+    ):
+        done = kupgrade("skew", "check-step", str(inv), "--step", bad)
+        assert done.returncode == 1 and expected in done.stderr, done.stderr
+
+
+@given(
+    _inventories,
+    st.sampled_from(["kube-apiserver", "kube-scheduler", "kubelet", "kube-proxy", "kubectl"]),
+    _version,
+    st.sampled_from(["k8s-n2", "k8s-n3"]),
+)
+def test_a_step_that_is_not_refused_adds_no_violation(
+    data: dict[str, Any], component: str, to: str, policy: str
+) -> None:
+    """SPEC X1 on one step: whatever check-step lets through keeps the state as legal as it was."""
+    from kupgrade.skew.steps import apply_step, parse_step
+
+    inventory = parse_inventory(data, "generated")
+    step = parse_step(f"{component} -> {to}", inventory, drained=True)
+    if not step.instances:
+        return
+    verdict = judge(inventory, step, policy)
+    after = {(v.id, v.object) for v in check(apply_step(inventory, step), policy)}
+    before = {(v.id, v.object) for v in check(inventory, policy)}
+    assert (verdict.verdict == "refused") == bool(verdict.rules)
+    if verdict.verdict != "refused":
+        assert after <= before

@@ -11,6 +11,7 @@ from rich.table import Table
 from kupgrade.cli.output import Format, OutputOpt, print_json, stdout, user_errors
 from kupgrade.skew.inventory import load_inventory
 from kupgrade.skew.k8s import check, resolve_policy
+from kupgrade.skew.steps import judge, parse_step
 
 app = typer.Typer(help="Version-skew rules (SPEC G, H).", no_args_is_help=True)
 
@@ -59,4 +60,55 @@ def check_command(
             table.add_row(v.id, v.object, v.message, v.fix)
         stdout.print(table)
     if found:
+        raise typer.Exit(1)
+
+
+@app.command("check-step")
+@user_errors
+def check_step_command(
+    inventory: Annotated[Path, typer.Argument(help="Inventory YAML (apiservers, nodes, ...).")],
+    step: Annotated[
+        str,
+        typer.Option(
+            "--step",
+            help="COMPONENT[/NAME[,NAME]] -> VERSION; node/NAME is its kubelet; no names: all.",
+        ),
+    ],
+    policy: PolicyOpt = "auto",
+    drained: Annotated[
+        bool, typer.Option("--drained", help="The step's nodes were drained first.")
+    ] = False,
+    available: Annotated[
+        str | None,
+        typer.Option("--available", help="Released versions, comma-separated (for SPEC H7)."),
+    ] = None,
+    output: OutputOpt = Format.text,
+) -> None:
+    """Whether one upgrade step is allowed, refused (which rule, what to do) or warned.
+
+    Exit 0 when allowed or allowed with warnings, 1 when refused.
+
+    **Examples**
+
+    ```
+    kupgrade skew check-step cluster.yaml --step 'kube-apiserver/a1 -> 1.30.4'
+    kupgrade skew check-step cluster.yaml --step 'node/w1 -> 1.30.4' --drained -o json
+    kupgrade skew check-step cluster.yaml --step 'kube-apiserver -> 1.30.0' \\
+        --available 1.29.3,1.29.8,1.30.0,1.30.4
+    ```
+    """
+    inv = load_inventory(inventory)
+    versions = [v.strip() for v in available.split(",") if v.strip()] if available else []
+    verdict = judge(inv, parse_step(step, inv, drained=drained, available=versions), policy)
+    if output is Format.json:
+        print_json(verdict.to_json())
+    else:
+        stdout.print(f"{verdict.verdict}: {step}", highlight=False, markup=False)
+        for finding in verdict.findings:
+            stdout.print(
+                f"  {finding.id}  {finding.object}: {finding.message}\n      fix: {finding.fix}",
+                highlight=False,
+                markup=False,
+            )
+    if verdict.rules:
         raise typer.Exit(1)
