@@ -19,8 +19,9 @@ PolicyOpt = Annotated[
     str,
     typer.Option(
         "--policy",
-        help="Rule set: k8s-n2 (two minors, the seed's text), k8s-n3 (upstream since 1.28) "
-        "or auto (n2 while the newest apiserver is 1.27 or older).",
+        help="Rule set: k8s-n2 (two minors, the seed's text), k8s-n3 (upstream since 1.28), "
+        "auto (n2 while the newest apiserver is 1.27 or older), or kubeadm-X.Y[.Z] (auto plus "
+        "the policies of that kubeadm for control-plane steps).",
     ),
 ]
 
@@ -82,6 +83,9 @@ def check_step_command(
         str | None,
         typer.Option("--available", help="Released versions, comma-separated (for SPEC H7)."),
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="kubeadm policies: skippable findings only warn.")
+    ] = False,
     output: OutputOpt = Format.text,
 ) -> None:
     """Whether one upgrade step is allowed, refused (which rule, what to do) or warned.
@@ -93,13 +97,16 @@ def check_step_command(
     ```
     kupgrade skew check-step cluster.yaml --step 'kube-apiserver/a1 -> 1.30.4'
     kupgrade skew check-step cluster.yaml --step 'node/w1 -> 1.30.4' --drained -o json
+    kupgrade skew check-step cluster.yaml --step 'kube-apiserver -> 1.31.2' --policy kubeadm-1.31
     kupgrade skew check-step cluster.yaml --step 'kube-apiserver -> 1.30.0' \\
         --available 1.29.3,1.29.8,1.30.0,1.30.4
     ```
     """
     inv = load_inventory(inventory)
     versions = [v.strip() for v in available.split(",") if v.strip()] if available else []
-    verdict = judge(inv, parse_step(step, inv, drained=drained, available=versions), policy)
+    verdict = judge(
+        inv, parse_step(step, inv, drained=drained, available=versions), policy, force=force
+    )
     if output is Format.json:
         print_json(verdict.to_json())
     else:

@@ -9,6 +9,7 @@ component must satisfy its rule against every apiserver it may reach.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ from kupgrade.skew.inventory import Instance, Inventory
 from kupgrade.versions import SemVer, parse_kube
 
 POLICIES = ("k8s-n2", "k8s-n3", "auto")
+KUBEADM = re.compile(r"kubeadm-v?\d+\.\d+(\.\d+)?")
 
 
 @dataclass(frozen=True)
@@ -33,10 +35,18 @@ class Violation:
 
 
 def resolve_policy(policy: str, inventory: Inventory) -> str:
-    """`auto`: the n2 text while the newest apiserver is at 1.27 or older, n3 after."""
+    """`auto`: the n2 text while the newest apiserver is at 1.27 or older, n3 after.
+
+    `kubeadm-X.Y[.Z]` clusters follow the same upstream rules; kubeadm's own policies
+    apply to control-plane steps on top (kupgrade.skew.kubeadm).
+    """
+    if policy.startswith("kubeadm-") and KUBEADM.fullmatch(policy):
+        policy = "auto"
     if policy not in POLICIES:
         raise InputError(
-            f"unknown skew policy {policy!r}", field="--policy", hint="k8s-n2, k8s-n3 or auto"
+            f"unknown skew policy {policy!r}",
+            field="--policy",
+            hint="k8s-n2, k8s-n3, auto or kubeadm-X.Y[.Z] (the kubeadm in use)",
         )
     if policy != "auto":
         return policy

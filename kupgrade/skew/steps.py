@@ -15,6 +15,7 @@ import msgspec
 from kupgrade.errors import InputError, VersionError
 from kupgrade.skew.inventory import Instance, Inventory
 from kupgrade.skew.k8s import Violation, check, minor, resolve_policy
+from kupgrade.skew.kubeadm import FIXES, Finding, Upgrade, enforce, kubeadm_version, kubelet_skew_of
 from kupgrade.versions import SemVer, parse_kube
 
 CONTROLLERS = ("kube-controller-manager", "kube-scheduler", "cloud-controller-manager")
@@ -205,8 +206,38 @@ def _latest_patch(olds: list[SemVer], to: SemVer, available: list[str]) -> list[
     ]
 
 
-def judge(inventory: Inventory, step: Step, policy: str) -> Verdict:
-    """The step's verdict with every rule and warning it earns (README section 1)."""
+def _kubeadm(inv: Inventory, step: Step, policy: str) -> tuple[list[Violation], list[Violation]]:
+    """`kubeadm upgrade apply` on this control plane: (mandatory, skippable) findings."""
+    to = parse_kube(step.to)
+    version = kubeadm_version(policy, to)
+    cluster = max(inv.apiservers, key=lambda a: parse_kube(a.version)).version
+    found = enforce(
+        Upgrade(
+            cluster=_v(cluster),
+            kubelets=[_v(n.kubelet) for n in inv.nodes if n.kubelet],
+            kubeadm=version,
+            new=_v(step.to),
+            kubelet_skew=kubelet_skew_of(parse_kube(version)),
+            min_control_plane=f"v{to.major}.{parse_kube(version).minor - 1}.0",
+        )
+    )
+
+    def as_violation(f: Finding) -> Violation:
+        return Violation(f.id, "kube-apiserver", f.message, FIXES.get(f.id, ""))
+
+    return [as_violation(f) for f in found.mandatory], [as_violation(f) for f in found.skippable]
+
+
+def _v(text: str) -> str:
+    return text if text.startswith("v") else f"v{text}"
+
+
+def judge(inventory: Inventory, step: Step, policy: str, force: bool = False) -> Verdict:
+    """The step's verdict with every rule and warning it earns (README section 1).
+
+    Under `kubeadm-X.Y` an apiserver step also meets kubeadm's policies: mandatory ones
+    refuse it, skippable ones too unless `force` (then they are warnings).
+    """
     rules = resolve_policy(policy, inventory)
     current = _instances(inventory, step.component)
     for name in step.instances:
@@ -225,6 +256,10 @@ def judge(inventory: Inventory, step: Step, policy: str) -> Verdict:
     blamed = [v for v in check(after, rules) if (v.id, v.object) not in before]
     own = _own_rules(inventory, step, current)
     warned = _warnings(inventory, after, step, rules)
+    if policy.startswith("kubeadm-") and step.component == "kube-apiserver":
+        mandatory, skippable = _kubeadm(inventory, step, policy)
+        own += mandatory + ([] if force else skippable)
+        warned += skippable if force else []
     refused = own + blamed
     return Verdict(
         sorted({v.id for v in refused}), sorted({v.id for v in warned}), refused + warned
