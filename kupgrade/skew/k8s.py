@@ -153,6 +153,16 @@ class _Checker:
         return lambda m: older_limit(self.policy, SemVer(version.major, m, 0))
 
     def controller(self, component: str, instance: Instance) -> Iterator[Violation]:
+        """H4: not newer than any apiserver it reaches, at most one minor behind."""
+        yield from self._instance(component, instance, ahead=0, ids=("H4.newer", "H4.older"))
+
+    def kubectl(self, client: Instance) -> Iterator[Violation]:
+        """H5: within one minor of every apiserver, either side."""
+        yield from self._instance("kubectl", client, ahead=1, ids=("H5", "H5"))
+
+    def _instance(
+        self, component: str, instance: Instance, *, ahead: int, ids: tuple[str, str]
+    ) -> Iterator[Violation]:
         obj = f"{component}/{instance.name}"
         version = parse_kube(instance.version)
         wrong = self.wrong_major(obj, version)
@@ -160,20 +170,8 @@ class _Checker:
             yield wrong
             return
         yield from self._against(
-            obj, version, talks_to=instance.talks_to, behind=lambda _: 1, ahead=0,
-            ids=("H4.newer", "H4.older"), what=component,
-        )  # fmt: skip
-
-    def kubectl(self, client: Instance) -> Iterator[Violation]:
-        obj = f"kubectl/{client.name}"
-        version = parse_kube(client.version)
-        wrong = self.wrong_major(obj, version)
-        if wrong:
-            yield wrong
-            return
-        yield from self._against(
-            obj, version, talks_to=client.talks_to, behind=lambda _: 1, ahead=1,
-            ids=("H5", "H5"), what="kubectl",
+            obj, version, talks_to=instance.talks_to, behind=lambda _: 1, ahead=ahead,
+            ids=ids, what=component,
         )  # fmt: skip
 
     def node(self, name: str, kubelet: str | None, proxy: str | None) -> Iterator[Violation]:
