@@ -8,7 +8,7 @@ import functools
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +33,17 @@ def _read_doc(parts: tuple[str, ...]) -> dict[str, Any]:
     return dict(yaml.safe_load(conformance_path(*parts).read_text()))
 
 
-def conformance_cases(section: str, *parts: str) -> list[Any]:
-    """One pytest param per case of `section`, by id; one skipping param when the data is absent."""
+def conformance_cases(
+    section: str, *parts: str, where: Callable[[dict[str, Any]], bool] | None = None
+) -> list[Any]:
+    """One pytest param per case of `section` (those `where` keeps), by id; one skipping
+    param when the data is absent."""
     try:
-        return [pytest.param(case, id=case["id"]) for case in conformance_doc(*parts)[section]]
+        return [
+            pytest.param(case, id=case["id"])
+            for case in conformance_doc(*parts)[section]
+            if where is None or where(case)
+        ]
     except pytest.skip.Exception:
         return [pytest.param(None, id=f"{section}-absent")]
 

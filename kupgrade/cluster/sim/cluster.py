@@ -4,11 +4,10 @@ honour PodDisruptionBudgets, and a seeded random source that survives restarts."
 from __future__ import annotations
 
 import builtins
-import math
 import random
-from dataclasses import dataclass
 from typing import Any
 
+from kupgrade.cluster.disruption import Answer, budget_status, eviction
 from kupgrade.cluster.objects import is_ready_pod, key_of, rfc3339
 from kupgrade.store import Obj, Store, Watch
 
@@ -31,40 +30,9 @@ def _selector_labels(pdb: Obj) -> list[str]:
     return [f"{namespace}/{k}={v}" for k, v in wanted.items()] or [f"{namespace}/*"]
 
 
-@dataclass(frozen=True)
-class Evicted:
-    code: int
-    message: str
-
-
-def _scaled(value: int | str, total: int) -> int:
-    """A budget count; percentages round up, as the disruption controller does."""
-    if isinstance(value, str) and value.endswith("%"):
-        return math.ceil(int(value[:-1]) * total / 100)
-    return int(value)
-
-
 def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
     wanted = (selector or {}).get("matchLabels") or {}
     return all(labels.get(k) == v for k, v in wanted.items())
-
-
-def budget_status(pdb: Obj, pods: list[Obj], expected: int) -> dict[str, int]:
-    """currentHealthy, desiredHealthy, disruptionsAllowed and expectedPods of a budget."""
-    spec = pdb["spec"]
-    healthy = sum(1 for p in pods if is_ready_pod(p))
-    if spec.get("minAvailable") is not None:
-        desired = _scaled(spec["minAvailable"], expected)
-    elif spec.get("maxUnavailable") is not None:
-        desired = expected - _scaled(spec["maxUnavailable"], expected)
-    else:
-        desired = expected
-    return {
-        "currentHealthy": healthy,
-        "desiredHealthy": desired,
-        "disruptionsAllowed": max(0, healthy - desired),
-        "expectedPods": expected,
-    }
 
 
 class SimCluster:
@@ -154,25 +122,17 @@ class SimCluster:
         more = {"matchLabels": dict(rest)}
         return [o for o in found if selects(more, o["metadata"].get("labels") or {})]
 
-    def evict(self, pod: Obj) -> Evicted:
+    def evict(self, pod: Obj) -> Answer:
         meta = pod["metadata"]
         if meta.get("deletionTimestamp"):
-            return Evicted(200, "already terminating")
+            return Answer(200, "already terminating")
         budgets = self.budgets_for(pod)
-        if len(budgets) > 1:
-            return Evicted(
-                500,
-                "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
-            )
-        if budgets and is_ready_pod(pod):
-            status = self.budget(budgets[0])
-            if status["disruptionsAllowed"] <= 0:
-                return Evicted(
-                    429,
-                    f"Cannot evict pod as it would violate the pod's disruption budget "
-                    f"({key_of(budgets[0])}: {status['currentHealthy']} healthy, "
-                    f"{status['desiredHealthy']} needed).",
-                )
+        answer = eviction(
+            is_ready_pod(pod),
+            [(key_of(b), b["spec"], self.budget(b)) for b in budgets],
+        )
+        if answer.code != 200:
+            return answer
         namespace = meta.get("namespace", "")
         meta["deletionTimestamp"] = rfc3339(self.now())
         self.write(pod)
@@ -180,7 +140,7 @@ class SimCluster:
         if meta.get("annotations", {}).get("kupgrade.io/never-terminates") != "true":
             self.store.schedule(self.now() + grace, ["pod-gone", namespace, meta["name"]])
         self.record(key_of(pod), "Evicted", f"evicted from {pod['spec'].get('nodeName', '')}")
-        return Evicted(200, "evicted")
+        return Answer(200, "evicted")
 
     def budgets_for(self, pod: Obj) -> builtins.list[Obj]:
         """The PodDisruptionBudgets whose selector matches the pod."""
@@ -209,9 +169,10 @@ class SimCluster:
         expected = sum(
             int(self.store.meta(f"replicas:{namespace}/{o}") or 0) for o in owners
         ) or len(pods)
-        return budget_status(
-            pdb, [p for p in pods if not p["metadata"].get("deletionTimestamp")], expected
+        healthy = sum(
+            1 for p in pods if not p["metadata"].get("deletionTimestamp") and is_ready_pod(p)
         )
+        return budget_status(pdb["spec"], expected, healthy)
 
     def requeue_at(self, at: float, kind: str, name: str, namespace: str = "") -> None:
         self.store.schedule(at, ["wake", kind, namespace, name])

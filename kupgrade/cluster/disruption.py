@@ -1,0 +1,66 @@
+"""PodDisruptionBudget arithmetic and the Eviction API's answer (SPEC E3, G11).
+
+Percentages round up (the disruption controller's GetScaledValueFromIntOrPercent with
+roundUp); maxUnavailable gives desiredHealthy = expected − ceil(pct). An eviction of a
+ready pod needs disruptionsAllowed > 0; a pod that is not ready may go when the budget
+is healthy (IfHealthyBudget, the default) or always (AlwaysAllow); two budgets over one
+pod is a server error, as the API server answers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+TWO_BUDGETS = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+
+
+def scaled(value: int | str, total: int) -> int:
+    """A budget count; percentages round up."""
+    if isinstance(value, str) and value.endswith("%"):
+        return math.ceil(int(value[:-1]) * total / 100)
+    return int(value)
+
+
+def budget_status(spec: dict[str, Any], expected: int, healthy: int) -> dict[str, int]:
+    """currentHealthy, desiredHealthy, disruptionsAllowed and expectedPods of a budget."""
+    if spec.get("minAvailable") is not None:
+        desired = scaled(spec["minAvailable"], expected)
+    elif spec.get("maxUnavailable") is not None:
+        desired = expected - scaled(spec["maxUnavailable"], expected)
+    else:
+        desired = expected
+    return {
+        "currentHealthy": healthy,
+        "desiredHealthy": desired,
+        "disruptionsAllowed": max(0, healthy - desired),
+        "expectedPods": expected,
+    }
+
+
+@dataclass(frozen=True)
+class Answer:
+    code: int  # 200 evicted, 429 refused by the budget, 500 misconfigured budgets
+    message: str
+
+
+def eviction(ready: bool, budgets: list[tuple[str, dict[str, Any], dict[str, int]]]) -> Answer:
+    """What the Eviction API answers for one pod; `budgets` = (name, spec, status)."""
+    if len(budgets) > 1:
+        return Answer(500, TWO_BUDGETS)
+    if not budgets:
+        return Answer(200, "evicted")
+    name, spec, status = budgets[0]
+    if not ready:
+        policy = spec.get("unhealthyPodEvictionPolicy") or "IfHealthyBudget"
+        healthy_budget = status["currentHealthy"] >= status["desiredHealthy"] > 0
+        if policy == "AlwaysAllow" or healthy_budget:
+            return Answer(200, "evicted")
+    if status["disruptionsAllowed"] > 0:
+        return Answer(200, "evicted")
+    return Answer(
+        429,
+        "Cannot evict pod as it would violate the pod's disruption budget "
+        f"({name}: {status['currentHealthy']} healthy, {status['desiredHealthy']} needed).",
+    )
