@@ -101,10 +101,6 @@ def apply_step(inv: Inventory, step: Step) -> Inventory:
     )
 
 
-def _finding(rule: str, obj: str, message: str, fix: str) -> Violation:
-    return Violation(rule, obj, message, fix)
-
-
 def _talks_to(inv: Inventory, component: str, name: str) -> list[str] | None:
     for c, i in inv.controllers():
         if c == component and i.name == name:
@@ -123,7 +119,7 @@ def _own_rules(inv: Inventory, step: Step, current: dict[str, str | None]) -> li
         obj = f"node/{name}" if step.component == "kubelet" else f"{step.component}/{name}"
         if step.component == "kube-apiserver":
             if before is not None and to.minor - before.minor > 1:
-                out.append(_finding(
+                out.append(Violation(
                     "H6.no-minor-skip", f"kube-apiserver/{name}",
                     f"kube-apiserver/{name} would go from {minor(before)} to {minor(to)}, skipping a minor",
                     f"upgrade to {before.major}.{before.minor + 1} first",
@@ -134,7 +130,7 @@ def _own_rules(inv: Inventory, step: Step, current: dict[str, str | None]) -> li
             names = reach if reach is not None else list(apis)
             behind = [n for n in names if to.minor > apis[n].minor]
             if behind:
-                out.append(_finding(
+                out.append(Violation(
                     "H6.order", obj,
                     f"{obj} would move to {minor(to)} before kube-apiserver/{behind[0]} "
                     f"(at {minor(apis[behind[0]])})",
@@ -142,7 +138,7 @@ def _own_rules(inv: Inventory, step: Step, current: dict[str, str | None]) -> li
                 ))  # fmt: skip
         in_place = step.component == "kubelet" and not step.drained
         if in_place and before is not None and (before.major, before.minor) != (to.major, to.minor):
-            out.append(_finding(
+            out.append(Violation(
                 "H6.drain-before-minor", f"node/{name}",
                 f"the kubelet on node/{name} would change minor ({minor(before)} to "
                 f"{minor(to)}) in place",
@@ -162,7 +158,7 @@ def _warnings(inv: Inventory, after: Inventory, step: Step, policy: str) -> list
     if not minor_step:
         return []
     if not inv.webhooks_cover_new_versions:
-        out.append(_finding(
+        out.append(Violation(
             "H6.webhooks", "kube-apiserver",
             f"admission webhooks are not known to handle the API versions of {minor(to)}",
             "make sure every admission webhook covers the new versions before the upgrade",
@@ -170,7 +166,7 @@ def _warnings(inv: Inventory, after: Inventory, step: Step, policy: str) -> list
     if policy == "k8s-n3":
         for node in after.nodes:
             if node.kubelet and to.minor - parse_kube(node.kubelet).minor == 3:
-                out.append(_finding(
+                out.append(Violation(
                     "H6.kubelet-prereq", f"node/{node.name}",
                     f"node/{node.name}'s kubelet would be 3 minors behind {minor(to)}: allowed by "
                     "the skew rule, but the upgrade prerequisite asks for kubelets at N-1 or N-2",
@@ -195,7 +191,7 @@ def _latest_patch(olds: list[SemVer], to: SemVer, available: list[str]) -> list[
         return []
     target = latest(to) or to
     return [
-        _finding(
+        Violation(
             "H7.latest-patch-first",
             "kube-apiserver",
             f"the minor upgrade to {to} does not go from the newest patch of the current "
