@@ -14,7 +14,6 @@ import json
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ import pytest
 
 from kupgrade.cluster.sim.create import model_image
 from kupgrade.cluster.sim.profile import Spec, operators_of
+from kupgrade.store import Store
 
 TARGET = "4.14.27"
 PROFILE = """\
@@ -65,12 +65,11 @@ def prepare(home: Path, name: str, profile: Path) -> None:
 
 
 def events(home: Path, name: str) -> list[tuple[float, str, str, str]]:
-    db = sqlite3.connect(home / "clusters" / name / "cluster.db")
+    store = Store(home / "clusters" / name / "cluster.db")
     try:
-        rows = db.execute("SELECT at, object, reason, message FROM events ORDER BY seq").fetchall()
+        return [(e["at"], e["object"], e["reason"], e["message"]) for e in store.events()]
     finally:
-        db.close()
-    return [tuple(r) for r in rows]
+        store.close()
 
 
 def check_invariants(log: list[tuple[float, str, str, str]]) -> None:

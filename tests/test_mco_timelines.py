@@ -126,8 +126,13 @@ def _events(store: Store, t0: float) -> list[Obj]:
     return out
 
 
+def _names(target: str) -> dict[str, str]:
+    """The simulator's rendered configs under the names the cases use."""
+    return {OLD: "rendered-worker-old", target: "rendered-worker-new"}
+
+
 def _named(columns: Obj, target: str) -> Obj:
-    names = {OLD: "rendered-worker-old", target: "rendered-worker-new"}
+    names = _names(target)
     return {**columns, "CONFIG": names.get(columns["CONFIG"], columns["CONFIG"])}
 
 
@@ -170,7 +175,7 @@ def test_timeline_replays_on_the_simulator(tmp_path: Path, case: Obj) -> None:
 
 
 def _step_view(node: Obj, target: str) -> Obj:
-    names = {OLD: "rendered-worker-old", target: "rendered-worker-new"}
+    names = _names(target)
     notes = node["metadata"]["annotations"]
     annotations = {}
     for key in (mco.CURRENT, mco.DESIRED, mco.STATE, mco.DESIRED_DRAIN, mco.LAST_APPLIED_DRAIN):

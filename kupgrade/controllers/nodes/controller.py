@@ -106,7 +106,8 @@ class NodeController:
         """Nodes whose pods changed: a drain may have finished."""
         nodes = set()
         for key in self.pod_changes.drain():
-            pod = self.api.get(*_get_args(key))
+            kind, namespace, name = key
+            pod = self.api.get(kind, name, namespace)
             if pod is not None and pod["spec"].get("nodeName"):
                 self.pod_node[key] = pod["spec"]["nodeName"]
             node = self.pod_node.get(key) if pod is not None else self.pod_node.pop(key, None)
@@ -222,8 +223,3 @@ class NodeController:
         else:
             state["next"] = now
         self.api.set_state(f"drain:{name}", state)
-
-
-def _get_args(key: tuple[str, str, str]) -> tuple[str, str, str]:
-    kind, namespace, name = key
-    return kind, name, namespace

@@ -189,17 +189,9 @@ class PoolStatus:
     conditions: dict[str, dict[str, str]]
 
     def columns(self) -> dict[str, Any]:
-        """`oc get mcp` columns without NAME and AGE (SPEC E6)."""
-        return {
-            "CONFIG": self.configuration,
-            "UPDATED": self.conditions["Updated"]["status"],
-            "UPDATING": self.conditions["Updating"]["status"],
-            "DEGRADED": self.conditions["Degraded"]["status"],
-            "MACHINECOUNT": self.machines,
-            "READYMACHINECOUNT": self.ready,
-            "UPDATEDMACHINECOUNT": self.updated,
-            "DEGRADEDMACHINECOUNT": self.degraded,
-        }
+        """`oc get mcp` columns without NAME and AGE (SPEC E6), as the stored pool shows them."""
+        conditions = [{"type": kind, **c} for kind, c in self.conditions.items()]
+        return mcp_columns({"status": {**self.status(), "conditions": conditions}})
 
     def status(self) -> dict[str, Any]:
         """The MachineConfigPool status fields (conditions get their times from the caller)."""
