@@ -9,9 +9,13 @@ import typer
 from rich.table import Table
 
 from kupgrade.cli.output import Format, OutputOpt, print_json, stdout, user_errors
-from kupgrade.skew.inventory import load_inventory
+from kupgrade.errors import InputError
+from kupgrade.skew.fleet import Fleet, is_fleet_document, load_history, parse_fleet
+from kupgrade.skew.gdc import WARNINGS, check_fleet, judge_request, parse_request
+from kupgrade.skew.inventory import Inventory, parse_inventory, read_yaml
 from kupgrade.skew.k8s import check, resolve_policy
 from kupgrade.skew.steps import judge, parse_step
+from kupgrade.skew.verdict import Verdict, Violation
 
 app = typer.Typer(help="Version-skew rules (SPEC G, H).", no_args_is_help=True)
 
@@ -20,46 +24,91 @@ PolicyOpt = Annotated[
     typer.Option(
         "--policy",
         help="Rule set: k8s-n2 (two minors, the seed's text), k8s-n3 (upstream since 1.28), "
-        "auto (n2 while the newest apiserver is 1.27 or older), or kubeadm-X.Y[.Z] (auto plus "
-        "the policies of that kubeadm for control-plane steps).",
+        "auto (n2 while the newest apiserver is 1.27 or older; gdc for a fleet), "
+        "kubeadm-X.Y[.Z] (auto plus the policies of that kubeadm for control-plane steps), "
+        "or gdc (distributed-cloud fleets: clusters, roles, node pools).",
     ),
 ]
+ReleasesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--releases",
+        help="gdc: YAML with the release history (release_order oldest first, or releases "
+        "[{version, date}]) and optionally release_line; replaces the inventory's own.",
+    ),
+]
+
+
+def load(path: Path, policy: str, releases: Path | None) -> Fleet | Inventory:
+    """A fleet (policy gdc) or a Kubernetes inventory, whichever the file holds."""
+    data = read_yaml(path, "inventory")
+    if is_fleet_document(data):
+        if policy not in ("gdc", "auto"):
+            raise InputError(
+                f"{path} lists distributed-cloud clusters; policy {policy!r} is for Kubernetes "
+                "inventories", field="--policy", hint="use --policy gdc",
+            )  # fmt: skip
+        return parse_fleet(data, str(path), load_history(releases) if releases else None)
+    if policy == "gdc":
+        raise InputError(
+            "policy gdc needs a fleet inventory (clusters: {NAME: {version, role, ...}})",
+            file=str(path), field="--policy",
+        )  # fmt: skip
+    if releases is not None:
+        raise InputError("--releases applies to distributed-cloud fleets only", field="--releases")
+    return parse_inventory(data, str(path))
+
+
+def print_findings(found: list[Violation]) -> None:
+    table = Table("RULE", "OBJECT", "PROBLEM", "FIX", box=None)
+    for v in found:
+        table.add_row(v.id, v.object, v.message, v.fix)
+    stdout.print(table)
 
 
 @app.command("check")
 @user_errors
 def check_command(
-    inventory: Annotated[Path, typer.Argument(help="Inventory YAML (apiservers, nodes, ...).")],
+    inventory: Annotated[
+        Path, typer.Argument(help="Inventory YAML (apiservers, nodes, ...) or fleet (clusters).")
+    ],
     policy: PolicyOpt = "auto",
+    releases: ReleasesOpt = None,
     output: OutputOpt = Format.text,
 ) -> None:
     """Every skew violation with its rule id, the objects involved and the fix.
 
-    Exit 0 when there is none, 1 when there are violations.
+    Exit 0 when there is none (warnings allowed), 1 when there are violations.
 
     **Examples**
 
     ```
     kupgrade skew check cluster.yaml
     kupgrade skew check cluster.yaml --policy k8s-n2 -o json
+    kupgrade skew check fleet.yaml --policy gdc --releases release-history.yaml
     ```
     """
-    inv = load_inventory(inventory)
-    found = check(inv, policy)
+    loaded = load(inventory, policy, releases)
+    if isinstance(loaded, Fleet):
+        rules, everything = "gdc", check_fleet(loaded)
+    else:
+        rules, everything = resolve_policy(policy, loaded), check(loaded, policy)
+    found = [v for v in everything if v.id not in WARNINGS]
+    warned = [v for v in everything if v.id in WARNINGS]
     if output is Format.json:
         print_json(
             {
-                "policy": resolve_policy(policy, inv),
+                "policy": rules,
                 "violations": [v.to_json() for v in found],
+                "warnings": [v.to_json() for v in warned],
             }
         )
-    elif not found:
-        stdout.print(f"no skew violations ({resolve_policy(policy, inv)})", highlight=False)
+    elif not everything:
+        stdout.print(f"no skew violations ({rules})", highlight=False)
     else:
-        table = Table("RULE", "OBJECT", "PROBLEM", "FIX", box=None)
-        for v in found:
-            table.add_row(v.id, v.object, v.message, v.fix)
-        stdout.print(table)
+        if not found:
+            stdout.print(f"no skew violations ({rules}); warnings:", highlight=False)
+        print_findings(everything)
     if found:
         raise typer.Exit(1)
 
@@ -67,12 +116,15 @@ def check_command(
 @app.command("check-step")
 @user_errors
 def check_step_command(
-    inventory: Annotated[Path, typer.Argument(help="Inventory YAML (apiservers, nodes, ...).")],
+    inventory: Annotated[
+        Path, typer.Argument(help="Inventory YAML (apiservers, nodes, ...) or fleet (clusters).")
+    ],
     step: Annotated[
         str,
         typer.Option(
             "--step",
-            help="COMPONENT[/NAME[,NAME]] -> VERSION; node/NAME is its kubelet; no names: all.",
+            help="COMPONENT[/NAME[,NAME]] -> VERSION; node/NAME is its kubelet; no names: all. "
+            "Fleets: cluster/NAME -> VERSION or nodepool/CLUSTER/POOL -> VERSION.",
         ),
     ],
     policy: PolicyOpt = "auto",
@@ -86,6 +138,15 @@ def check_step_command(
     force: Annotated[
         bool, typer.Option("--force", help="kubeadm policies: skippable findings only warn.")
     ] = False,
+    bmctl: Annotated[
+        str | None,
+        typer.Option("--bmctl", help="gdc: the bmctl version used (default: the target's)."),
+    ] = None,
+    leave_pools: Annotated[
+        str | None,
+        typer.Option("--leave-pools", help="gdc: node pools a cluster step leaves behind."),
+    ] = None,
+    releases: ReleasesOpt = None,
     output: OutputOpt = Format.text,
 ) -> None:
     """Whether one upgrade step is allowed, refused (which rule, what to do) or warned.
@@ -100,13 +161,23 @@ def check_step_command(
     kupgrade skew check-step cluster.yaml --step 'kube-apiserver -> 1.31.2' --policy kubeadm-1.31
     kupgrade skew check-step cluster.yaml --step 'kube-apiserver -> 1.30.0' \\
         --available 1.29.3,1.29.8,1.30.0,1.30.4
+    kupgrade skew check-step fleet.yaml --step 'cluster/admin -> 1.29.100-gke.251'
+    kupgrade skew check-step fleet.yaml --step 'cluster/c -> 1.28.100-gke.146' --leave-pools p1
+    kupgrade skew check-step fleet.yaml --step 'nodepool/c/p1 -> 1.16.6' --releases order.yaml
     ```
     """
-    inv = load_inventory(inventory)
-    versions = [v.strip() for v in available.split(",") if v.strip()] if available else []
-    verdict = judge(
-        inv, parse_step(step, inv, drained=drained, available=versions), policy, force=force
-    )
+    loaded = load(inventory, policy, releases)
+    verdict: Verdict
+    if isinstance(loaded, Fleet):
+        left = [p.strip() for p in leave_pools.split(",") if p.strip()] if leave_pools else []
+        request = parse_request(step, loaded, bmctl=bmctl, leave_pools=left)
+        verdict = judge_request(loaded, request)
+    else:
+        if bmctl or leave_pools:
+            raise InputError("--bmctl and --leave-pools apply to fleets", field="--bmctl")
+        versions = [v.strip() for v in available.split(",") if v.strip()] if available else []
+        step_ = parse_step(step, loaded, drained=drained, available=versions)
+        verdict = judge(loaded, step_, policy, force=force)
     if output is Format.json:
         print_json(verdict.to_json())
     else:

@@ -96,9 +96,8 @@ def _version(text: str, where: str, field: str) -> SemVer:
         raise InputError(str(exc), file=where, field=field) from None
 
 
-def load_inventory(path: Path) -> Inventory:
+def read_yaml(path: Path, what: str) -> Any:
     try:
-        data = yaml.safe_load(path.read_text())
+        return yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
-        raise InputError(f"cannot read the inventory: {exc}", file=str(path)) from None
-    return parse_inventory(data, str(path))
+        raise InputError(f"cannot read the {what}: {exc}", file=str(path)) from None

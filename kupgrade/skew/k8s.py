@@ -11,27 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
 
 from kupgrade.errors import InputError
 from kupgrade.skew.inventory import Instance, Inventory
+from kupgrade.skew.verdict import Violation
 from kupgrade.versions import SemVer, parse_kube
 
 POLICIES = ("k8s-n2", "k8s-n3", "auto")
 KUBEADM = re.compile(r"kubeadm-v?\d+\.\d+(\.\d+)?")
-
-
-@dataclass(frozen=True)
-class Violation:
-    id: str  # the canonical rule id (conformance/skew/README.md)
-    object: str
-    message: str
-    fix: str
-
-    def to_json(self) -> dict[str, Any]:
-        """The `skew check -o json` shape."""
-        return {"id": self.id, "objects": [self.object], "message": self.message, "fix": self.fix}
 
 
 def resolve_policy(policy: str, inventory: Inventory) -> str:

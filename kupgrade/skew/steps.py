@@ -14,8 +14,9 @@ import msgspec
 
 from kupgrade.errors import InputError, VersionError
 from kupgrade.skew.inventory import Instance, Inventory
-from kupgrade.skew.k8s import Violation, check, minor, resolve_policy
+from kupgrade.skew.k8s import check, minor, resolve_policy
 from kupgrade.skew.kubeadm import FIXES, Finding, Upgrade, enforce, kubeadm_version, kubelet_skew_of
+from kupgrade.skew.verdict import Verdict, Violation
 from kupgrade.versions import SemVer, parse_kube
 
 CONTROLLERS = ("kube-controller-manager", "kube-scheduler", "cloud-controller-manager")
@@ -29,28 +30,6 @@ class Step:
     to: str
     drained: bool = False
     available: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Verdict:
-    rules: list[str]
-    warnings: list[str]
-    findings: list[Violation]
-
-    @property
-    def verdict(self) -> str:
-        return "refused" if self.rules else "warning" if self.warnings else "allowed"
-
-    def to_json(self) -> dict[str, object]:
-        first = self.findings[0] if self.findings else None
-        return {
-            "verdict": self.verdict,
-            "rules": self.rules,
-            "warnings": self.warnings,
-            "message": first.message if first else "the step keeps every skew rule",
-            "fix": first.fix if first else "",
-            "findings": [f.to_json() for f in self.findings],
-        }
 
 
 def _instances(inv: Inventory, component: str) -> dict[str, str | None]:
