@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -23,6 +23,7 @@ from kupgrade.versions import GDC_RELEASE_LINE, GdcVersion, ReleaseLine
 MANAGERS = ("admin", "hybrid")
 PREVIEW_TWO_MINOR_POOLS = "preview.baremetal.cluster.gke.io/two-minor-version-node-pool"
 
+_T = TypeVar("_T")
 Role = Literal["admin", "hybrid", "user", "standalone"]
 
 
@@ -44,7 +45,7 @@ class Release(_Base):
 
 
 class FleetDoc(_Base):
-    clusters: dict[str, ClusterDoc]
+    clusters: dict[str, Any]  # ClusterDoc each, converted one by one to name the cluster
     release_line: list[str] | None = None
     release_order: list[str] | None = None
     releases: list[Release] | None = None
@@ -161,14 +162,24 @@ def _document(data: Any, where: str) -> FleetDoc:
         data = {**data, **(fleet if isinstance(fleet, dict) else {"clusters": fleet})}
         del data["fleet"]
     if isinstance(data, dict):
-        if "release_order_synthetic" in data and "release_order" not in data:
-            data["release_order"] = data["release_order_synthetic"]
         data = {k: v for k, v in data.items() if k not in CASE_KEYS}
-        data.pop("release_order_synthetic", None)
+        synthetic = data.pop("release_order_synthetic", None)
+        data.setdefault("release_order", synthetic)
+    doc = _convert(data, FleetDoc, where, None)
+    doc.clusters = {
+        str(name): _convert(c, ClusterDoc, where, f"clusters.{name}")
+        for name, c in doc.clusters.items()
+    }
+    return doc
+
+
+def _convert(data: Any, kind: type[_T], where: str, at: str | None) -> _T:
     try:
-        return msgspec.convert(data, FleetDoc)
+        return msgspec.convert(data, kind)
     except msgspec.ValidationError as exc:
-        text = str(exc)
+        text = str(exc).replace(" - at `$`", "")
+        if at:
+            text = text.replace("`$.", f"`{at}.").replace("`$`", f"`{at}`")
         hint = (
             "quote versions in YAML ('1.30' is a number)"
             if "float" in text
