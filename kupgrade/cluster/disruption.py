@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+# SPEC G11: a node that has drained for more than this long goes into maintenance anyway.
+GDC_DRAIN_CAP_MINUTES = 20
 
 TWO_BUDGETS = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
 
@@ -64,3 +67,41 @@ def eviction(ready: bool, budgets: list[tuple[str, dict[str, Any], dict[str, int
         "Cannot evict pod as it would violate the pod's disruption budget "
         f"({name}: {status['currentHealthy']} healthy, {status['desiredHealthy']} needed).",
     )
+
+
+def gdc_drain_policy(minor: tuple[int, int]) -> dict[str, Any]:
+    """SPEC G11: how a distributed-cloud release drains nodes."""
+    honours = minor >= (1, 29)
+    return {
+        "pdb_honoured": honours,
+        "pods_evicted_via": "Eviction API" if honours else "taint (best effort)",
+        "gives_up_after_minutes": GDC_DRAIN_CAP_MINUTES,
+    }
+
+
+def gdc_drain(
+    minor: tuple[int, int], blocked_until: int | Literal["never"] | None, minute: float
+) -> dict[str, Any]:
+    """A node's drain at `minute` when a budget (or a stuck pod) holds its last pod until
+    `blocked_until` (None: nothing holds it).
+
+    From 1.29 the pod goes through the Eviction API, which answers 429 while the budget
+    holds; up to 1.28 the maintenance taint removes pods and budgets are ignored. Either
+    way the upgrade goes on once the node has drained for more than 20 minutes. Without a
+    time for the pods to leave we keep the node draining until then.
+    """
+    policy = gdc_drain_policy(minor)
+    blocked = blocked_until == "never" or (
+        isinstance(blocked_until, int) and minute < blocked_until
+    )
+    gone = isinstance(blocked_until, int) and minute >= blocked_until
+    done = minute > GDC_DRAIN_CAP_MINUTES or gone
+    out: dict[str, Any] = {
+        "pdb_honoured": policy["pdb_honoured"],
+        "pods_evicted_via": policy["pods_evicted_via"],
+        "node_state": "maintenance" if done else "draining",
+        "upgrade_continues": done,
+    }
+    if policy["pdb_honoured"]:
+        out["eviction_status"] = 429 if blocked else 200
+    return out

@@ -212,25 +212,35 @@ def own_rules(fleet: Fleet, request: Request) -> list[Violation]:
 
 def users_first(fleet: Fleet, manager: Cluster, to: GdcVersion) -> Iterator[Violation]:
     """SPEC G3: before a manager moves to a new minor its users must be ready for it."""
-    obj = f"cluster/{manager.name}"
     for name in fleet.users.get(manager.name, []):
-        user = fleet.clusters[name]
-        if strict(to):
-            ready = (user.version.major, user.version.minor) == (
-                manager.version.major, manager.version.minor,
-            )  # fmt: skip
-            need = f"on its current minor {minor_of(manager.version)}"
-        else:
-            ready = fleet.history.distance(user.version, to) <= 2
-            need = f"within 2 minors of {minor_of(to)}"
-        if not ready:
-            yield Violation(
-                "G3.users-first", obj,
-                f"{obj} cannot move to {minor_of(to)} while cluster/{name} is at "
-                f"{user.version}: its user clusters must be {need}",
-                f"upgrade cluster/{name} to {minor_of(manager.version)} first",
-                (f"cluster/{name}",),
-            )  # fmt: skip
+        late = user_ready(manager, fleet.clusters[name], to, fleet.history)
+        if late is not None:
+            yield late
+
+
+def user_ready(
+    manager: Cluster, user: Cluster, to: GdcVersion, history: History
+) -> Violation | None:
+    """SPEC G3 for one user cluster: target minor up to 1.28, the user must be on the
+    manager's current minor; from 1.29, within 2 minors of the target."""
+    obj = f"cluster/{manager.name}"
+    if strict(to):
+        ready = (user.version.major, user.version.minor) == (
+            manager.version.major, manager.version.minor,
+        )  # fmt: skip
+        need = f"on its current minor {minor_of(manager.version)}"
+    else:
+        ready = history.distance(user.version, to) <= 2
+        need = f"within 2 minors of {minor_of(to)}"
+    if ready:
+        return None
+    return Violation(
+        "G3.users-first", obj,
+        f"{obj} cannot move to {minor_of(to)} while cluster/{user.name} is at "
+        f"{user.version}: its user clusters must be {need}",
+        f"upgrade cluster/{user.name} to {minor_of(manager.version)} first",
+        (f"cluster/{user.name}",),
+    )  # fmt: skip
 
 
 def judge_request(fleet: Fleet, request: Request) -> Verdict:

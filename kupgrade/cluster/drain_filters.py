@@ -1,0 +1,151 @@
+"""Which pods `kubectl drain` removes, in kubectl's words (staging/src/k8s.io/kubectl/
+pkg/drain/filters.go): filters run in order (deleted, DaemonSet, mirror, local storage,
+unreplicated), the first that refuses a pod decides for it, and any error aborts the
+drain before anything is evicted.
+
+One difference on purpose: kubectl keeps only the last filter's status, so a local-storage
+warning is dropped when a later filter passes the pod (a TODO in kubectl's source). We
+keep every warning a filter raised, which is what the conformance data expects and what
+a user needs to hear before emptyDir data is deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+DAEMONSET_FATAL = "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"
+DAEMONSET_WARNING = "ignoring DaemonSet-managed Pods"
+LOCAL_STORAGE_FATAL = "Pods with local storage (use --delete-emptydir-data to override)"
+LOCAL_STORAGE_WARNING = "deleting Pods with local storage"
+UNMANAGED_FATAL = "cannot delete Pods that declare no controller (use --force to override)"
+UNMANAGED_WARNING = "deleting Pods that declare no controller"
+
+
+@dataclass(frozen=True)
+class DrainPod:
+    name: str
+    namespace: str = "default"
+    owner: str = "none"  # the controller's kind, or none
+    empty_dir: bool = False
+    phase: str = "Running"
+    mirror: bool = False
+    deleted_seconds_ago: int | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class Flags:
+    ignore_daemonsets: bool = False
+    delete_emptydir_data: bool = False
+    force: bool = False
+    skip_wait_for_delete_timeout: int = 0
+
+    @staticmethod
+    def of(args: list[str]) -> Flags:
+        timeout = next(
+            (
+                int(a.split("=", 1)[1])
+                for a in args
+                if a.startswith("--skip-wait-for-delete-timeout=")
+            ),
+            0,
+        )
+        return Flags("--ignore-daemonsets" in args, "--delete-emptydir-data" in args,
+                     "--force" in args, timeout)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Status:
+    delete: bool
+    reason: str = "Okay"  # Okay, Skip, Warning or Error
+    message: str = ""
+
+
+OKAY = Status(True)
+SKIP = Status(False, "Skip")
+
+
+def _deleted(pod: DrainPod, flags: Flags) -> Status:
+    gone = pod.deleted_seconds_ago
+    timeout = flags.skip_wait_for_delete_timeout
+    return SKIP if timeout > 0 and gone is not None and gone > timeout else OKAY
+
+
+def _daemonset(pod: DrainPod, flags: Flags) -> Status:
+    if pod.owner != "DaemonSet" or pod.finished:
+        return OKAY
+    if not flags.ignore_daemonsets:
+        return Status(False, "Error", DAEMONSET_FATAL)
+    return Status(False, "Warning", DAEMONSET_WARNING)
+
+
+def _mirror(pod: DrainPod, flags: Flags) -> Status:
+    return SKIP if pod.mirror else OKAY
+
+
+def _local_storage(pod: DrainPod, flags: Flags) -> Status:
+    if not pod.empty_dir or pod.finished:
+        return OKAY
+    if not flags.delete_emptydir_data:
+        return Status(False, "Error", LOCAL_STORAGE_FATAL)
+    return Status(True, "Warning", LOCAL_STORAGE_WARNING)
+
+
+def _unreplicated(pod: DrainPod, flags: Flags) -> Status:
+    if pod.finished or pod.owner != "none":
+        return OKAY
+    if flags.force:
+        return Status(True, "Warning", UNMANAGED_WARNING)
+    return Status(False, "Error", UNMANAGED_FATAL)
+
+
+FILTERS: list[Callable[[DrainPod, Flags], Status]] = [
+    _deleted, _daemonset, _mirror, _local_storage, _unreplicated,
+]  # fmt: skip
+
+
+@dataclass
+class DrainResult:
+    errors: dict[str, list[str]] = field(default_factory=dict)  # message -> pods
+    warnings: dict[str, list[str]] = field(default_factory=dict)
+    evicted: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "errors": [{"message": m, "pods": p} for m, p in self.errors.items()],
+            "warnings": [{"message": m, "pods": p} for m, p in self.warnings.items()],
+            "evicted": self.evicted,
+        }
+
+
+def drain(pods: list[DrainPod], flags: Flags) -> DrainResult:
+    """kubectl drain's decision for every pod on the node."""
+    result = DrainResult()
+    chosen = []
+    for pod in pods:
+        status = OKAY
+        for check in FILTERS:
+            status = check(pod, flags)
+            if status.reason == "Warning":
+                result.warnings.setdefault(status.message, []).append(pod.key)
+            if not status.delete:
+                break
+        if status.reason == "Error":
+            message = status.message
+            if not message.lower().startswith("cannot delete"):
+                message = f"cannot delete {message}"
+            result.errors.setdefault(message, []).append(pod.key)
+        elif status.delete:
+            chosen.append(pod.key)
+    if not result.errors:
+        result.evicted = chosen
+    return result

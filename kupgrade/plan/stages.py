@@ -1,0 +1,115 @@
+"""The staged upgrade of one distributed-cloud cluster, as data an executor follows
+(SPEC G6-G9, G11).
+
+Stages form a partial order (G8): preflight, the spec version, the control-plane load
+balancer, the control-plane node pool, then the connect agent, add-ons and the
+load-balancer pool in parallel, worker pools after the load-balancer pool, and health
+checks last. The seed does not say whether worker pools wait for the connect agent and
+add-ons; only "after the load-balancer pool" is stated, so that is all we require.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from kupgrade.cluster.disruption import gdc_drain_policy
+from kupgrade.errors import InputError
+from kupgrade.versions import GdcVersion
+
+SELF_MANAGED = ("admin", "hybrid", "standalone")
+
+
+class StageCluster(msgspec.Struct, forbid_unknown_fields=True):
+    version: str
+    role: str = "user"
+    controlPlaneLoadBalancer: bool = True  # noqa: N815 - the API's field names
+    loadBalancerNodePool: bool = True  # noqa: N815
+    workerNodePools: list[str] = msgspec.field(default_factory=list)  # noqa: N815
+
+
+@dataclass(frozen=True)
+class Stage:
+    id: str
+    after: list[str]
+    upgrades: str  # what the stage touches (SPEC G6)
+    downtime: str  # what users see while it runs (SPEC G7)
+    sets: list[str] = field(default_factory=list)  # status fields it writes (SPEC G9)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "after": self.after, "upgrades": self.upgrades,
+                "downtime": self.downtime, "sets": self.sets}  # fmt: skip
+
+
+def stages(cluster: StageCluster) -> list[Stage]:
+    """SPEC G8's order for this cluster's shape."""
+    lb_pool = "load-balancer-node-pool" if cluster.loadBalancerNodePool else None
+    cp = "control-plane-node-pool"
+    out = [
+        Stage("preflight", [], "cluster upgrade, network health and node checks", "none"),
+        Stage("set-spec-version", ["preflight"], "spec.anthosBareMetalVersion", "none"),
+    ]
+    before_cp = "set-spec-version"
+    if cluster.controlPlaneLoadBalancer:
+        out.append(Stage(
+            "control-plane-load-balancer", ["set-spec-version"],
+            "control-plane load balancer (HAProxy, keepalived)",
+            "the API endpoint may drop for 1-2 minutes at the start",
+        ))  # fmt: skip
+        before_cp = "control-plane-load-balancer"
+    out.append(Stage(
+        cp, [before_cp],
+        "kube-apiserver, scheduler, controller-manager, etcd static pods, lifecycle "
+        "controllers, add-ons", "none for the API server, etcd and scheduler",
+        ["status.controlPlaneNodepoolStatus"],
+    ))  # fmt: skip
+    out.append(Stage("connect-agent", [cp], "connect agent", "none"))
+    out.append(Stage(
+        "cluster-addons", [cp],
+        "network, observability, storage, system operators",
+        "under 5 minutes for observability, CNI operator, MetalLB, local volume "
+        "provisioner, Istio and other system operators",
+    ))  # fmt: skip
+    if lb_pool:
+        out.append(Stage(lb_pool, [cp], "load-balancer nodes (HAProxy, keepalived, MetalLB speakers)",
+                         "short while MetalLB speakers move"))  # fmt: skip
+    workers = [f"worker-node-pool/{p}" for p in cluster.workerNodePools]
+    for worker in workers:
+        out.append(Stage(worker, [lb_pool or cp], "worker nodes (kubelet, container runtime)",
+                         "user workloads, drained node by node (SPEC G11)"))  # fmt: skip
+    out.append(Stage("health-checks", ["connect-agent", "cluster-addons", *workers],
+                     "repeated until every check passes", "none"))  # fmt: skip
+    return out
+
+
+def status_fields(cluster: StageCluster) -> list[list[str]]:
+    """SPEC G9: the status fields in the order they are written (a group at a time)."""
+    second = ["status.anthosBareMetalManifestsVersion",
+              "status.controlPlaneLoadBalancerNodepoolStatus"]  # fmt: skip
+    if cluster.role in SELF_MANAGED:
+        second.insert(0, "status.anthosBareMetalLifecycleControllersManifestsVersion")
+    return [
+        ["status.controlPlaneNodepoolStatus"],
+        second,
+        ["status.anthosBareMetalVersions"],
+        ["status.anthosBareMetalVersion"],
+    ]
+
+
+def stage_plan(data: Any, target: str, where: str) -> dict[str, Any]:
+    """`kupgrade plan` on one cluster's shape: its stages, status fields and drain policy."""
+    try:
+        cluster = msgspec.convert(data, StageCluster)
+        to = GdcVersion.parse(target)
+        GdcVersion.parse(cluster.version)
+    except (msgspec.ValidationError, ValueError) as exc:
+        raise InputError(str(exc), file=where, field="cluster") from None
+    return {
+        "from": cluster.version,
+        "to": str(to),
+        "stages": [s.to_json() for s in stages(cluster)],
+        "status_fields_in_order": status_fields(cluster),
+        "drain": gdc_drain_policy((to.major, to.minor)),
+    }
