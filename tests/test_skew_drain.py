@@ -1,4 +1,5 @@
-"""Budget arithmetic and the Eviction API (conformance/skew/drain.yaml: pdb_status, eviction)."""
+"""Budget arithmetic, the Eviction API, kubectl drain's filters, distributed-cloud drains
+(conformance/skew/drain.yaml) and other engines' rollout arithmetic (rollout.yaml)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from kupgrade.cluster.disruption import budget_status, eviction
+from kupgrade.cluster.disruption import budget_status, eviction, gdc_drain
+from kupgrade.cluster.drain_filters import DAEMONSET_FATAL, DrainPod, Flags, drain
+from kupgrade.plan.engines import rollout
 from tests.conftest import conformance_cases, need_case
 
 
@@ -37,3 +40,52 @@ def test_eviction_answer(case: Any) -> None:
         budgets = [("pdb", spec, budget_status(spec, len(pods), healthy))]
     answer = eviction(pods[inp["evict"]] == "ready", budgets)
     assert answer.code == case["expect"]["status"]
+
+
+@pytest.mark.parametrize("case", _cases("kubectl_drain"))
+def test_kubectl_drain(case: Any) -> None:
+    case = need_case(case, "skew", "drain.yaml")
+    inp = case["input"]
+    pods = [
+        DrainPod(
+            p["name"],
+            inp["namespace"],
+            p.get("owner", "none"),
+            p.get("emptyDir", False),
+            p.get("phase", "Running"),
+        )
+        for p in inp["pods"]
+    ]
+    assert drain(pods, Flags.of(inp["flags"])).to_json() == case["expect"]
+
+
+def test_kubectl_drain_aggregates_and_skips() -> None:
+    """Errors group pods by message; mirror and long-deleted pods are skipped silently."""
+    pods = [
+        DrainPod("a", owner="DaemonSet"), DrainPod("b", owner="DaemonSet"),
+        DrainPod("static", mirror=True), DrainPod("old", deleted_seconds_ago=600),
+        DrainPod("web", owner="ReplicaSet"),
+    ]  # fmt: skip
+    result = drain(pods, Flags.of(["--skip-wait-for-delete-timeout=60"])).to_json()
+    assert result["errors"] == [
+        {"message": "cannot delete " + DAEMONSET_FATAL, "pods": ["default/a", "default/b"]}
+    ]
+    assert result["evicted"] == []  # any error aborts before evicting
+    ignoring = Flags.of(["--ignore-daemonsets", "--skip-wait-for-delete-timeout=60"])
+    assert drain(pods, ignoring).evicted == ["default/web"]
+
+
+@pytest.mark.parametrize("case", _cases("gdc_drain"))
+def test_gdc_drain(case: Any) -> None:
+    case = need_case(case, "skew", "drain.yaml")
+    inp = case["input"]
+    major, minor = inp["platform"].removeprefix("gdc-").split(".")
+    got = gdc_drain((int(major), int(minor)), inp["pdb_blocks_until_minute"], inp["minute"])
+    assert {k: got.get(k) for k in case["expect"]} == case["expect"]
+
+
+@pytest.mark.parametrize("case", conformance_cases("cases", "skew", "rollout.yaml"))
+def test_rollout_engines(case: Any) -> None:
+    case = need_case(case, "skew", "rollout.yaml")
+    got = rollout(case["engine"], case["input"])
+    assert {k: got.get(k) for k in case["expect"]} == case["expect"]

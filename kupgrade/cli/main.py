@@ -11,6 +11,7 @@ from kupgrade.cli import graph, promql, release, skew
 from kupgrade.cli.cluster import cluster_app, controller_app, get_command, upgrade_command
 from kupgrade.cli.demo import demo_command, sample_app
 from kupgrade.cli.path import path_command
+from kupgrade.cli.plan import plan_command
 from kupgrade.cli.serve import serve_command
 from kupgrade.cli.updates import updates_command
 
@@ -35,6 +36,7 @@ app.command("serve")(serve_command)
 app.command("demo")(demo_command)
 app.command("updates")(updates_command)
 app.command("path")(path_command)
+app.command("plan")(plan_command)
 
 
 def _version(value: bool) -> None:

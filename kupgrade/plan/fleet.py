@@ -235,7 +235,7 @@ def _follow(
     pair = UserPair(manager, phases, fleet.history)
     last = len(chain)
     found: dict[GdcVersion, tuple[Track[GdcVersion], int]] = {}
-    tracks, states = {}, last + 1
+    tracks, states = {}, 0 if users else last + 1  # pairs cover the leader's states
     for user in users:
         if user.version not in found:
             search = user_hops(pair, user.version, goal, last)
@@ -277,9 +277,13 @@ def _stuck(
         found = pair.moving(version, phase, user.name)
         step = (f"cluster/{pair.at[0].name}", str(phases[phase]), str(phases[phase + 1]))
         refusal = Refusal.of(found, step)
+        line = pair.history.line.minors
+        here = line.index(_minor(version))
+        need = ".".join(map(str, line[here + 1])) if here + 1 < len(line) else minor_of(version)
         refusal.fix += (
-            f"; no available release lets cluster/{user.name} (at {version}) get ready in "
-            f"time: add a {minor_of(phases[phase])} release at or below {phases[phase]}"
+            f"; no available release gets cluster/{user.name} (at {version}) there in time: "
+            f"it moves one minor at a time, so add a {need} release at or below "
+            f"{phases[phase]} to the available versions"
         )
         return refusal
     try:

@@ -24,7 +24,7 @@ SELF_MANAGED = ("admin", "hybrid", "standalone")
 
 class StageCluster(msgspec.Struct, forbid_unknown_fields=True):
     version: str
-    role: str = "user"
+    role: str | None = None  # None: not said, so every field is listed
     controlPlaneLoadBalancer: bool = True  # noqa: N815 - the API's field names
     loadBalancerNodePool: bool = True  # noqa: N815
     workerNodePools: list[str] = msgspec.field(default_factory=list)  # noqa: N815
@@ -88,7 +88,7 @@ def status_fields(cluster: StageCluster) -> list[list[str]]:
     """SPEC G9: the status fields in the order they are written (a group at a time)."""
     second = ["status.anthosBareMetalManifestsVersion",
               "status.controlPlaneLoadBalancerNodepoolStatus"]  # fmt: skip
-    if cluster.role in SELF_MANAGED:
+    if cluster.role is None or cluster.role in SELF_MANAGED:
         second.insert(0, "status.anthosBareMetalLifecycleControllersManifestsVersion")
     return [
         ["status.controlPlaneNodepoolStatus"],

@@ -1,0 +1,95 @@
+"""What `kupgrade plan` reads: a distributed-cloud fleet, a Kubernetes cluster (the short
+form `{cp, pools}` or a full skew inventory), or one cluster's shape for its stages. A
+file may also carry `target`, `available` and `policy`, as the conformance cases do;
+the command line wins over the file."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from kupgrade.errors import InputError
+from kupgrade.plan.fleet import Goal, plan_fleet
+from kupgrade.plan.kube import KubeCluster, parse_versions, plan_cluster
+from kupgrade.plan.stages import stage_plan
+from kupgrade.plan.steps import Plan, Refusal
+from kupgrade.skew.fleet import History, is_fleet_document, parse_fleet
+from kupgrade.skew.inventory import parse_inventory
+from kupgrade.skew.k8s import check
+from kupgrade.versions import parse_kube
+
+STAGE_FIELDS = {"workerNodePools", "controlPlaneLoadBalancer", "loadBalancerNodePool"}
+
+
+class KubeDoc(msgspec.Struct, forbid_unknown_fields=True):
+    cp: str
+    pools: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+@dataclass
+class Request:
+    target: str | None
+    available: list[str] | None
+    policy: str | None
+    history: History | None = None
+
+
+def plan_document(data: Any, where: str, request: Request) -> Plan | dict[str, Any]:
+    """A Plan, or for one cluster's shape its stage plan (SPEC G8)."""
+    if not isinstance(data, dict):
+        raise InputError("a plan input is a mapping (clusters, cluster or cp)", file=where)
+    target = request.target or data.get("target")
+    if not target:
+        raise InputError("no target version", field="--to", hint="pass --to VERSION")
+    target = str(target)
+    available = [str(v) for v in (request.available or data.get("available") or [])]
+    policy = request.policy or data.get("policy") or "auto"
+    cluster = data.get("cluster")
+    if data.get("platform") == "gdc-stages" or (
+        isinstance(cluster, dict) and STAGE_FIELDS & set(cluster)
+    ):
+        return stage_plan(cluster, target, where)
+    if is_fleet_document(data):
+        if policy not in ("gdc", "auto"):
+            raise InputError(f"policy {policy!r} does not apply to a fleet", field="--policy",
+                             hint="use --policy gdc")  # fmt: skip
+        fleet = parse_fleet(data, where, request.history)
+        return plan_fleet(fleet, Goal.of(target, available, fleet.history))
+    if policy == "gdc":
+        raise InputError("policy gdc needs a fleet (clusters: ...)", file=where, field="--policy")
+    kube = _kube_cluster(data, where)
+    if isinstance(kube, Plan):
+        return kube
+    to = parse_versions([target], "--to")[0]
+    return plan_cluster(kube, to, parse_versions(available, "--available"), policy)
+
+
+def _kube_cluster(data: dict[str, Any], where: str) -> KubeCluster | Plan:
+    if "apiservers" in data:
+        inventory = parse_inventory(data, where)
+        problems = check(inventory, "auto")
+        if problems:
+            return Plan([], refused=Refusal.of(problems))
+        if not inventory.apiservers:
+            raise InputError(
+                "the inventory lists no kube-apiserver", file=where, field="apiservers"
+            )
+        pools = {n.name: parse_kube(n.kubelet) for n in inventory.nodes if n.kubelet}
+        cp = max(parse_kube(a.version) for a in inventory.apiservers)
+        return KubeCluster(cp, pools)
+    body = data.get("cluster", data)
+    picked = {k: v for k, v in body.items() if k in ("cp", "pools")} if body is data else body
+    try:
+        doc = msgspec.convert(picked, KubeDoc)
+    except msgspec.ValidationError as exc:
+        raise InputError(
+            str(exc),
+            file=where,
+            hint="a Kubernetes cluster is {cp: VERSION, pools: {NAME: VERSION}}",
+        ) from None
+    pools = {
+        name: parse_versions([v], f"{where}: pools.{name}")[0] for name, v in doc.pools.items()
+    }
+    return KubeCluster(parse_versions([doc.cp], f"{where}: cp")[0], pools)
