@@ -9,6 +9,7 @@
 4. Release payloads (bench/release.py): load and graph 1,000 manifests; extract and
    verify throughput against tar and sha256sum on the same layer.
 5. A simulated cluster upgraded at 50, 500 and 5,000 nodes (bench/sim.py).
+6. A distributed-cloud fleet planned at 100, 1,000 and 10,000 clusters (bench/fleet.py).
 
 Uses ../shared when present and the sample dataset otherwise (and says so).
 """
@@ -45,6 +46,7 @@ from kupgrade.graph.tree import open_tree  # noqa: E402
 from kupgrade.service.process import ChildProcess, ServiceProcess, free_port  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fleet import bench_fleet  # noqa: E402
 from promql import bench_promql  # noqa: E402
 from release import bench_release, describe  # noqa: E402
 from sim import bench_sim  # noqa: E402
@@ -169,6 +171,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--sim-sizes", default="50,500,5000", help="cluster sizes (nodes)")
+    parser.add_argument("--fleet-sizes", default="100,1000,10000", help="fleet sizes (clusters)")
     args = parser.parse_args()
     report: dict[str, object] = {}
     with tempfile.TemporaryDirectory(prefix="kupgrade-sample-") as tmp:
@@ -207,6 +210,7 @@ def main() -> None:
         report["promql"] = bench_promql(SHARED.parent.parent, 10_000, 5)
     report["release"] = bench_release(1000, 7)
     report["simulated upgrade"] = bench_sim([int(n) for n in args.sim_sizes.split(",")])
+    report["fleet plan"] = bench_fleet([int(n) for n in args.fleet_sizes.split(",")])
     if args.json:
         print(json.dumps(report, indent=2))
         return
@@ -239,6 +243,17 @@ def main() -> None:
             + (
                 f", x{row['wall_ratio_to_previous']} the previous size"
                 if "wall_ratio_to_previous" in row
+                else ""
+            )
+        )
+    print("fleet plan (20 user clusters per manager, 5 pools each, 1.28 -> 1.30):")
+    for row in report["fleet plan"]["sizes"]:  # type: ignore[index]
+        print(
+            f"  {row['clusters']:>6} clusters: {row['total_s']:6.2f} s (parse {row['parse_s']} s), "
+            f"peak {row['peak_rss_mb']} MB, {row['steps']} steps, {row['states_checked']} states"
+            + (
+                f", x{row['time_ratio']} time for x{row['size_ratio']} clusters"
+                if "time_ratio" in row
                 else ""
             )
         )

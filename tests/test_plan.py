@@ -355,3 +355,17 @@ def test_every_order_of_a_parallel_plan_is_checked() -> None:
     steps = [s.to_json() for s in plan.steps]
     assert plan.states_checked == accept_gdc(fleet, steps, "1.29.100-gke.251", ["1.28.500-gke.120"])
     assert len(list(itertools.islice(iter(steps), 10))) == 4
+
+
+def test_fleet_bench_runs() -> None:
+    """The bench's fleet generator gives a plannable fleet (the bench itself is `make bench`)."""
+    import subprocess
+    import sys
+
+    bench = Path(__file__).resolve().parents[1] / "bench" / "fleet.py"
+    done = subprocess.run(
+        [sys.executable, str(bench), "--sizes", "100"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    row = json.loads(done.stdout)["sizes"][0]
+    assert row["clusters"] == 105 and row["steps"] > row["clusters"] and row["states_checked"] > 0
