@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from kupgrade.cli.output import print_json, stdout, user_errors
-from kupgrade.plan.inputs import Request, plan_document
+from kupgrade.plan.inputs import PlanRequest, plan_document
 from kupgrade.plan.steps import Plan
 from kupgrade.skew.fleet import load_history
 from kupgrade.skew.inventory import read_yaml
@@ -128,7 +128,7 @@ def plan_command(
     data = read_yaml(inventory, "plan input")
     versions = [v.strip() for v in available.split(",") if v.strip()] if available else None
     history = load_history(releases) if releases else None
-    result = plan_document(data, str(inventory), Request(to, versions, policy, history))
+    result = plan_document(data, str(inventory), PlanRequest(to, versions, policy, history))
     if isinstance(result, dict):
         if output is PlanFormat.json:
             print_json(result)

@@ -29,14 +29,14 @@ class KubeDoc(msgspec.Struct, forbid_unknown_fields=True):
 
 
 @dataclass
-class Request:
+class PlanRequest:
     target: str | None
     available: list[str] | None
     policy: str | None
     history: History | None = None
 
 
-def plan_document(data: Any, where: str, request: Request) -> Plan | dict[str, Any]:
+def plan_document(data: Any, where: str, request: PlanRequest) -> Plan | dict[str, Any]:
     """A Plan, or for one cluster's shape its stage plan (SPEC G8)."""
     if not isinstance(data, dict):
         raise InputError("a plan input is a mapping (clusters, cluster or cp)", file=where)
@@ -59,17 +59,17 @@ def plan_document(data: Any, where: str, request: Request) -> Plan | dict[str, A
         return plan_fleet(fleet, Goal.of(target, available, fleet.history))
     if policy == "gdc":
         raise InputError("policy gdc needs a fleet (clusters: ...)", file=where, field="--policy")
-    kube = _kube_cluster(data, where)
+    kube = _kube_cluster(data, where, policy)
     if isinstance(kube, Plan):
         return kube
     to = parse_versions([target], "--to")[0]
     return plan_cluster(kube, to, parse_versions(available, "--available"), policy)
 
 
-def _kube_cluster(data: dict[str, Any], where: str) -> KubeCluster | Plan:
+def _kube_cluster(data: dict[str, Any], where: str, policy: str) -> KubeCluster | Plan:
     if "apiservers" in data:
         inventory = parse_inventory(data, where)
-        problems = check(inventory, "auto")
+        problems = check(inventory, policy)  # the real inventory, kube-proxy and all
         if problems:
             return Plan([], refused=Refusal.of(problems))
         if not inventory.apiservers:
