@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from kupgrade.errors import InputError, VersionError
 from kupgrade.plan.phases import Track, check_pair, edges, widen
 from kupgrade.plan.steps import BlockedError, Plan, PlanStep, Refusal, number
 from kupgrade.skew.fleet import Cluster, Fleet, History
@@ -50,20 +49,13 @@ class Goal:
 
     @staticmethod
     def of(target: str, available: Iterable[str], history: History) -> Goal:
-        to = _parse(target, "--to", history)
-        versions = {_parse(v, "--available", history) for v in available} | {to}
+        to = history.field(target, "--to")
+        versions = {history.field(v, "--available") for v in available} | {to}
         return Goal(to, tuple(sorted(v for v in versions if v <= to)))
 
     def latest_in(self, minor: Minor) -> GdcVersion | None:
         same = [v for v in self.available if _minor(v) == minor]
         return same[-1] if same else None
-
-
-def _parse(text: str, where: str, history: History) -> GdcVersion:
-    try:
-        return history.parse(text)
-    except VersionError as exc:
-        raise InputError(exc.message, field=where) from None
 
 
 class _MissingMinorError(Exception):

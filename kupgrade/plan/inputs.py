@@ -12,11 +12,11 @@ import msgspec
 
 from kupgrade.errors import InputError
 from kupgrade.plan.fleet import Goal, plan_fleet
-from kupgrade.plan.kube import KubeCluster, parse_versions, plan_cluster
+from kupgrade.plan.kube import KubeCluster, plan_cluster
 from kupgrade.plan.stages import stage_plan
 from kupgrade.plan.steps import Plan, Refusal
 from kupgrade.skew.fleet import History, is_fleet_document, parse_fleet
-from kupgrade.skew.inventory import parse_inventory
+from kupgrade.skew.inventory import kube_field, parse_inventory
 from kupgrade.skew.k8s import check
 from kupgrade.versions import parse_kube
 
@@ -62,8 +62,8 @@ def plan_document(data: Any, where: str, request: PlanRequest) -> Plan | dict[st
     kube = _kube_cluster(data, where, policy)
     if isinstance(kube, Plan):
         return kube
-    to = parse_versions([target], "--to")[0]
-    return plan_cluster(kube, to, parse_versions(available, "--available"), policy)
+    to = kube_field(target, "--to")
+    return plan_cluster(kube, to, [kube_field(v, "--available") for v in available], policy)
 
 
 def _kube_cluster(data: dict[str, Any], where: str, policy: str) -> KubeCluster | Plan:
@@ -89,7 +89,5 @@ def _kube_cluster(data: dict[str, Any], where: str, policy: str) -> KubeCluster 
             file=where,
             hint="a Kubernetes cluster is {cp: VERSION, pools: {NAME: VERSION}}",
         ) from None
-    pools = {
-        name: parse_versions([v], f"{where}: pools.{name}")[0] for name, v in doc.pools.items()
-    }
-    return KubeCluster(parse_versions([doc.cp], f"{where}: cp")[0], pools)
+    pools = {name: kube_field(v, f"pools.{name}", where) for name, v in doc.pools.items()}
+    return KubeCluster(kube_field(doc.cp, "cp", where), pools)

@@ -15,13 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kupgrade.errors import InputError, VersionError
 from kupgrade.plan.phases import Track, check_pair, edges, widen
 from kupgrade.plan.steps import BlockedError, Plan, PlanStep, Refusal, number
 from kupgrade.skew.inventory import Instance, Inventory, Node
 from kupgrade.skew.k8s import check, resolve_policy
 from kupgrade.skew.verdict import Violation
-from kupgrade.versions import SemVer, parse_kube
+from kupgrade.versions import SemVer
 
 CONTROL_PLANE = "control-plane"
 
@@ -171,13 +170,3 @@ def _assemble(cluster: KubeCluster, chain: list[SemVer], policy: str) -> Plan:
         keyed.append(((i + 1, 0, 0, 0), step))
     plan.steps = number(keyed)
     return plan
-
-
-def parse_versions(texts: Iterable[str], where: str) -> list[SemVer]:
-    out = []
-    for text in texts:
-        try:
-            out.append(parse_kube(str(text)))
-        except VersionError as exc:
-            raise InputError(exc.message, field=where) from None
-    return out

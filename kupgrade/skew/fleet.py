@@ -86,6 +86,13 @@ class History:
         self.line.index((version.major, version.minor))
         return version
 
+    def field(self, text: str, field: str, file: str | None = None) -> GdcVersion:
+        """`parse`, with a user's mistake named by where it was written."""
+        try:
+            return self.parse(text)
+        except VersionError as exc:
+            raise InputError(exc.message, file=file, field=field) from None
+
     def distance(self, older: GdcVersion, newer: GdcVersion) -> int:
         """Release-line minors from `older` to `newer` (1.16 -> 1.28 is one)."""
         return self.line.distance((older.major, older.minor), (newer.major, newer.minor))
@@ -143,11 +150,11 @@ def parse_fleet(data: Any, where: str, history: History | None = None) -> Fleet:
     clusters: dict[str, Cluster] = {}
     for name, c in doc.clusters.items():
         at = f"clusters.{name}"
-        pools = {p: _version(v, where, f"{at}.pools.{p}", history) for p, v in c.pools.items()}
+        pools = {p: history.field(v, f"{at}.pools.{p}", where) for p, v in c.pools.items()}
         clusters[name] = Cluster(
             name=name,
             role=c.role,
-            version=_version(c.version, where, f"{at}.version", history),
+            version=history.field(c.version, f"{at}.version", where),
             managed_by=c.managed_by,
             pools=pools,
             preview_pools=c.annotations.get(PREVIEW_TWO_MINOR_POOLS, "").lower() == "enable",
@@ -211,12 +218,12 @@ def parse_history(data: FleetDoc | Any, where: str) -> History:
     order: list[str] = list(doc.release_order or [])
     if doc.releases:
         dated = sorted(
-            doc.releases, key=lambda r: (r.date, _version(r.version, where, "releases", history))
+            doc.releases, key=lambda r: (r.date, history.field(r.version, "releases", where))
         )
         order = [r.version for r in dated]
     rank: dict[GdcVersion, int] = {}
     for i, text in enumerate(order):
-        version = _version(text, where, f"release_order[{i}]", history)
+        version = history.field(text, f"release_order[{i}]", where)
         if version in rank:
             raise InputError(f"{text} is listed twice", file=where, field=f"release_order[{i}]")
         rank[version] = i
@@ -231,13 +238,6 @@ def _history_doc(data: Any, where: str) -> FleetDoc:
     if "release_order" not in picked and "release_order_synthetic" in data:
         picked["release_order"] = data["release_order_synthetic"]
     return _document({"clusters": {}, **picked}, where)
-
-
-def _version(text: str, where: str, at: str, history: History) -> GdcVersion:
-    try:
-        return history.parse(text)
-    except VersionError as exc:
-        raise InputError(exc.message, file=where, field=at) from None
 
 
 def _check_links(clusters: dict[str, Cluster], where: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
-from kupgrade.errors import InputError, VersionError
+from kupgrade.errors import InputError
 from kupgrade.skew.fleet import PREVIEW_TWO_MINOR_POOLS, Cluster, Fleet, History
 from kupgrade.skew.verdict import Verdict, Violation
 from kupgrade.versions import GdcVersion
@@ -249,7 +249,7 @@ def judge_request(fleet: Fleet, request: Request) -> Verdict:
     _known(fleet, request)
     head = fleet.group(request.cluster)[0]
     before = {(v.id, v.object) for v in check_group(fleet, head)}
-    after = [v for v in check_group(apply_request(fleet, request), head)]
+    after = check_group(apply_request(fleet, request), head)
     new = [v for v in after if (v.id, v.object) not in before]
     refused = own_rules(fleet, request) + [v for v in new if v.id not in WARNINGS]
     warned = [v for v in new if v.id in WARNINGS]
@@ -285,7 +285,7 @@ def parse_request(
             f"{text!r} is not a distributed-cloud step", field="--step",
             hint="write 'cluster/NAME -> 1.29.100-gke.251' or 'nodepool/CLUSTER/POOL -> VERSION'",
         )  # fmt: skip
-    to = _gdc(version.strip(), "--step", fleet)
+    to = fleet.history.field(version.strip(), "--step")
     if kind == "nodepool":
         cluster, _, pool = rest.partition("/")
         if not pool:
@@ -298,14 +298,7 @@ def parse_request(
             )
         request = Request(cluster, to, pool=pool)
     else:
-        tool = _gdc(bmctl, "--bmctl", fleet) if bmctl else None
+        tool = fleet.history.field(bmctl, "--bmctl") if bmctl else None
         request = Request(rest, to, bmctl=tool, leave_pools=tuple(leave_pools or ()))
     _known(fleet, request)
     return request
-
-
-def _gdc(text: str, where: str, fleet: Fleet) -> GdcVersion:
-    try:
-        return fleet.history.parse(text)
-    except VersionError as exc:
-        raise InputError(exc.message, field=where) from None

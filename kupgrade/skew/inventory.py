@@ -73,7 +73,7 @@ def parse_inventory(data: Any, where: str) -> Inventory:
     fields += [(c, i) for c, i in inventory.controllers()]
     fields += [("kubectl", i) for i in inventory.kubectl]
     for field, instance in fields:
-        _version(instance.version, where, f"{field}[{instance.name}].version")
+        kube_field(instance.version, f"{field}[{instance.name}].version", where)
         for target in instance.talks_to or []:
             if target not in names:
                 raise InputError(
@@ -85,15 +85,16 @@ def parse_inventory(data: Any, where: str) -> Inventory:
     for node in inventory.nodes:
         for field, value in (("kubelet", node.kubelet), ("kube_proxy", node.kube_proxy)):
             if value is not None:
-                _version(value, where, f"nodes[{node.name}].{field}")
+                kube_field(value, f"nodes[{node.name}].{field}", where)
     return inventory
 
 
-def _version(text: str, where: str, field: str) -> SemVer:
+def kube_field(text: str, field: str, file: str | None = None) -> SemVer:
+    """`parse_kube`, with a user's mistake named by where it was written."""
     try:
-        return parse_kube(text)
+        return parse_kube(str(text))
     except VersionError as exc:
-        raise InputError(str(exc), file=where, field=field) from None
+        raise InputError(exc.message, file=file, field=field) from None
 
 
 def read_yaml(path: Path, what: str) -> Any:
