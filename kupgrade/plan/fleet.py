@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from kupgrade.plan.phases import Track, check_pair, edges, widen
+from kupgrade.plan.phases import Track, add_edges, check_pair, widen
 from kupgrade.plan.steps import BlockedError, Plan, PlanStep, Refusal, number
 from kupgrade.skew.fleet import Cluster, Fleet, History
 from kupgrade.skew.gdc import (
@@ -310,17 +310,12 @@ def plan_fleet(fleet: Fleet, goal: Goal) -> Plan:
     """Every cluster to the target, each state legal in every order the plan allows."""
     problems = [v for v in check_fleet(fleet) if v.id not in WARNINGS]
     if problems:
-        return Plan([], refused=_illegal_start(problems))
+        return Plan([], refused=Refusal.illegal_start(problems, "fleet"))
     for cluster in fleet.clusters.values():
         if cluster.version > goal.target:
             obj = f"cluster/{cluster.name}"
-            violation = Violation(
-                "G3.downgrade", obj, f"{obj} at {cluster.version} is past the target {goal.target}",
-                f"pick a target at or above {cluster.version}",
-            )  # fmt: skip
-            return Plan(
-                [], refused=Refusal.of([violation], (obj, str(cluster.version), str(goal.target)))
-            )
+            refusal = Refusal.past_target("G3.downgrade", obj, cluster.version, goal.target)
+            return Plan([], refused=refusal)
     keyed: list[tuple[tuple[int, ...], PlanStep]] = []
     plan = Plan([])
     for g, head in enumerate(heads(fleet)):
@@ -344,8 +339,7 @@ def _steps(
     after: dict[str, list[str]] = {}
     for u, (name, track) in enumerate(group.tracks.items()):
         hops = [f"{name}#{j}" for j in range(1, len(track.windows) + 1)]
-        for needy, needs in edges(track, leader, hops).items():
-            after.setdefault(needy, []).extend(needs)
+        add_edges(after, track, leader, hops)
         path = list(track.versions[1:])
         out += _catch_up(fleet.clusters[name], path, (g, 0, 2, u), plan)
         leaves, rollouts, states = _pools(fleet.clusters[name], path, fleet.history)
@@ -382,11 +376,3 @@ def _catch_up(
             plan.pool_rollouts += 1
             plan.states_checked += 1
     return out
-
-
-def _illegal_start(problems: list[Violation]) -> Refusal:
-    refusal = Refusal.of(problems)
-    refusal.message = (
-        f"the fleet already breaks a rule, so no plan can keep every state legal: {refusal.message}"
-    )
-    return refusal

@@ -71,7 +71,7 @@ def _kube_cluster(data: dict[str, Any], where: str, policy: str) -> KubeCluster 
         inventory = parse_inventory(data, where)
         problems = check(inventory, policy)  # the real inventory, kube-proxy and all
         if problems:
-            return Plan([], refused=Refusal.of(problems))
+            return Plan([], refused=Refusal.illegal_start(problems, "cluster"))
         if not inventory.apiservers:
             raise InputError(
                 "the inventory lists no kube-apiserver", file=where, field="apiservers"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kupgrade.plan.phases import Track, check_pair, edges, widen
+from kupgrade.plan.phases import Track, add_edges, check_pair, widen
 from kupgrade.plan.steps import BlockedError, Plan, PlanStep, Refusal, number
 from kupgrade.skew.inventory import Instance, Inventory, Node
 from kupgrade.skew.k8s import check, resolve_policy
@@ -116,12 +116,7 @@ def plan_cluster(
     resolve_policy(policy, start)  # a bad policy name is the user's mistake, said first
     problems = check(start, policy)
     if problems:
-        refusal = Refusal.of(problems)
-        refusal.message = (
-            f"the cluster already breaks a rule, so no plan can keep every state legal: "
-            f"{refusal.message}"
-        )
-        return Plan([], refused=refusal)
+        return Plan([], refused=Refusal.illegal_start(problems, "cluster"))
     past = [
         (n, v)
         for n, v in [(CONTROL_PLANE, cluster.control_plane), *cluster.pools.items()]
@@ -130,10 +125,7 @@ def plan_cluster(
     if past:
         name, version = past[0]
         obj = name if name == CONTROL_PLANE else f"nodepool/{name}"
-        return Plan([], refused=Refusal.of([Violation(
-            "H6.order", obj, f"{obj} at {version} is past the target {target}",
-            f"pick a target at or above {version}; downgrades are not supported",
-        )], (obj, str(version), str(target))))  # fmt: skip
+        return Plan([], refused=Refusal.past_target("H6.order", obj, version, target))
     try:
         chain = control_plane_chain(cluster.control_plane, target, sorted(set(available)))
     except BlockedError as blocked:
@@ -157,8 +149,7 @@ def _assemble(cluster: KubeCluster, chain: list[SemVer], policy: str) -> Plan:
         plan.states_checked += check_pair(pair, track, last, f"nodepool/{name}")
         plan.pool_rollouts += len(moves)
         hops = [f"{name}#{j}" for j in range(1, len(moves) + 1)]
-        for needy, needs in edges(track, leader, hops).items():
-            after.setdefault(needy, []).extend(needs)
+        add_edges(after, track, leader, hops)
         tracks.append((name, track))
     for u, (name, track) in enumerate(tracks):
         for j, window in enumerate(track.windows):

@@ -117,10 +117,11 @@ def check_pair(pair: Pair[V], track: Track[V], last: int, what: str) -> int:
     return states
 
 
-def edges(track: Track[V], leader: Sequence[str], hops: Sequence[str]) -> dict[str, list[str]]:
-    """`after` lists for the follower's hops and the leader's steps this pair needs
-    (leader[i - 1] is the leader's step into phase i)."""
-    out: dict[str, list[str]] = {}
+def add_edges(
+    out: dict[str, list[str]], track: Track[V], leader: Sequence[str], hops: Sequence[str]
+) -> None:
+    """Add to `out` the `after` entries this pair needs, for the follower's hops and the
+    leader's steps (leader[i - 1] is the leader's step into phase i)."""
     windows = track.windows
     for j, (step, window) in enumerate(zip(hops, windows, strict=True)):
         needs = out.setdefault(step, [])
@@ -131,4 +132,3 @@ def edges(track: Track[V], leader: Sequence[str], hops: Sequence[str]) -> dict[s
         nxt = window.hi + 1
         if nxt <= len(leader) and (j + 1 == len(windows) or windows[j + 1].hi > window.hi):
             out.setdefault(leader[nxt - 1], []).append(step)
-    return out

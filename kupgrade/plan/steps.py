@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kupgrade.skew.verdict import Violation
+from kupgrade.versions import GdcVersion, SemVer
+
+Version = GdcVersion | SemVer
 
 
 @dataclass
@@ -48,6 +51,25 @@ class Refusal:
             obj, frm, to, sorted({v.id for v in violations}), first.message, first.fix,
             [first.object, *first.related],
         )  # fmt: skip
+
+    @staticmethod
+    def illegal_start(problems: list[Violation], what: str) -> Refusal:
+        """The start state itself breaks a rule, so no plan keeps every state legal."""
+        refusal = Refusal.of(problems)
+        refusal.message = (
+            f"the {what} already breaks a rule, so no plan can keep every state legal: "
+            f"{refusal.message}"
+        )
+        return refusal
+
+    @staticmethod
+    def past_target(rule: str, obj: str, version: Version, target: Version) -> Refusal:
+        """Something already runs a newer version than the target (no downgrades)."""
+        violation = Violation(
+            rule, obj, f"{obj} at {version} is past the target {target}",
+            f"pick a target at or above {version}; downgrades are not supported",
+        )  # fmt: skip
+        return Refusal.of([violation], (obj, str(version), str(target)))
 
     def to_json(self) -> dict[str, Any]:
         step = (
