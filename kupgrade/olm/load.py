@@ -1,0 +1,108 @@
+"""Reading a catalog from disk: a file, a directory of files, or legacy package manifests.
+
+Like opm, every file under a catalog directory is parsed whatever its extension (a stream
+of concatenated JSON objects when it starts with `{`, else a multi-document YAML stream),
+except what `.indexignore` files exclude (gitignore syntax, via pathspec).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pathspec
+import yaml
+
+from kupgrade.errors import InputError
+from kupgrade.olm.catalog import Catalog, Origin
+from kupgrade.olm.manifests import is_package_manifests, load_package_manifests
+
+_WHITESPACE = " \t\n\r"
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DECODER = json.JSONDecoder()
+
+
+def load_catalog(path: str | Path) -> Catalog:
+    """Load the catalog at `path`; raise InputError naming the file on any load failure."""
+    root = Path(path)
+    if not root.exists():
+        raise InputError("no such catalog file or directory", file=str(root))
+    if root.is_dir() and is_package_manifests(root):
+        return load_package_manifests(root)
+    catalog = Catalog(source=str(root))
+    for file in catalog_files(root):
+        for index, blob in enumerate(read_blobs(file), start=1):
+            catalog.add(blob, Origin(str(file), index))
+    return catalog
+
+
+def catalog_files(root: Path) -> list[Path]:
+    """The files opm would read under `root`, in lexical path order."""
+    if root.is_file():
+        return [root]
+    files: list[Path] = []
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        here = Path(directory)
+        for name in sorted(filenames):
+            if name != ".indexignore":
+                files.append(here / name)
+    ignore = _ignore_spec(root)
+    return [f for f in files if not ignore(f.relative_to(root))]
+
+
+def _ignore_spec(root: Path) -> Any:
+    """A predicate for the paths any `.indexignore` (at any depth) excludes."""
+    specs: list[tuple[Path, pathspec.PathSpec]] = []
+    for found in sorted(root.rglob(".indexignore")):
+        base = found.parent.relative_to(root)
+        lines = found.read_text(errors="replace").splitlines()
+        specs.append((base, pathspec.GitIgnoreSpec.from_lines(lines)))
+
+    def ignored(relative: Path) -> bool:
+        for base, spec in specs:
+            if base == Path(".") or base in relative.parents:
+                inner = relative.relative_to(base) if base != Path(".") else relative
+                if spec.match_file(inner.as_posix()):
+                    return True
+        return False
+
+    return ignored
+
+
+def read_blobs(file: Path) -> Iterator[Any]:
+    """Decode one catalog file into its objects (JSON stream or YAML stream)."""
+    try:
+        text = file.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read catalog file: {exc}", file=str(file)) from None
+    start = len(text) - len(text.lstrip(_WHITESPACE))
+    if text.startswith("{", start):
+        yield from _json_stream(text, start, file)
+        return
+    try:
+        for doc in yaml.load_all(text, Loader=_LOADER):
+            if doc is not None:
+                yield doc
+    except yaml.YAMLError as exc:
+        raise InputError(
+            f"not a JSON or YAML stream: {exc}".replace("\n", " "), file=str(file), rule="opm load"
+        ) from None
+
+
+def _json_stream(text: str, position: int, file: Path) -> Iterator[Any]:
+    end = len(text)
+    decode = _DECODER.raw_decode
+    while position < end:
+        try:
+            blob, position = decode(text, position)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"not a JSON stream: {exc}", file=str(file), rule="opm load"
+            ) from None
+        yield blob
+        while position < end and text[position] in _WHITESPACE:
+            position += 1
