@@ -1,0 +1,45 @@
+"""Which catalog sources a subscription can see, and the lookups every policy shares."""
+
+from __future__ import annotations
+
+from kupgrade.olm.graph import ChannelGraph
+from kupgrade.olm.index import PackageIndex
+from kupgrade.olm.resolver.model import ResolutionError, Source, Subscription
+
+
+def visible(sources: list[Source], sub: Subscription, global_namespace: str) -> list[Source]:
+    """Sources in the subscription's namespace or the global catalog namespace."""
+    return [s for s in sources if s.namespace in (sub.namespace, global_namespace)]
+
+
+def own_source(sources: list[Source], sub: Subscription, global_namespace: str) -> Source | None:
+    for source in visible(sources, sub, global_namespace):
+        if source.name == sub.source and source.namespace == sub.source_namespace:
+            return source
+    return None
+
+
+def preference(sources: list[Source], sub: Subscription) -> list[Source]:
+    """SPEC F9's other sources: priority first, then the subscription's namespace, then name."""
+    return sorted(sources, key=lambda s: (-s.priority, s.namespace != sub.namespace, s.name, s.namespace))
+
+
+def package_or_error(source: Source, sub: Subscription) -> PackageIndex:
+    package = source.index.packages.get(sub.package)
+    if package is None or not package.channels:
+        raise ResolutionError(
+            f"no operators found in package {sub.package} in the catalog referenced by subscription {sub.display_name}",
+            "no-operators-found",
+        )
+    return package
+
+
+def channel_or_error(package: PackageIndex, sub: Subscription) -> ChannelGraph:
+    channel = package.channel(sub.channel)
+    if channel is None or not channel.entries:
+        raise ResolutionError(
+            f"no operators found in channel {sub.channel or package.default_channel} of package {sub.package} "
+            f"in the catalog referenced by subscription {sub.display_name}",
+            "no-operators-found",
+        )
+    return channel
