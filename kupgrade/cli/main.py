@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from kupgrade import __version__
-from kupgrade.cli import graph, promql, release, skew
+from kupgrade.cli import graph, olm, promql, release, skew
 from kupgrade.cli.cluster import cluster_app, controller_app, get_command, upgrade_command
 from kupgrade.cli.demo import demo_command, sample_app
 from kupgrade.cli.path import path_command
@@ -30,6 +30,7 @@ app.add_typer(release.app, name="release")
 app.add_typer(cluster_app, name="cluster")
 app.add_typer(controller_app, name="controller")
 app.add_typer(skew.app, name="skew")
+app.add_typer(olm.app, name="olm")
 app.command("upgrade")(upgrade_command)
 app.command("get")(get_command)
 app.command("serve")(serve_command)
