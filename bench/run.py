@@ -47,6 +47,7 @@ from kupgrade.service.process import ChildProcess, ServiceProcess, free_port  # 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fleet import bench_fleet  # noqa: E402
+from olm import bench_olm  # noqa: E402
 from promql import bench_promql  # noqa: E402
 from release import bench_release, describe  # noqa: E402
 from sim import bench_sim  # noqa: E402
@@ -211,6 +212,7 @@ def main() -> None:
     report["release"] = bench_release(1000, 7)
     report["simulated upgrade"] = bench_sim([int(n) for n in args.sim_sizes.split(",")])
     report["fleet plan"] = bench_fleet([int(n) for n in args.fleet_sizes.split(",")])
+    report["olm"] = bench_olm(SHARED.parent)
     if args.json:
         print(json.dumps(report, indent=2))
         return
@@ -257,6 +259,19 @@ def main() -> None:
                 else ""
             )
         )
+    olm = report["olm"]
+    if "skipped" in olm:  # type: ignore[operator]
+        print(f"olm: skipped ({olm['skipped']})")  # type: ignore[index]
+    else:
+        print(
+            f"olm ({olm['catalog']}, {olm['bytes']} bytes): load+validate+index {olm['load_validate_index_s']} s, "  # type: ignore[index]
+            f"JSON parse alone {olm['parse_json_s']} s, ratio {olm['ratio']} (goal < 3); peak RSS "  # type: ignore[index]
+            f"{olm['full_peak_rss_mb']} MB vs {olm['parse_peak_rss_mb']} MB parsing only"  # type: ignore[index]
+        )
+        for policy, row in olm["resolutions"].items():  # type: ignore[index]
+            print(
+                f"  resolve {policy:7s} {row['resolutions']} triples in {row['seconds']} s: {row['per_second']}/s"
+            )
     rounds = ", ".join(f"{r:.2f}" for r in service["ratios"].values())
     print(
         f"  kupgrade/nginx requests per second: {ratio:.2f}, median of {ROUNDS} alternating "

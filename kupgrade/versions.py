@@ -175,7 +175,9 @@ def prerelease_error(identifier: str) -> str | None:
         return "Prerelease is empty"
     if set(identifier) <= _DIGITS:
         if len(identifier) > 1 and identifier[0] == "0":
-            return f"Numeric PreRelease version must not contain leading zeroes {go_quote(identifier)}"
+            return (
+                f"Numeric PreRelease version must not contain leading zeroes {go_quote(identifier)}"
+            )
     elif not set(identifier) <= _ALNUM:
         return f"Invalid character(s) found in prerelease {go_quote(identifier)}"
     return None

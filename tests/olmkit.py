@@ -29,7 +29,11 @@ def compact_blobs(source: dict[str, Any]) -> list[dict[str, Any]]:
     channels = source.get("channels") or {source["channel"]: source["entries"]}
     package = source["package"]
     blobs: list[dict[str, Any]] = [
-        {"schema": "olm.package", "name": package, "defaultChannel": source.get("defaultChannel") or next(iter(channels))}
+        {
+            "schema": "olm.package",
+            "name": package,
+            "defaultChannel": source.get("defaultChannel") or next(iter(channels)),
+        }
     ]
     bundles: dict[str, dict[str, Any]] = {}
     for name, entries in channels.items():
@@ -38,16 +42,30 @@ def compact_blobs(source: dict[str, Any]) -> list[dict[str, Any]]:
                 "schema": "olm.channel",
                 "package": package,
                 "name": name,
-                "entries": [{k: v for k, v in e.items() if k in ("name", "replaces", "skips", "skipRange")} for e in entries],
+                "entries": [
+                    {k: v for k, v in e.items() if k in ("name", "replaces", "skips", "skipRange")}
+                    for e in entries
+                ],
             }
         )
         for entry in entries:
             bundles.setdefault(entry["name"], entry)
     for name, entry in bundles.items():
         props: list[dict[str, Any]] = [
-            {"type": "olm.package", "value": {"packageName": package, "version": entry.get("version", "0.0.0")}}
+            {
+                "type": "olm.package",
+                "value": {"packageName": package, "version": entry.get("version", "0.0.0")},
+            }
         ]
         if entry.get("deprecated"):
             props.append({"type": "olm.deprecated", "value": {}})
-        blobs.append({"schema": "olm.bundle", "name": name, "package": package, "image": "", "properties": props})
+        blobs.append(
+            {
+                "schema": "olm.bundle",
+                "name": name,
+                "package": package,
+                "image": "",
+                "properties": props,
+            }
+        )
     return blobs

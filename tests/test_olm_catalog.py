@@ -49,7 +49,10 @@ def test_skiprange_cli_prints_true_false_and_exits_2_on_parse_errors() -> None:
     assert kupgrade("olm", "skiprange", ">=4.1.0 <4.1.2", "4.1.2").stdout == "false\n"
     bad = kupgrade("olm", "skiprange", "<v2.8.1", "2.0.0")
     assert bad.returncode == 2
-    assert 'Could not parse Range "<v2.8.1": Could not parse comparator "<v" in "<v2.8.1"' in bad.stderr
+    assert (
+        'Could not parse Range "<v2.8.1": Could not parse comparator "<v" in "<v2.8.1"'
+        in bad.stderr
+    )
 
 
 versions = st.builds(
@@ -106,7 +109,9 @@ def test_validation_case(case: Any, tmp_path: Path) -> None:
     try:
         result = validate_catalog(load_catalog(_catalog_input(case, tmp_path)))
     except InputError:
-        assert expect == {"valid": False, "stage": "load"} | {k: v for k, v in expect.items() if k == "error_contains"}
+        assert expect == {"valid": False, "stage": "load"} | {
+            k: v for k, v in expect.items() if k == "error_contains"
+        }
         return
     assert result.valid is expect["valid"], result.error
     if not expect["valid"]:
@@ -119,10 +124,15 @@ def test_validation_case(case: Any, tmp_path: Path) -> None:
         assert result.heads == expect["heads"]
 
 
-@pytest.mark.parametrize("case", conformance_cases("cases", *VALIDATION, where=lambda c: "entries" in c["input"]))
+@pytest.mark.parametrize(
+    "case", conformance_cases("cases", *VALIDATION, where=lambda c: "entries" in c["input"])
+)
 def test_channel_head_and_chain_case(case: Any) -> None:
     case = need_case(case, *VALIDATION)
-    entries = [Entry(e["name"], e.get("replaces", ""), tuple(e.get("skips", []))) for e in case["input"]["entries"]]
+    entries = [
+        Entry(e["name"], e.get("replaces", ""), tuple(e.get("skips", [])))
+        for e in case["input"]["entries"]
+    ]
     expect = case["expect"]
     if "head" in expect:
         assert channel_head(entries) == expect["head"]
@@ -133,7 +143,10 @@ def test_channel_head_and_chain_case(case: Any) -> None:
     assert replaces_chain_error(entries) == expect["chain_error"]
 
 
-@pytest.mark.parametrize("case", conformance_cases("cases", *VALIDATION, where=lambda c: "package_manifests" in c["input"]))
+@pytest.mark.parametrize(
+    "case",
+    conformance_cases("cases", *VALIDATION, where=lambda c: "package_manifests" in c["input"]),
+)
 def test_package_manifest_case(case: Any) -> None:
     case = need_case(case, *VALIDATION)
     root = conformance_path("olm", case["input"]["package_manifests"])
@@ -154,12 +167,25 @@ def test_package_manifest_case(case: Any) -> None:
 
 
 def test_validate_cli_exit_codes_and_messages(tmp_path: Path) -> None:
-    good = kupgrade("olm", "validate", str(conformance_path("olm", "catalogs", "operator-registry", "index-declcfgs", "latest")), "-o", "json")
+    good = kupgrade(
+        "olm",
+        "validate",
+        str(conformance_path("olm", "catalogs", "operator-registry", "index-declcfgs", "latest")),
+        "-o",
+        "json",
+    )
     assert good.returncode == 0
     assert json.loads(good.stdout)["heads"]["baz"] == {"stable": "baz.v1.1.0"}
-    bad = kupgrade("olm", "validate", str(conformance_path("olm", "catalogs", "operator-registry", "e2e-prometheus")))
+    bad = kupgrade(
+        "olm",
+        "validate",
+        str(conformance_path("olm", "catalogs", "operator-registry", "e2e-prometheus")),
+    )
     assert bad.returncode == 1
-    assert 'package "prometheus", bundle "prometheusoperator.0.14.0" not found in any channel entries' in bad.stderr
+    assert (
+        'package "prometheus", bundle "prometheusoperator.0.14.0" not found in any channel entries'
+        in bad.stderr
+    )
     assert "prometheus.json (blob 2)" in bad.stderr
 
 
@@ -170,7 +196,9 @@ def test_real_catalogs_validate_and_f5_agrees_with_the_resolver() -> None:
     from kupgrade.olm.resolver.model import Installed, Source, Subscription
 
     for name in ("v4.21.json", "v4.22.json"):
-        catalog = load_catalog(conformance_path("olm", "catalogs", "community-operators-prod", name))
+        catalog = load_catalog(
+            conformance_path("olm", "catalogs", "community-operators-prod", name)
+        )
         assert validate_catalog(catalog).valid
         index = CatalogIndex.build(catalog)
         findings = one_step_findings(index)
@@ -189,19 +217,44 @@ def test_real_catalogs_validate_and_f5_agrees_with_the_resolver() -> None:
 
 def test_one_step_check_reports_stuck_and_ambiguous_bundles(tmp_path: Path) -> None:
     """SPEC F5: opm accepts both catalogs; kupgrade says which installed bundle is stuck."""
-    blobs = _package("foo", [{"name": "foo.v1"}, {"name": "foo.v2", "replaces": "foo.v1"}, {"name": "foo.v3", "replaces": "foo.v1", "skips": ["foo.v2"]}])
+    blobs = _package(
+        "foo",
+        [
+            {"name": "foo.v1"},
+            {"name": "foo.v2", "replaces": "foo.v1"},
+            {"name": "foo.v3", "replaces": "foo.v1", "skips": ["foo.v2"]},
+        ],
+    )
     index = CatalogIndex.build(load_catalog(write_blobs(tmp_path / "a", blobs)))
     assert [(f.bundle, f.next_steps) for f in one_step_findings(index)] == []
-    blobs = _package("cm", [{"name": "cm.v1"}, {"name": "cm.v2", "skips": ["cm.v1"]}, {"name": "cm.v3", "skips": ["cm.v2"]}])
+    blobs = _package(
+        "cm",
+        [
+            {"name": "cm.v1"},
+            {"name": "cm.v2", "skips": ["cm.v1"]},
+            {"name": "cm.v3", "skips": ["cm.v2"]},
+        ],
+    )
     index = CatalogIndex.build(load_catalog(write_blobs(tmp_path / "b", blobs)))
     # skips are not transitive: v2 is skipped, so never a target, and v1 is stranded
     assert [(f.bundle, f.next_steps) for f in one_step_findings(index)] == [("cm.v1", ())]
-    blobs = _package("x", [{"name": "x.v1"}, {"name": "x.v2", "replaces": "x.v1"}, {"name": "x.v3", "replaces": "x.v2", "skips": ["x.v1"]}])
+    blobs = _package(
+        "x",
+        [
+            {"name": "x.v1"},
+            {"name": "x.v2", "replaces": "x.v1"},
+            {"name": "x.v3", "replaces": "x.v2", "skips": ["x.v1"]},
+        ],
+    )
     index = CatalogIndex.build(load_catalog(write_blobs(tmp_path / "c", blobs)))
-    assert [(f.bundle, f.next_steps) for f in one_step_findings(index)] == [("x.v1", ("x.v2", "x.v3"))]
+    assert [(f.bundle, f.next_steps) for f in one_step_findings(index)] == [
+        ("x.v1", ("x.v2", "x.v3"))
+    ]
 
 
-def _package(name: str, entries: list[dict[str, Any]], channel: str = "stable") -> list[dict[str, Any]]:
+def _package(
+    name: str, entries: list[dict[str, Any]], channel: str = "stable"
+) -> list[dict[str, Any]]:
     blobs: list[dict[str, Any]] = [
         {"schema": "olm.package", "name": name, "defaultChannel": channel},
         {"schema": "olm.channel", "package": name, "name": channel, "entries": entries},
@@ -213,7 +266,9 @@ def _package(name: str, entries: list[dict[str, Any]], channel: str = "stable") 
                 "name": entry["name"],
                 "package": name,
                 "image": f"example.com/{name}:v{i}",
-                "properties": [{"type": "olm.package", "value": {"packageName": name, "version": f"{i}.0.0"}}],
+                "properties": [
+                    {"type": "olm.package", "value": {"packageName": name, "version": f"{i}.0.0"}}
+                ],
             }
         )
     return blobs
@@ -224,7 +279,11 @@ def _package(name: str, entries: list[dict[str, Any]], channel: str = "stable") 
 
 def _options(case: dict[str, Any]) -> RenderOptions:
     options = case["options"]
-    return RenderOptions(options.get("package", ""), options.get("minimum_edge", ""), options.get("draw_v0_semantics", False))
+    return RenderOptions(
+        options.get("package", ""),
+        options.get("minimum_edge", ""),
+        options.get("draw_v0_semantics", False),
+    )
 
 
 @pytest.mark.parametrize("case", conformance_cases("cases", *MERMAID))
@@ -241,7 +300,9 @@ def test_mermaid_case(case: Any, tmp_path: Path) -> None:
 
 
 def test_render_graph_cli_is_byte_compatible_and_draws_dot() -> None:
-    case = next(c for c in conformance_doc_cases(MERMAID) if c["id"] == "mermaid/registry-testdata-latest")
+    case = next(
+        c for c in conformance_doc_cases(MERMAID) if c["id"] == "mermaid/registry-testdata-latest"
+    )
     path = str(conformance_path("olm", case["input"]["path"]))
     result = kupgrade("olm", "render-graph", path, "--draw-v0-semantics")
     assert result.stdout == case["expect"]["mermaid"]
@@ -261,21 +322,33 @@ def conformance_doc_cases(parts: tuple[str, ...]) -> list[dict[str, Any]]:
 
 
 def test_malformed_blob_names_the_file(tmp_path: Path) -> None:
-    write_files(tmp_path / "cat", {"pkg/catalog.json": '{"schema": "olm.package", "name": "foo"}\n{"schema": "olm.channel", "name": '})
+    write_files(
+        tmp_path / "cat",
+        {
+            "pkg/catalog.json": '{"schema": "olm.package", "name": "foo"}\n{"schema": "olm.channel", "name": '
+        },
+    )
     result = kupgrade("olm", "validate", str(tmp_path / "cat"))
     assert result.returncode == 1
     assert "pkg/catalog.json" in result.stderr and "not a JSON stream" in result.stderr
 
 
 def test_wrong_field_type_is_a_load_error_naming_blob(tmp_path: Path) -> None:
-    write_blobs(tmp_path / "cat", [{"schema": "olm.channel", "package": "foo", "name": "a", "entries": "foo.v1"}])
+    write_blobs(
+        tmp_path / "cat",
+        [{"schema": "olm.channel", "package": "foo", "name": "a", "entries": "foo.v1"}],
+    )
     with pytest.raises(InputError) as raised:
         load_catalog(tmp_path / "cat")
     assert "catalog.json (blob 1)" in str(raised.value) and "entries" in str(raised.value)
 
 
 def test_unknown_schema_is_kept_but_named(tmp_path: Path) -> None:
-    blobs = [*_package("foo", [{"name": "foo.v1"}]), {"schema": "olm.bundel", "name": "typo"}, {"schema": "acme.note"}]
+    blobs = [
+        *_package("foo", [{"name": "foo.v1"}]),
+        {"schema": "olm.bundel", "name": "typo"},
+        {"schema": "acme.note"},
+    ]
     result = kupgrade("olm", "validate", str(write_blobs(tmp_path / "cat", blobs)))
     assert result.returncode == 0
     assert "catalog.json (blob 4): unknown schema 'olm.bundel'" in result.stderr
@@ -283,20 +356,43 @@ def test_unknown_schema_is_kept_but_named(tmp_path: Path) -> None:
 
 
 def test_cycle_and_two_heads_name_package_channel_and_bundles(tmp_path: Path) -> None:
-    cycle = _package("foo", [{"name": "foo.v1", "replaces": "foo.v2"}, {"name": "foo.v2", "replaces": "foo.v1"}, {"name": "foo.v3", "replaces": "foo.v2"}])
+    cycle = _package(
+        "foo",
+        [
+            {"name": "foo.v1", "replaces": "foo.v2"},
+            {"name": "foo.v2", "replaces": "foo.v1"},
+            {"name": "foo.v3", "replaces": "foo.v2"},
+        ],
+    )
     result = kupgrade("olm", "validate", str(write_blobs(tmp_path / "a", cycle)))
     assert result.returncode == 1
     assert 'invalid package "foo"' in result.stderr and 'invalid channel "stable"' in result.stderr
-    assert "detected cycle in replaces chain of upgrade graph: foo.v2 -> foo.v1 -> foo.v2" in result.stderr
-    heads = _package("bar", [{"name": "bar.v1"}, {"name": "bar.v2", "replaces": "bar.v1"}, {"name": "bar.v3", "replaces": "bar.v1"}])
+    assert (
+        "detected cycle in replaces chain of upgrade graph: foo.v2 -> foo.v1 -> foo.v2"
+        in result.stderr
+    )
+    heads = _package(
+        "bar",
+        [
+            {"name": "bar.v1"},
+            {"name": "bar.v2", "replaces": "bar.v1"},
+            {"name": "bar.v3", "replaces": "bar.v1"},
+        ],
+    )
     result = kupgrade("olm", "heads", str(write_blobs(tmp_path / "b", heads)), "-o", "json")
     assert result.returncode == 1
     assert json.loads(result.stdout) == {"bar": {"stable": None}}
-    assert "package 'bar', channel 'stable': multiple channel heads found in graph: bar.v2, bar.v3" in result.stderr
+    assert (
+        "package 'bar', channel 'stable': multiple channel heads found in graph: bar.v2, bar.v3"
+        in result.stderr
+    )
 
 
 def test_invalid_skiprange_names_the_bundle(tmp_path: Path) -> None:
-    blobs = _package("foo", [{"name": "foo.v1"}, {"name": "foo.v2", "replaces": "foo.v1", "skipRange": "<=v0.10.1"}])
+    blobs = _package(
+        "foo",
+        [{"name": "foo.v1"}, {"name": "foo.v2", "replaces": "foo.v1", "skipRange": "<=v0.10.1"}],
+    )
     result = validate_catalog(load_catalog(write_blobs(tmp_path / "cat", blobs)))
     assert not result.valid
     assert result.leaves == [

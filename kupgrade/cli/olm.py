@@ -22,7 +22,12 @@ from kupgrade.versions import parse_blang, parse_range
 
 app = typer.Typer(help="Operator catalogs and subscriptions (SPEC F).", no_args_is_help=True)
 
-CatalogArg = Annotated[Path, typer.Argument(help="A file-based catalog (file or directory) or a package-manifests directory.")]
+CatalogArg = Annotated[
+    Path,
+    typer.Argument(
+        help="A file-based catalog (file or directory) or a package-manifests directory."
+    ),
+]
 
 
 class GraphFormat(enum.StrEnum):
@@ -56,7 +61,9 @@ def validate_command(catalog: CatalogArg, output: OutputOpt = Format.text) -> No
         print_json(result.to_json())
     elif result.valid:
         channels = sum(len(c) for c in result.heads.values())
-        stdout.print(f"{catalog}: valid ({len(result.heads)} packages, {channels} channels)", highlight=False)
+        stdout.print(
+            f"{catalog}: valid ({len(result.heads)} packages, {channels} channels)", highlight=False
+        )
     else:
         stderr.print(result.error or "", highlight=False, markup=False)
         if result.where:
@@ -94,7 +101,11 @@ def heads_command(catalog: CatalogArg, output: OutputOpt = Format.text) -> None:
                 problems.append(f"package {name!r}, channel {channel.name!r}: {channel.head_error}")
             elif output is Format.text:
                 virtual = f"  (virtual: {', '.join(channel.virtual)})" if channel.virtual else ""
-                stdout.print(f"{name}  {channel.name}  {channel.head}{virtual}", highlight=False, markup=False)
+                stdout.print(
+                    f"{name}  {channel.name}  {channel.head}{virtual}",
+                    highlight=False,
+                    markup=False,
+                )
     if output is Format.json:
         print_json(heads)
     for problem in problems:
@@ -108,10 +119,19 @@ def heads_command(catalog: CatalogArg, output: OutputOpt = Format.text) -> None:
 def render_graph_command(
     catalog: CatalogArg,
     package: Annotated[str, typer.Option("--package", help="Only this package.")] = "",
-    fmt: Annotated[GraphFormat, typer.Option("--format", help="mermaid (opm's text) or dot.")] = GraphFormat.mermaid,
-    minimum_edge: Annotated[str, typer.Option("--minimum-edge", help="Drop edges below this bundle (opm's --minimum-edge).")] = "",
+    fmt: Annotated[
+        GraphFormat, typer.Option("--format", help="mermaid (opm's text) or dot.")
+    ] = GraphFormat.mermaid,
+    minimum_edge: Annotated[
+        str,
+        typer.Option("--minimum-edge", help="Drop edges below this bundle (opm's --minimum-edge)."),
+    ] = "",
     v0: Annotated[
-        bool, typer.Option("--draw-v0-semantics/--no-draw-v0-semantics", help="Mark skipped bundles and edges into them (opm's flag).")
+        bool,
+        typer.Option(
+            "--draw-v0-semantics/--no-draw-v0-semantics",
+            help="Mark skipped bundles and edges into them (opm's flag).",
+        ),
     ] = False,
 ) -> None:
     """Draw the channel graphs: the same mermaid text as `opm alpha render-graph`, or dot.
@@ -125,15 +145,23 @@ def render_graph_command(
     loaded = load_catalog(catalog)
     options = RenderOptions(package, minimum_edge, v0)
     if package and not any(c.package == package for c in loaded.channels):
-        raise InputError(f"package {package!r} has no channels in the catalog", file=str(catalog), field="--package")
+        raise InputError(
+            f"package {package!r} has no channels in the catalog",
+            file=str(catalog),
+            field="--package",
+        )
     render = render_mermaid if fmt is GraphFormat.mermaid else render_dot
-    text = render(loaded, options, lambda warning: stderr.print(warning, highlight=False, markup=False))
+    text = render(
+        loaded, options, lambda warning: stderr.print(warning, highlight=False, markup=False)
+    )
     typer.echo(text, nl=False)
 
 
 @app.command("skiprange")
 def skiprange_command(
-    range_text: Annotated[str, typer.Argument(metavar="RANGE", help="A blang/semver range, e.g. '>=4.1.0 <4.1.2'.")],
+    range_text: Annotated[
+        str, typer.Argument(metavar="RANGE", help="A blang/semver range, e.g. '>=4.1.0 <4.1.2'.")
+    ],
     version: Annotated[str, typer.Argument(help="A strict SemVer version.")],
     output: OutputOpt = Format.text,
 ) -> None:
@@ -164,7 +192,9 @@ def parse_source(text: str) -> tuple[str, Path, str, int]:
     """NAME=CATALOG[,namespace=NS][,priority=N]."""
     name, sep, rest = text.partition("=")
     if not sep or not name or not rest:
-        raise InputError(f"{text!r} is not NAME=CATALOG[,namespace=NS][,priority=N]", field="--source")
+        raise InputError(
+            f"{text!r} is not NAME=CATALOG[,namespace=NS][,priority=N]", field="--source"
+        )
     path, *options = rest.split(",")
     namespace, priority = DEFAULT_GLOBAL_NAMESPACE, 0
     for option in options:
@@ -175,26 +205,55 @@ def parse_source(text: str) -> tuple[str, Path, str, int]:
             try:
                 priority = int(value)
             except ValueError:
-                raise InputError(f"priority {value!r} is not an integer", field="--source") from None
+                raise InputError(
+                    f"priority {value!r} is not an integer", field="--source"
+                ) from None
         else:
-            raise InputError(f"unknown source option {option!r} (namespace=NS or priority=N)", field="--source")
+            raise InputError(
+                f"unknown source option {option!r} (namespace=NS or priority=N)", field="--source"
+            )
     return name, Path(path), namespace, priority
 
 
 @app.command("resolve")
 @user_errors
 def resolve_command(
-    source: Annotated[list[str], typer.Option("--source", help="NAME=CATALOG[,namespace=NS][,priority=N]; repeat for several.")],
+    source: Annotated[
+        list[str],
+        typer.Option(
+            "--source", help="NAME=CATALOG[,namespace=NS][,priority=N]; repeat for several."
+        ),
+    ],
     package: Annotated[str, typer.Option("--package", help="The subscribed package.")],
-    from_source: Annotated[str, typer.Option("--from-source", help="The subscription's own source (a --source NAME).")],
-    channel: Annotated[str, typer.Option("--channel", help="The subscribed channel (empty: the default channel).")] = "",
+    from_source: Annotated[
+        str, typer.Option("--from-source", help="The subscription's own source (a --source NAME).")
+    ],
+    channel: Annotated[
+        str, typer.Option("--channel", help="The subscribed channel (empty: the default channel).")
+    ] = "",
     installed: Annotated[str, typer.Option("--installed", help="The installed CSV's name.")] = "",
-    installed_version: Annotated[str, typer.Option("--installed-version", help="The installed CSV's version.")] = "",
-    starting_csv: Annotated[str, typer.Option("--starting-csv", help="What a new subscription installs first.")] = "",
-    policy: Annotated[str, typer.Option("--policy", help="seed (SPEC F9, default), olm-v0 (today's OLM), semver (OLM v1).")] = "seed",
-    approval: Annotated[str, typer.Option("--approval", help="Automatic or Manual install plans.")] = "Automatic",
-    namespace: Annotated[str, typer.Option("--namespace", help="The subscription's namespace (default: its source's).")] = "",
-    global_namespace: Annotated[str, typer.Option("--global-namespace", help="The global catalog namespace.")] = DEFAULT_GLOBAL_NAMESPACE,
+    installed_version: Annotated[
+        str, typer.Option("--installed-version", help="The installed CSV's version.")
+    ] = "",
+    starting_csv: Annotated[
+        str, typer.Option("--starting-csv", help="What a new subscription installs first.")
+    ] = "",
+    policy: Annotated[
+        str,
+        typer.Option(
+            "--policy", help="seed (SPEC F9, default), olm-v0 (today's OLM), semver (OLM v1)."
+        ),
+    ] = "seed",
+    approval: Annotated[
+        str, typer.Option("--approval", help="Automatic or Manual install plans.")
+    ] = "Automatic",
+    namespace: Annotated[
+        str,
+        typer.Option("--namespace", help="The subscription's namespace (default: its source's)."),
+    ] = "",
+    global_namespace: Annotated[
+        str, typer.Option("--global-namespace", help="The global catalog namespace.")
+    ] = DEFAULT_GLOBAL_NAMESPACE,
     output: OutputOpt = Format.text,
 ) -> None:
     """What a subscription installs next, the whole walk to the channel head one CSV at a
@@ -209,7 +268,9 @@ def resolve_command(
         --package app --channel stable --from-source b --policy semver -o json
     """
     if policy not in POLICIES:
-        raise InputError(f"unknown policy {policy!r} (one of {', '.join(POLICIES)})", field="--policy")
+        raise InputError(
+            f"unknown policy {policy!r} (one of {', '.join(POLICIES)})", field="--policy"
+        )
     if approval not in ("Automatic", "Manual"):
         raise InputError("approval must be Automatic or Manual", field="--approval")
     if bool(installed) != bool(installed_version):
@@ -217,7 +278,15 @@ def resolve_command(
     sources = _sources(source)
     own = next((s for s in sources if s.name == from_source), None)
     own_namespace = own.namespace if own else DEFAULT_GLOBAL_NAMESPACE
-    sub = Subscription(package, channel, from_source, own_namespace, namespace or own_namespace, approval, starting_csv)
+    sub = Subscription(
+        package,
+        channel,
+        from_source,
+        own_namespace,
+        namespace or own_namespace,
+        approval,
+        starting_csv,
+    )
     current = Installed(installed, parse_blang(installed_version)) if installed else None
     outcome = resolve_and_walk(sources, sub, current, policy, global_namespace)
     doc = outcome.to_json(approval)
@@ -246,13 +315,21 @@ def _print_resolution(doc: dict[str, object]) -> None:
     if doc.get("error"):
         raise KupgradeError(str(doc["error"]), rule=str(doc.get("error_class")))
     if doc["next"]:
-        stdout.print(f"next: {doc['next']} from {doc['source']} ({doc['state']})", highlight=False, markup=False)
+        stdout.print(
+            f"next: {doc['next']} from {doc['source']} ({doc['state']})",
+            highlight=False,
+            markup=False,
+        )
         stdout.print(f"walk: {' -> '.join(doc['walk'])}", highlight=False, markup=False)  # type: ignore[arg-type]
     else:
         stdout.print(f"next: none ({doc['state']})", highlight=False, markup=False)
     stdout.print(f"why: {doc['reason']}", highlight=False, markup=False)
     for item in doc.get("considered") or []:  # type: ignore[attr-defined]
         mark = "taken" if item["taken"] else "passed"
-        stdout.print(f"  {mark}: {item['candidate'] or '-'} in {item['source']} ({item['rule']}): {item['why']}", highlight=False, markup=False)
+        stdout.print(
+            f"  {mark}: {item['candidate'] or '-'} in {item['source']} ({item['rule']}): {item['why']}",
+            highlight=False,
+            markup=False,
+        )
     if doc.get("walk_error"):
         stderr.print(f"warning: {doc['walk_error']}", highlight=False, markup=False)

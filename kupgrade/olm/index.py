@@ -31,7 +31,9 @@ class PackageIndex:
 
     def channel_order(self) -> list[ChannelGraph]:
         """The default channel first, then the others by name (OLM's order)."""
-        return sorted(self.channels.values(), key=lambda c: (c.name != self.default_channel, c.name))
+        return sorted(
+            self.channels.values(), key=lambda c: (c.name != self.default_channel, c.name)
+        )
 
 
 @dataclass
@@ -45,17 +47,21 @@ class CatalogIndex:
             packages.setdefault(blob.name, PackageIndex(blob.name, blob.defaultChannel))
         for channel in catalog.channels:
             package = packages.setdefault(channel.package, PackageIndex(channel.package, ""))
-            package.channels.setdefault(channel.name, ChannelGraph(channel.package, channel.name, channel.entries))
+            package.channels.setdefault(
+                channel.name, ChannelGraph(channel.package, channel.name, channel.entries)
+            )
         for bundle in catalog.bundles:
             package = packages.setdefault(bundle.package, PackageIndex(bundle.package, ""))
             package.versions.setdefault(bundle.name, _version(bundle))
             if any(p.type == LEGACY_DEPRECATED for p in bundle.properties):
                 package.legacy_deprecated.add(bundle.name)
         for deprecation in catalog.deprecations:
-            package = packages.get(deprecation.package)
-            if package is not None:
-                package.deprecated.update(
-                    e.reference.name for e in deprecation.entries if e.reference.schema == SCHEMA_BUNDLE
+            deprecated = packages.get(deprecation.package)
+            if deprecated is not None:
+                deprecated.deprecated.update(
+                    e.reference.name
+                    for e in deprecation.entries
+                    if e.reference.schema == SCHEMA_BUNDLE
                 )
         return CatalogIndex(packages)
 

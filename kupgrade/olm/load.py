@@ -56,7 +56,7 @@ def catalog_files(root: Path) -> list[Path]:
 
 def _ignore_spec(root: Path) -> Any:
     """A predicate for the paths any `.indexignore` (at any depth) excludes."""
-    specs: list[tuple[Path, pathspec.PathSpec]] = []
+    specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
     for found in sorted(root.rglob(".indexignore")):
         base = found.parent.relative_to(root)
         lines = found.read_text(errors="replace").splitlines()
@@ -100,9 +100,7 @@ def _json_stream(text: str, position: int, file: Path) -> Iterator[Any]:
         try:
             blob, position = decode(text, position)
         except json.JSONDecodeError as exc:
-            raise InputError(
-                f"not a JSON stream: {exc}", file=str(file), rule="opm load"
-            ) from None
+            raise InputError(f"not a JSON stream: {exc}", file=str(file), rule="opm load") from None
         yield blob
         while position < end and text[position] in _WHITESPACE:
             position += 1

@@ -80,7 +80,11 @@ def load_package_manifests(root: Path) -> Catalog:
     for package in read_package_manifests(root):
         origin = Origin(package.file, 1)
         catalog.add(
-            {"schema": "olm.package", "name": package.name, "defaultChannel": package.default_channel},
+            {
+                "schema": "olm.package",
+                "name": package.name,
+                "defaultChannel": package.default_channel,
+            },
             origin,
         )
         bundles: dict[str, Csv] = {}
@@ -99,10 +103,15 @@ def load_package_manifests(root: Path) -> Catalog:
                     entry["skipRange"] = csv.skip_range
                 entries.append(entry)
             catalog.add(
-                {"schema": "olm.channel", "package": package.name, "name": channel, "entries": entries},
+                {
+                    "schema": "olm.channel",
+                    "package": package.name,
+                    "name": channel,
+                    "entries": entries,
+                },
                 origin,
             )
-        for name, csv in bundles.items():
+        for csv in bundles.values():
             catalog.add(_bundle_blob(package.name, csv), Origin(csv.file, 1))
     return catalog
 
@@ -139,14 +148,24 @@ def _read_package(file: Path) -> PackageManifest:
     doc = _read_yaml(file)
     name = _text(doc, "packageName", file)
     if not name:
-        raise InputError("a package manifest needs packageName", file=str(file), field="packageName", rule="F4")
+        raise InputError(
+            "a package manifest needs packageName", file=str(file), field="packageName", rule="F4"
+        )
     channels: dict[str, str] = {}
     for i, channel in enumerate(doc.get("channels") or []):
         where = f"channels[{i}]"
-        if not isinstance(channel, dict) or not channel.get("name") or not channel.get("currentCSV"):
-            raise InputError("each channel needs name and currentCSV", file=str(file), field=where, rule="F4")
+        if (
+            not isinstance(channel, dict)
+            or not channel.get("name")
+            or not channel.get("currentCSV")
+        ):
+            raise InputError(
+                "each channel needs name and currentCSV", file=str(file), field=where, rule="F4"
+            )
         channels[str(channel["name"])] = str(channel["currentCSV"])
-    default = _text(doc, "defaultChannel", file) or (next(iter(channels)) if len(channels) == 1 else "")
+    default = _text(doc, "defaultChannel", file) or (
+        next(iter(channels)) if len(channels) == 1 else ""
+    )
     package = PackageManifest(name, default, channels, str(file))
     for csv_file in sorted(file.parent.rglob("*.yaml")):
         if csv_file == file:
@@ -165,11 +184,15 @@ def _read_csv(file: Path) -> Csv | None:
     spec = doc.get("spec") or {}
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
-        raise InputError("a ClusterServiceVersion needs metadata.name", file=str(file), field="metadata.name")
+        raise InputError(
+            "a ClusterServiceVersion needs metadata.name", file=str(file), field="metadata.name"
+        )
     annotations = metadata.get("annotations") or {}
     skips = spec.get("skips") or []
     if not isinstance(skips, list) or not all(isinstance(s, str) for s in skips):
-        raise InputError("must be a list of CSV names", file=str(file), field="spec.skips", rule="F7")
+        raise InputError(
+            "must be a list of CSV names", file=str(file), field="spec.skips", rule="F7"
+        )
     return Csv(
         name=name,
         version=str(spec.get("version", "")),

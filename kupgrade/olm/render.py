@@ -70,7 +70,9 @@ def bundle_versions(catalog: Catalog) -> dict[str, SemVer]:
         except ConvertError as exc:
             raise RenderError(exc.message) from None
         if len(props) != 1:
-            raise RenderError(f"bundle {go_quote(blob.name)} has multiple {go_quote(SCHEMA_PACKAGE)} properties, expected exactly 1")
+            raise RenderError(
+                f"bundle {go_quote(blob.name)} has multiple {go_quote(SCHEMA_PACKAGE)} properties, expected exactly 1"
+            )
         try:
             versions[blob.name] = parse_blang(props[0].version)
         except VersionError as exc:
@@ -88,7 +90,11 @@ def _try_range(text: str) -> SemverRange | None:
 
 
 def _filter_channel(
-    channel: ChannelBlob, versions: dict[str, SemVer], options: RenderOptions, floor: SemVer, floor_package: str
+    channel: ChannelBlob,
+    versions: dict[str, SemVer],
+    options: RenderOptions,
+    floor: SemVer,
+    floor_package: str,
 ) -> list[Entry] | None:
     """opm's filterChannel: keep what is at or above the minimum edge."""
     if not options.minimum_edge and not options.package:
@@ -106,7 +112,11 @@ def _filter_channel(
         if entry.name == options.minimum_edge:
             kept.append(Entry(name=entry.name))
             continue
-        replaces = entry.replaces if entry.replaces and versions.get(entry.replaces, _ZERO) >= floor else ""
+        replaces = (
+            entry.replaces
+            if entry.replaces and versions.get(entry.replaces, _ZERO) >= floor
+            else ""
+        )
         skips = tuple(s for s in entry.skips if versions.get(s, _ZERO) >= floor)
         parsed = _try_range(entry.skipRange) if entry.skipRange else None
         skip_range = entry.skipRange if parsed is not None and floor in parsed else ""
@@ -117,29 +127,45 @@ def _filter_channel(
     return kept or None
 
 
-def draw(catalog: Catalog, options: RenderOptions, warn: Callable[[str], None] | None = None) -> list[DrawnChannel]:
+def draw(
+    catalog: Catalog, options: RenderOptions, warn: Callable[[str], None] | None = None
+) -> list[DrawnChannel]:
     """The channels and edges render-graph draws, in its order."""
-    warn = warn or (lambda text: sys.stderr.write(text + "\n"))
+    say: Callable[[str], object] = warn or (lambda text: sys.stderr.write(text + "\n"))
     versions = bundle_versions(catalog)
     floor = _ZERO
     if options.minimum_edge:
         if options.minimum_edge not in versions:
             raise RenderError(f"unknown minimum edge name: {go_quote(options.minimum_edge)}")
         floor = versions[options.minimum_edge]
-    floor_package = next(
-        (c.package for c in catalog.channels for e in c.entries if e.name == options.minimum_edge), ""
-    ) if options.minimum_edge else ""
+    floor_package = (
+        next(
+            (
+                c.package
+                for c in catalog.channels
+                for e in c.entries
+                if e.name == options.minimum_edge
+            ),
+            "",
+        )
+        if options.minimum_edge
+        else ""
+    )
     drawn: list[DrawnChannel] = []
     for channel in sorted(catalog.channels, key=lambda c: c.name):
         entries = _filter_channel(channel, versions, options, floor, floor_package)
         if entries is None:
             continue
-        drawn.append(_draw_channel(channel, entries, versions, options.draw_v0_semantics, warn))
+        drawn.append(_draw_channel(channel, entries, versions, options.draw_v0_semantics, say))
     return drawn
 
 
 def _draw_channel(
-    channel: ChannelBlob, entries: list[Entry], versions: dict[str, SemVer], v0: bool, warn: Callable[[str], None]
+    channel: ChannelBlob,
+    entries: list[Entry],
+    versions: dict[str, SemVer],
+    v0: bool,
+    warn: Callable[[str], object],
 ) -> DrawnChannel:
     ordered = sorted(entries, key=lambda e: versions.get(e.name, _ZERO).precedence, reverse=True)
     out = DrawnChannel(channel.package, channel.name, [e.name for e in ordered])
@@ -147,7 +173,9 @@ def _draw_channel(
         if entry.name in out.skipped:
             out.skipped_when_drawn.add(entry.name)
         for skip in entry.skips:
-            out.edges.append((entry.name, Edge(skip, entry.name, "skip", "skip", v0 and skip in out.skipped)))
+            out.edges.append(
+                (entry.name, Edge(skip, entry.name, "skip", "skip", v0 and skip in out.skipped))
+            )
             if v0:
                 out.skipped.add(skip)
         if entry.skipRange:
@@ -156,16 +184,25 @@ def _draw_channel(
                 try:
                     parse_range(entry.skipRange)
                 except VersionError as exc:
+                    where = f"{go_quote(channel.package)}/{go_quote(entry.name)}"
                     warn(
-                        f"warning: ignoring invalid SkipRange for package/edge {go_quote(channel.package)}/{go_quote(entry.name)}: {exc.message}"
+                        f"warning: ignoring invalid SkipRange for package/edge {where}: {exc.message}"
                     )
             else:
                 for other in entries:
                     if versions.get(other.name, _ZERO) in parsed:
-                        edge = Edge(other.name, entry.name, "skipRange", f'"skipRange({entry.skipRange})"', v0 and entry.name in out.skipped)
+                        edge = Edge(
+                            other.name,
+                            entry.name,
+                            "skipRange",
+                            f'"skipRange({entry.skipRange})"',
+                            v0 and entry.name in out.skipped,
+                        )
                         out.edges.append((entry.name, edge))
         if entry.replaces:
-            edge = Edge(entry.replaces, entry.name, "replace", "replace", v0 and entry.name in out.skipped)
+            edge = Edge(
+                entry.replaces, entry.name, "replace", "replace", v0 and entry.name in out.skipped
+            )
             out.edges.append((entry.name, edge))
     return out
 
@@ -185,7 +222,9 @@ def _deprecations(catalog: Catalog) -> tuple[set[str], set[str], set[str]]:
     return packages, channels, bundles
 
 
-def render_mermaid(catalog: Catalog, options: RenderOptions, warn: Callable[[str], None] | None = None) -> str:
+def render_mermaid(
+    catalog: Catalog, options: RenderOptions, warn: Callable[[str], None] | None = None
+) -> str:
     """`opm alpha render-graph` output for `catalog`."""
     drawn = draw(catalog, options, warn)
     dep_packages, dep_channels, dep_bundles = _deprecations(catalog)
@@ -218,7 +257,9 @@ def render_mermaid(catalog: Catalog, options: RenderOptions, warn: Callable[[str
             while pending is not None and pending[0] == name:
                 edge = pending[1]
                 source_id, target_id = f"{channel_id}-{edge.source}", f"{channel_id}-{edge.target}"
-                lines.append(f"      {source_id}[{go_quote(edge.source)}]-- {edge.label} --> {target_id}[{go_quote(edge.target)}]")
+                lines.append(
+                    f"      {source_id}[{go_quote(edge.source)}]-- {edge.label} --> {target_id}[{go_quote(edge.target)}]"
+                )
                 if edge.red:
                     red_links.append(str(link))
                 link += 1
@@ -242,15 +283,23 @@ def render_mermaid(catalog: Catalog, options: RenderOptions, warn: Callable[[str
         if classes[kind]:
             out.append(f"class {','.join(sorted(classes[kind]))} {kind}")
     if red_links:
-        out.append(f"linkStyle {','.join(red_links)} stroke:#FF0000,stroke-width:3px,stroke-dasharray:5;")
+        out.append(
+            f"linkStyle {','.join(red_links)} stroke:#FF0000,stroke-width:3px,stroke-dasharray:5;"
+        )
     return "\n".join(out) + "\n"
 
 
-def render_dot(catalog: Catalog, options: RenderOptions, warn: Callable[[str], None] | None = None) -> str:
+def render_dot(
+    catalog: Catalog, options: RenderOptions, warn: Callable[[str], None] | None = None
+) -> str:
     """The same graph as Graphviz dot: one cluster per package and channel."""
     drawn = draw(catalog, options, warn)
     _, _, dep_bundles = _deprecations(catalog)
-    styles = {"skip": 'style=dashed, label="skip"', "skipRange": "style=dotted", "replace": 'label="replace"'}
+    styles = {
+        "skip": 'style=dashed, label="skip"',
+        "skipRange": "style=dotted",
+        "replace": 'label="replace"',
+    }
     out = ["digraph catalog {", "  rankdir=LR;", "  node [shape=box];"]
     by_package: dict[str, list[DrawnChannel]] = {}
     for channel in drawn:
@@ -275,7 +324,9 @@ def render_dot(catalog: Catalog, options: RenderOptions, warn: Callable[[str], N
                     style += f", label={_dot_id(edge.label.strip(chr(34)))}"
                 if edge.red:
                     style += ', color="#FF0000"'
-                out.append(f"      {_dot_id(prefix + edge.source)} -> {_dot_id(prefix + edge.target)} [{style}];")
+                out.append(
+                    f"      {_dot_id(prefix + edge.source)} -> {_dot_id(prefix + edge.target)} [{style}];"
+                )
             out.append("    }")
         out.append("  }")
     out.append("}")

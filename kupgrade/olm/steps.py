@@ -41,7 +41,11 @@ def next_steps(channel: ChannelGraph, name: str, version: SemVer | None) -> list
                 return [head]
         except VersionError:
             pass
-    steps = [e.name for e in channel.replacers.get(name, []) if e.name not in channel.skipped and e.name != name]
+    steps = [
+        e.name
+        for e in channel.replacers.get(name, [])
+        if e.name not in channel.skipped and e.name != name
+    ]
     return list(dict.fromkeys(steps))
 
 
@@ -57,5 +61,7 @@ def one_step_findings(index: CatalogIndex) -> list[StepFinding]:
                     continue
                 steps = next_steps(channel, entry.name, package.versions.get(entry.name))
                 if len(steps) != 1:
-                    findings.append(StepFinding(package_name, channel.name, entry.name, tuple(steps)))
+                    findings.append(
+                        StepFinding(package_name, channel.name, entry.name, tuple(steps))
+                    )
     return findings

@@ -27,9 +27,7 @@ from kupgrade.olm.imageref import reference_error
 from kupgrade.versions import SemVer, go_quote, parse_blang, parse_range, prerelease_error
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS1123_SUBDOMAIN = re.compile(
-    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-)
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _DNS1123_LABEL_MESSAGE = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
     "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
@@ -142,7 +140,10 @@ class Validation:
 
 def validate_catalog(catalog: Catalog) -> Validation:
     """Validate a loaded catalog as `opm validate` would (load errors are raised earlier)."""
-    warnings = [f"{origin}: unknown schema {schema!r} is kept but not used" for origin, schema in catalog.unknown_olm_schemas()]
+    warnings = [
+        f"{origin}: unknown schema {schema!r} is kept but not used"
+        for origin, schema in catalog.unknown_olm_schemas()
+    ]
     try:
         model = convert(catalog)
     except ConvertError as exc:
@@ -193,7 +194,9 @@ def _convert_packages(catalog: Catalog) -> dict[str, MPackage]:
         if blob.name in packages:
             raise ConvertError(f"duplicate package {go_quote(blob.name)}", blob.origin)
         if problems := dns1123_label_errors(blob.name):
-            raise ConvertError(f"invalid package name {go_quote(blob.name)}: [{' '.join(problems)}]", blob.origin)
+            raise ConvertError(
+                f"invalid package name {go_quote(blob.name)}: [{' '.join(problems)}]", blob.origin
+            )
         packages[blob.name] = MPackage(blob.name, blob.defaultChannel)
     return packages
 
@@ -203,11 +206,19 @@ def _convert_channels(catalog: Catalog, packages: dict[str, MPackage]) -> dict[s
     for blob in catalog.channels:
         package = packages.get(blob.package)
         if package is None:
-            raise ConvertError(f"unknown package {go_quote(blob.package)} for channel {go_quote(blob.name)}", blob.origin)
+            raise ConvertError(
+                f"unknown package {go_quote(blob.package)} for channel {go_quote(blob.name)}",
+                blob.origin,
+            )
         if not blob.name:
-            raise ConvertError(f"package {go_quote(blob.package)} contains channel with no name", blob.origin)
+            raise ConvertError(
+                f"package {go_quote(blob.package)} contains channel with no name", blob.origin
+            )
         if blob.name in package.channels:
-            raise ConvertError(f"package {go_quote(blob.package)} has duplicate channel {go_quote(blob.name)}", blob.origin)
+            raise ConvertError(
+                f"package {go_quote(blob.package)} has duplicate channel {go_quote(blob.name)}",
+                blob.origin,
+            )
         channel = MChannel(blob.name)
         for entry in blob.entries:
             if entry.name in channel.bundles:
@@ -228,13 +239,21 @@ def _convert_bundles(
     seen: dict[str, set[str]] = {}
     for blob in catalog.bundles:
         if not blob.package:
-            raise ConvertError(f"package name must be set for bundle {go_quote(blob.name)}", blob.origin)
+            raise ConvertError(
+                f"package name must be set for bundle {go_quote(blob.name)}", blob.origin
+            )
         package = packages.get(blob.package)
         if package is None:
-            raise ConvertError(f"unknown package {go_quote(blob.package)} for bundle {go_quote(blob.name)}", blob.origin)
+            raise ConvertError(
+                f"unknown package {go_quote(blob.package)} for bundle {go_quote(blob.name)}",
+                blob.origin,
+            )
         names = seen.setdefault(blob.package, set())
         if blob.name in names:
-            raise ConvertError(f"package {go_quote(blob.package)} has duplicate bundle {go_quote(blob.name)}", blob.origin)
+            raise ConvertError(
+                f"package {go_quote(blob.package)} has duplicate bundle {go_quote(blob.name)}",
+                blob.origin,
+            )
         names.add(blob.name)
         version, release = _bundle_version(blob)
         defined.get(blob.package, set()).discard(blob.name)
@@ -260,13 +279,19 @@ def package_properties(blob: BundleBlob) -> list[PackageProperty]:
             continue
         value = prop.value
         fields = value if isinstance(value, dict) else None
-        if fields is None or not all(isinstance(fields.get(k, ""), str) for k in ("packageName", "version", "release")):
+        if fields is None or not all(
+            isinstance(fields.get(k, ""), str) for k in ("packageName", "version", "release")
+        ):
             raise ConvertError(
                 f"parse properties for bundle {go_quote(blob.name)}: parse property[{i}] of type {go_quote(SCHEMA_PACKAGE)}: "
                 "value must be an object with string packageName, version and release",
                 blob.origin,
             )
-        out.append(PackageProperty(fields.get("packageName", ""), fields.get("version", ""), fields.get("release", "")))
+        out.append(
+            PackageProperty(
+                fields.get("packageName", ""), fields.get("version", ""), fields.get("release", "")
+            )
+        )
     return out
 
 
@@ -292,11 +317,13 @@ def _bundle_version(blob: BundleBlob) -> tuple[SemVer, tuple[str, ...]]:
         version = parse_blang(prop.version)
     except VersionError as exc:
         raise ConvertError(
-            f"error parsing bundle {go_quote(blob.name)} version {go_quote(prop.version)}: {exc.message}", blob.origin
+            f"error parsing bundle {go_quote(blob.name)} version {go_quote(prop.version)}: {exc.message}",
+            blob.origin,
         ) from None
     if problem := release_error(prop.release):
         raise ConvertError(
-            f"error parsing bundle {go_quote(blob.name)} release version {go_quote(prop.release)}: {problem}", blob.origin
+            f"error parsing bundle {go_quote(blob.name)} release version {go_quote(prop.release)}: {problem}",
+            blob.origin,
         )
     return version, tuple(prop.release.split(".")) if prop.release else ()
 
@@ -325,34 +352,53 @@ def dns1123_label_errors(name: str) -> list[str]:
     if len(name) > 63:
         errors.append("must be no more than 63 characters")
     if not _DNS1123_LABEL.fullmatch(name):
-        errors.append("must not contain dots" if _DNS1123_SUBDOMAIN.fullmatch(name) else _DNS1123_LABEL_MESSAGE)
+        errors.append(
+            "must not contain dots"
+            if _DNS1123_SUBDOMAIN.fullmatch(name)
+            else _DNS1123_LABEL_MESSAGE
+        )
     return errors
 
 
-def _convert_deprecations(catalog: Catalog, packages: dict[str, MPackage], bundles: dict[str, set[str]]) -> None:
+def _convert_deprecations(
+    catalog: Catalog, packages: dict[str, MPackage], bundles: dict[str, set[str]]
+) -> None:
     done: set[str] = set()
     for i, blob in enumerate(catalog.deprecations):
         if not blob.package:
             raise ConvertError(f"package name must be set for deprecation item {i}", blob.origin)
         package = packages.get(blob.package)
         if package is None:
-            raise ConvertError(f"cannot apply deprecations to an unknown package {go_quote(blob.package)}", blob.origin)
+            raise ConvertError(
+                f"cannot apply deprecations to an unknown package {go_quote(blob.package)}",
+                blob.origin,
+            )
         if blob.package in done:
-            raise ConvertError(f"expected a maximum of one deprecation per package: {go_quote(blob.package)}", blob.origin)
+            raise ConvertError(
+                f"expected a maximum of one deprecation per package: {go_quote(blob.package)}",
+                blob.origin,
+            )
         done.add(blob.package)
         references: set[tuple[str, str]] = set()
         for j, entry in enumerate(blob.entries):
             ref = entry.reference
             go_ref = f"declcfg.PackageScopedReference{{Schema:{go_quote(ref.schema)}, Name:{go_quote(ref.name)}}}"
             if not ref.schema:
-                raise ConvertError(f"schema must be set for deprecation entry [{j}] for package {go_quote(blob.package)}", blob.origin)
+                raise ConvertError(
+                    f"schema must be set for deprecation entry [{j}] for package {go_quote(blob.package)}",
+                    blob.origin,
+                )
             if (ref.schema, ref.name) in references:
-                raise ConvertError(f"duplicate deprecation entry {go_ref} for package {go_quote(blob.package)}", blob.origin)
+                raise ConvertError(
+                    f"duplicate deprecation entry {go_ref} for package {go_quote(blob.package)}",
+                    blob.origin,
+                )
             references.add((ref.schema, ref.name))
             if ref.schema == SCHEMA_BUNDLE:
                 if ref.name not in bundles.get(blob.package, set()):
                     raise ConvertError(
-                        f"cannot deprecate bundle {go_quote(ref.name)} for package {go_quote(blob.package)}: bundle not found", blob.origin
+                        f"cannot deprecate bundle {go_quote(ref.name)} for package {go_quote(blob.package)}: bundle not found",
+                        blob.origin,
                     )
                 for channel in package.channels.values():
                     if ref.name in channel.bundles:
@@ -360,13 +406,15 @@ def _convert_deprecations(catalog: Catalog, packages: dict[str, MPackage], bundl
             elif ref.schema == SCHEMA_CHANNEL:
                 if ref.name not in package.channels:
                     raise ConvertError(
-                        f"cannot deprecate channel {go_quote(ref.name)} for package {go_quote(blob.package)}: channel not found", blob.origin
+                        f"cannot deprecate channel {go_quote(ref.name)} for package {go_quote(blob.package)}: channel not found",
+                        blob.origin,
                     )
                 package.channels[ref.name].deprecation = entry.message
             elif ref.schema == SCHEMA_PACKAGE:
                 if ref.name:
                     raise ConvertError(
-                        f"package name must be empty for deprecated package {go_quote(blob.package)} (specified {go_quote(ref.name)})", blob.origin
+                        f"package name must be empty for deprecated package {go_quote(blob.package)} (specified {go_quote(ref.name)})",
+                        blob.origin,
                     )
                 package.deprecation = entry.message
             else:
@@ -437,7 +485,9 @@ def _validate_bundle(bundle: MBundle) -> Tree:
     if bundle.release:
         normalized = f"{bundle.package}-v{bundle.version}-{'.'.join(bundle.release)}"
         if bundle.name != normalized:
-            node.add(f"name {go_quote(bundle.name)} does not match normalized name {go_quote(normalized)}")
+            node.add(
+                f"name {go_quote(bundle.name)} does not match normalized name {go_quote(normalized)}"
+            )
         if bundle.version is not None and bundle.version.build:
             node.add("cannot use build metadata in version with a release version")
     for i, skip in enumerate(bundle.entry.skips):

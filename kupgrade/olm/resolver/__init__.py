@@ -20,7 +20,11 @@ from kupgrade.versions import SemVer
 
 Policy = Callable[[list[Source], Subscription, Installed | None, str], Resolution]
 
-POLICIES: dict[str, Policy] = {"seed": seed.resolve, "olm-v0": olm_v0.resolve, "semver": semver.resolve}
+POLICIES: dict[str, Policy] = {
+    "seed": seed.resolve,
+    "olm-v0": olm_v0.resolve,
+    "semver": semver.resolve,
+}
 MAX_WALK = 10_000
 
 
@@ -86,7 +90,9 @@ def resolve_and_walk(
     step = first
     while step.next is not None:
         if step.next in seen or len(outcome.walk) >= MAX_WALK:
-            outcome.walk_error = f"the walk returns to {step.next} after {' -> '.join(outcome.walk)}"
+            outcome.walk_error = (
+                f"the walk returns to {step.next} after {' -> '.join(outcome.walk)}"
+            )
             break
         seen.add(step.next)
         outcome.walk.append(step.next)

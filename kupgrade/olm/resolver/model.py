@@ -70,7 +70,13 @@ class Considered:
     why: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"source": self.source, "candidate": self.candidate, "rule": self.rule, "taken": self.taken, "why": self.why}
+        return {
+            "source": self.source,
+            "candidate": self.candidate,
+            "rule": self.rule,
+            "taken": self.taken,
+            "why": self.why,
+        }
 
 
 @dataclass

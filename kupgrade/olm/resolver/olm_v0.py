@@ -17,7 +17,13 @@ from kupgrade.olm.resolver.model import (
     Source,
     Subscription,
 )
-from kupgrade.olm.resolver.sources import own_source, package_or_error
+from kupgrade.olm.resolver.sources import (
+    no_catalog,
+    no_channel,
+    no_starting_csv,
+    own_source,
+    package_or_error,
+)
 from kupgrade.versions import go_quote, parse_range
 
 
@@ -40,7 +46,10 @@ def sort_channel(channel: ChannelGraph, entries: list[Entry]) -> list[Entry]:
     heads = [e for e in entries if e.name not in replaced]
     where = f"in channel {go_quote(channel.name)} of package {go_quote(channel.package)}"
     if not heads:
-        raise ResolutionError(f"no channel heads (entries not replaced by another entry) found {where}", "sort-channel")
+        raise ResolutionError(
+            f"no channel heads (entries not replaced by another entry) found {where}",
+            "sort-channel",
+        )
     chains = []
     for head in heads:
         chain: list[Entry] = []
@@ -53,12 +62,14 @@ def sort_channel(channel: ChannelGraph, entries: list[Entry]) -> list[Entry]:
             name = replaces.get(name)
             if name is not None and name in visited:
                 raise ResolutionError(
-                    f"a cycle exists in the chain of replacement beginning with {go_quote(head.name)} {where}", "sort-channel"
+                    f"a cycle exists in the chain of replacement beginning with {go_quote(head.name)} {where}",
+                    "sort-channel",
                 )
         chains.append(chain)
     if len(chains) > 1:
         described = ", ".join(
-            "[]" if not c else c[0].name if len(c) == 1 else f"{c[0].name}...{c[-1].name}" for c in chains
+            "[]" if not c else c[0].name if len(c) == 1 else f"{c[0].name}...{c[-1].name}"
+            for c in chains
         )
         raise ResolutionError(
             "a unique replacement chain within a channel is required to determine the relative order between "
@@ -82,21 +93,17 @@ def _replaces_installed(entry: Entry, installed: Installed) -> str | None:
     return None
 
 
-def resolve(sources: list[Source], sub: Subscription, installed: Installed | None, global_namespace: str) -> Resolution:
+def resolve(
+    sources: list[Source], sub: Subscription, installed: Installed | None, global_namespace: str
+) -> Resolution:
     source = own_source(sources, sub, global_namespace)
     if source is None:
-        raise ResolutionError(
-            f"no operators found from catalog {sub.source} in namespace {sub.source_namespace} referenced by subscription {sub.display_name}",
-            "no-operators-found",
-        )
+        raise no_catalog(sub)
     package = package_or_error(source, sub)
     if sub.channel:
         channel = package.channels.get(sub.channel)
         if channel is None:
-            raise ResolutionError(
-                f"no operators found in channel {sub.channel} of package {sub.package} in the catalog referenced by subscription {sub.display_name}",
-                "no-operators-found",
-            )
+            raise no_channel(sub, sub.channel)
         channels = [channel]
     else:
         channels = package.channel_order()
@@ -106,20 +113,30 @@ def resolve(sources: list[Source], sub: Subscription, installed: Installed | Non
         entries = [e for e in channel.entries if not starting or e.name == starting]
         ordered.extend(sort_channel(channel, entries))
     if starting and not ordered:
-        raise ResolutionError(
-            f"no operators found with name {starting} in channel {sub.channel} of package {sub.package} in the catalog referenced by subscription {sub.display_name}",
-            "no-operators-found",
-        )
+        raise no_starting_csv(sub, sub.channel)
     considered: list[Considered] = []
     for entry in ordered:
-        why = _replaces_installed(entry, installed) if installed else "channel entry in OLM's channel order"
+        why = (
+            _replaces_installed(entry, installed)
+            if installed
+            else "channel entry in OLM's channel order"
+        )
         if why is None or (installed and entry.name == installed.name):
             continue
         if entry.name in package.legacy_deprecated:
-            considered.append(Considered(source.key, entry.name, "olm-v0", False, "bundle carries olm.deprecated"))
+            considered.append(
+                Considered(source.key, entry.name, "olm-v0", False, "bundle carries olm.deprecated")
+            )
             continue
-        considered.append(Considered(source.key, entry.name, "olm-v0", True, f"nearest the channel head; {why}"))
-        return Resolution(entry.name, source, "olm-v0", considered, package.versions.get(entry.name))
+        considered.append(
+            Considered(source.key, entry.name, "olm-v0", True, f"nearest the channel head; {why}")
+        )
+        return Resolution(
+            entry.name, source, "olm-v0", considered, package.versions.get(entry.name)
+        )
     if installed is None:
-        raise ResolutionError(f"constraints not satisfiable: no candidate for subscription {sub.display_name}", "not-satisfiable")
+        raise ResolutionError(
+            f"constraints not satisfiable: no candidate for subscription {sub.display_name}",
+            "not-satisfiable",
+        )
     return Resolution(None, None, "olm-v0: no candidate; stays on the installed CSV", considered)

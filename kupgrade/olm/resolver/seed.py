@@ -30,6 +30,8 @@ from kupgrade.olm.resolver.model import (
 )
 from kupgrade.olm.resolver.sources import (
     channel_or_error,
+    no_catalog,
+    no_starting_csv,
     own_source,
     package_or_error,
     preference,
@@ -40,7 +42,9 @@ from kupgrade.versions import parse_range
 _FAR = 1 << 30
 
 
-def resolve(sources: list[Source], sub: Subscription, installed: Installed | None, global_namespace: str) -> Resolution:
+def resolve(
+    sources: list[Source], sub: Subscription, installed: Installed | None, global_namespace: str
+) -> Resolution:
     own = own_source(sources, sub, global_namespace)
     if installed is None:
         return _install(own, sub)
@@ -50,15 +54,16 @@ def resolve(sources: list[Source], sub: Subscription, installed: Installed | Non
         channel = _channel(source, sub)
         if channel is None:
             continue
-        pick = _head_step(step, source, channel, installed, considered) if step in (1, 3) else _replace_step(step, source, channel, installed, considered)
+        pick = (
+            _head_step(step, source, channel, installed, considered)
+            if step in (1, 3)
+            else _replace_step(step, source, channel, installed, considered)
+        )
         if pick is not None:
             package = source.index.packages[sub.package]
             return Resolution(pick[0], source, pick[1], considered, package.versions.get(pick[0]))
     if own is None:
-        raise ResolutionError(
-            f"no operators found from catalog {sub.source} in namespace {sub.source_namespace} referenced by subscription {sub.display_name}",
-            "no-operators-found",
-        )
+        raise no_catalog(sub)
     return Resolution(None, None, "no step applies; stays on the installed CSV", considered)
 
 
@@ -77,38 +82,76 @@ def _channel(source: Source, sub: Subscription) -> ChannelGraph | None:
     return package.channel(sub.channel) if package is not None else None
 
 
-def _head_step(step: int, source: Source, channel: ChannelGraph, installed: Installed, considered: list[Considered]) -> tuple[str, str] | None:
+def _head_step(
+    step: int,
+    source: Source,
+    channel: ChannelGraph,
+    installed: Installed,
+    considered: list[Considered],
+) -> tuple[str, str] | None:
     head = channel.head
     rule = f"step{step}"
     if head is None:
-        considered.append(Considered(source.key, "", rule, False, f"channel {channel.name}: {channel.head_error}"))
+        considered.append(
+            Considered(source.key, "", rule, False, f"channel {channel.name}: {channel.head_error}")
+        )
         return None
     skip_range = channel.by_name[head].skipRange
     if head == installed.name:
-        considered.append(Considered(source.key, head, rule, False, "the channel head is the installed CSV"))
+        considered.append(
+            Considered(source.key, head, rule, False, "the channel head is the installed CSV")
+        )
         return None
     if not skip_range:
-        considered.append(Considered(source.key, head, rule, False, "the channel head has no skipRange"))
+        considered.append(
+            Considered(source.key, head, rule, False, "the channel head has no skipRange")
+        )
         return None
     try:
         contained = installed.version in parse_range(skip_range)
     except VersionError as exc:
-        considered.append(Considered(source.key, head, rule, False, f"invalid skipRange {skip_range!r}: {exc.message}"))
+        considered.append(
+            Considered(
+                source.key, head, rule, False, f"invalid skipRange {skip_range!r}: {exc.message}"
+            )
+        )
         return None
     if not contained:
-        considered.append(Considered(source.key, head, rule, False, f"skipRange {skip_range!r} does not contain {installed.version}"))
+        considered.append(
+            Considered(
+                source.key,
+                head,
+                rule,
+                False,
+                f"skipRange {skip_range!r} does not contain {installed.version}",
+            )
+        )
         return None
     reason = f"{rule}: channel head {head} in {source.key} has skipRange {skip_range!r} containing {installed.version}"
     considered.append(Considered(source.key, head, rule, True, reason))
     return head, reason
 
 
-def _replace_step(step: int, source: Source, channel: ChannelGraph, installed: Installed, considered: list[Considered]) -> tuple[str, str] | None:
+def _replace_step(
+    step: int,
+    source: Source,
+    channel: ChannelGraph,
+    installed: Installed,
+    considered: list[Considered],
+) -> tuple[str, str] | None:
     rule = f"step{step}"
     candidates = []
     for index, entry in enumerate(channel.replacers.get(installed.name, [])):
         if entry.name in channel.skipped:
-            considered.append(Considered(source.key, entry.name, rule, False, "skipped by another entry, never a target (F7)"))
+            considered.append(
+                Considered(
+                    source.key,
+                    entry.name,
+                    rule,
+                    False,
+                    "skipped by another entry, never a target (F7)",
+                )
+            )
             continue
         if entry.name == installed.name:
             continue
@@ -118,7 +161,15 @@ def _replace_step(step: int, source: Source, channel: ChannelGraph, installed: I
     candidates.sort()
     chosen = candidates[0][2]
     for _, _, name in candidates[1:]:
-        considered.append(Considered(source.key, name, rule, False, f"also replaces {installed.name} but {chosen} is nearer the channel head"))
+        considered.append(
+            Considered(
+                source.key,
+                name,
+                rule,
+                False,
+                f"also replaces {installed.name} but {chosen} is nearer the channel head",
+            )
+        )
     reason = f"{rule}: {chosen} in {source.key} replaces {installed.name}"
     considered.append(Considered(source.key, chosen, rule, True, reason))
     return chosen, reason
@@ -126,22 +177,27 @@ def _replace_step(step: int, source: Source, channel: ChannelGraph, installed: I
 
 def _install(own: Source | None, sub: Subscription) -> Resolution:
     if own is None:
-        raise ResolutionError(
-            f"no operators found from catalog {sub.source} in namespace {sub.source_namespace} referenced by subscription {sub.display_name}",
-            "no-operators-found",
-        )
+        raise no_catalog(sub)
     package = package_or_error(own, sub)
     channel = channel_or_error(package, sub)
     if sub.starting_csv:
         if sub.starting_csv not in channel.by_name:
-            raise ResolutionError(
-                f"no operators found with name {sub.starting_csv} in channel {channel.name} of package {sub.package} "
-                f"in the catalog referenced by subscription {sub.display_name}",
-                "no-operators-found",
-            )
+            raise no_starting_csv(sub, channel.name)
         reason = f"install: startingCSV {sub.starting_csv}"
-        return Resolution(sub.starting_csv, own, reason, [Considered(own.key, sub.starting_csv, "install", True, reason)], package.versions.get(sub.starting_csv))
+        return Resolution(
+            sub.starting_csv,
+            own,
+            reason,
+            [Considered(own.key, sub.starting_csv, "install", True, reason)],
+            package.versions.get(sub.starting_csv),
+        )
     if channel.head is None:
         raise ResolutionError(str(HeadError(channel.head_error or "")), "channel-head")
     reason = "install: channel head (F1)"
-    return Resolution(channel.head, own, reason, [Considered(own.key, channel.head, "install", True, reason)], package.versions.get(channel.head))
+    return Resolution(
+        channel.head,
+        own,
+        reason,
+        [Considered(own.key, channel.head, "install", True, reason)],
+        package.versions.get(channel.head),
+    )

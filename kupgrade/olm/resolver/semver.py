@@ -50,7 +50,9 @@ def _successor(package: PackageIndex, name: str, installed: Installed) -> str | 
     return None
 
 
-def _best_in(source: Source, sub: Subscription, installed: Installed | None, considered: list[Considered]) -> _Found | None:
+def _best_in(
+    source: Source, sub: Subscription, installed: Installed | None, considered: list[Considered]
+) -> _Found | None:
     package = source.index.packages.get(sub.package)
     if package is None:
         return None
@@ -75,19 +77,41 @@ def _best_in(source: Source, sub: Subscription, installed: Installed | None, con
     best = found[0]
     for f in found:
         if f is not best:
-            considered.append(Considered(source.key, f.name, "semver", False, "deprecated" if f.deprecated and not best.deprecated else f"lower than {best.version}"))
+            considered.append(
+                Considered(
+                    source.key,
+                    f.name,
+                    "semver",
+                    False,
+                    "deprecated"
+                    if f.deprecated and not best.deprecated
+                    else f"lower than {best.version}",
+                )
+            )
     return best
 
 
-def resolve(sources: list[Source], sub: Subscription, installed: Installed | None, global_namespace: str) -> Resolution:
+def resolve(
+    sources: list[Source], sub: Subscription, installed: Installed | None, global_namespace: str
+) -> Resolution:
     considered: list[Considered] = []
     resolved: list[_Found] = []
-    for source in sorted(visible(sources, sub, global_namespace), key=lambda s: (s.name, s.namespace)):
+    for source in sorted(
+        visible(sources, sub, global_namespace), key=lambda s: (s.name, s.namespace)
+    ):
         best = _best_in(source, sub, installed, considered)
         if best is None:
             continue
         if resolved and best.deprecated and not resolved[-1].deprecated:
-            considered.append(Considered(source.key, best.name, "semver", False, "deprecated while another catalog has a non-deprecated bundle"))
+            considered.append(
+                Considered(
+                    source.key,
+                    best.name,
+                    "semver",
+                    False,
+                    "deprecated while another catalog has a non-deprecated bundle",
+                )
+            )
             continue
         if resolved and not best.deprecated and resolved[-1].deprecated:
             resolved = []
@@ -99,11 +123,25 @@ def resolve(sources: list[Source], sub: Subscription, installed: Installed | Non
     if len(resolved) != 1:
         raise ResolutionError(_error_text(sub, installed, resolved), "v1-resolution")
     winner = resolved[0]
-    if installed is not None and (winner.name == installed.name or winner.version == installed.version):
-        considered.append(Considered(winner.source.key, winner.name, "semver", False, "the installed version is the highest successor"))
-        return Resolution(None, None, "semver: the installed version is already the highest successor", considered)
+    if installed is not None and (
+        winner.name == installed.name or winner.version == installed.version
+    ):
+        considered.append(
+            Considered(
+                winner.source.key,
+                winner.name,
+                "semver",
+                False,
+                "the installed version is the highest successor",
+            )
+        )
+        return Resolution(
+            None, None, "semver: the installed version is already the highest successor", considered
+        )
     reason = "semver: highest-version successor"
-    considered.append(Considered(winner.source.key, winner.name, "semver", True, f"{reason} ({winner.version})"))
+    considered.append(
+        Considered(winner.source.key, winner.name, "semver", True, f"{reason} ({winner.version})")
+    )
     return Resolution(winner.name, winner.source, reason, considered, winner.version)
 
 
@@ -111,9 +149,13 @@ def _error_text(sub: Subscription, installed: Installed | None, resolved: list[_
     parts = []
     if installed is not None:
         parts.append(f'error upgrading from currently installed version "{installed.version}":')
-    parts.append(f'{"found bundles" if len(resolved) > 1 else "no bundles found"} for package "{sub.package}"')
+    parts.append(
+        f'{"found bundles" if len(resolved) > 1 else "no bundles found"} for package "{sub.package}"'
+    )
     if sub.channel:
         parts.append(f"in channels [{sub.channel}]")
     if len(resolved) > 1:
-        parts.append(f"in multiple catalogs with the same priority [{' '.join(sorted(f.source.name for f in resolved))}]")
+        parts.append(
+            f"in multiple catalogs with the same priority [{' '.join(sorted(f.source.name for f in resolved))}]"
+        )
     return " ".join(parts)

@@ -21,15 +21,16 @@ def own_source(sources: list[Source], sub: Subscription, global_namespace: str) 
 
 def preference(sources: list[Source], sub: Subscription) -> list[Source]:
     """SPEC F9's other sources: priority first, then the subscription's namespace, then name."""
-    return sorted(sources, key=lambda s: (-s.priority, s.namespace != sub.namespace, s.name, s.namespace))
+    return sorted(
+        sources, key=lambda s: (-s.priority, s.namespace != sub.namespace, s.name, s.namespace)
+    )
 
 
 def package_or_error(source: Source, sub: Subscription) -> PackageIndex:
     package = source.index.packages.get(sub.package)
     if package is None or not package.channels:
         raise ResolutionError(
-            f"no operators found in package {sub.package} in the catalog referenced by subscription {sub.display_name}",
-            "no-operators-found",
+            f"no operators found in package {sub.package} {_referenced(sub)}", "no-operators-found"
         )
     return package
 
@@ -37,9 +38,32 @@ def package_or_error(source: Source, sub: Subscription) -> PackageIndex:
 def channel_or_error(package: PackageIndex, sub: Subscription) -> ChannelGraph:
     channel = package.channel(sub.channel)
     if channel is None or not channel.entries:
-        raise ResolutionError(
-            f"no operators found in channel {sub.channel or package.default_channel} of package {sub.package} "
-            f"in the catalog referenced by subscription {sub.display_name}",
-            "no-operators-found",
-        )
+        raise no_channel(sub, sub.channel or package.default_channel)
     return channel
+
+
+def _referenced(sub: Subscription) -> str:
+    return f"in the catalog referenced by subscription {sub.display_name}"
+
+
+def no_catalog(sub: Subscription) -> ResolutionError:
+    return ResolutionError(
+        f"no operators found from catalog {sub.source} in namespace {sub.source_namespace} "
+        f"referenced by subscription {sub.display_name}",
+        "no-operators-found",
+    )
+
+
+def no_channel(sub: Subscription, channel: str) -> ResolutionError:
+    return ResolutionError(
+        f"no operators found in channel {channel} of package {sub.package} {_referenced(sub)}",
+        "no-operators-found",
+    )
+
+
+def no_starting_csv(sub: Subscription, channel: str) -> ResolutionError:
+    return ResolutionError(
+        f"no operators found with name {sub.starting_csv} in channel {channel} of package "
+        f"{sub.package} {_referenced(sub)}",
+        "no-operators-found",
+    )
