@@ -6,7 +6,6 @@ nearest the head wins; `olm.deprecated` bundles are passed over. Errors are OLM'
 
 from __future__ import annotations
 
-from kupgrade.errors import VersionError
 from kupgrade.olm.catalog import Entry
 from kupgrade.olm.graph import ChannelGraph
 from kupgrade.olm.resolver.model import (
@@ -23,8 +22,9 @@ from kupgrade.olm.resolver.sources import (
     no_starting_csv,
     own_source,
     package_or_error,
+    upgrades_from,
 )
-from kupgrade.versions import go_quote, parse_range
+from kupgrade.versions import go_quote
 
 
 def sort_channel(channel: ChannelGraph, entries: list[Entry]) -> list[Entry]:
@@ -79,20 +79,6 @@ def sort_channel(channel: ChannelGraph, entries: list[Entry]) -> list[Entry]:
     return chains[0]
 
 
-def _replaces_installed(entry: Entry, installed: Installed) -> str | None:
-    if entry.replaces == installed.name:
-        return f"replaces {installed.name}"
-    if installed.name in entry.skips:
-        return f"skips {installed.name}"
-    if entry.skipRange:
-        try:
-            if installed.version in parse_range(entry.skipRange):
-                return f"skipRange {entry.skipRange!r} contains {installed.version}"
-        except VersionError:
-            return None
-    return None
-
-
 def resolve(
     sources: list[Source], sub: Subscription, installed: Installed | None, global_namespace: str
 ) -> Resolution:
@@ -117,9 +103,7 @@ def resolve(
     considered: list[Considered] = []
     for entry in ordered:
         why = (
-            _replaces_installed(entry, installed)
-            if installed
-            else "channel entry in OLM's channel order"
+            upgrades_from(entry, installed) if installed else "channel entry in OLM's channel order"
         )
         if why is None or (installed and entry.name == installed.name):
             continue

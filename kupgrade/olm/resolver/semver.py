@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kupgrade.errors import VersionError
 from kupgrade.olm.index import PackageIndex
 from kupgrade.olm.resolver.model import (
     Considered,
@@ -19,8 +18,8 @@ from kupgrade.olm.resolver.model import (
     Source,
     Subscription,
 )
-from kupgrade.olm.resolver.sources import visible
-from kupgrade.versions import SemVer, parse_range
+from kupgrade.olm.resolver.sources import upgrades_from, visible
+from kupgrade.versions import SemVer
 
 
 @dataclass
@@ -35,18 +34,8 @@ def _successor(package: PackageIndex, name: str, installed: Installed) -> str | 
     """Why bundle `name` may follow the installed one, judged on every channel's entries."""
     for channel in package.channels.values():
         entry = channel.by_name.get(name)
-        if entry is None:
-            continue
-        if entry.replaces == installed.name:
-            return f"replaces {installed.name}"
-        if installed.name in entry.skips:
-            return f"skips {installed.name}"
-        if entry.skipRange:
-            try:
-                if installed.version in parse_range(entry.skipRange):
-                    return f"skipRange {entry.skipRange!r} contains {installed.version}"
-            except VersionError:
-                pass
+        if entry is not None and (why := upgrades_from(entry, installed)):
+            return why
     return None
 
 

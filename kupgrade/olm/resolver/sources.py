@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from kupgrade.errors import VersionError
+from kupgrade.olm.catalog import Entry
 from kupgrade.olm.graph import ChannelGraph
 from kupgrade.olm.index import PackageIndex
-from kupgrade.olm.resolver.model import ResolutionError, Source, Subscription
+from kupgrade.olm.resolver.model import Installed, ResolutionError, Source, Subscription
+from kupgrade.versions import parse_range
 
 
 def visible(sources: list[Source], sub: Subscription, global_namespace: str) -> list[Source]:
@@ -67,3 +70,19 @@ def no_starting_csv(sub: Subscription, channel: str) -> ResolutionError:
         f"{sub.package} {_referenced(sub)}",
         "no-operators-found",
     )
+
+
+def upgrades_from(entry: Entry, installed: Installed) -> str | None:
+    """Why `entry` may replace the installed CSV (replaces, skips, or skipRange; F3, F7,
+    F8), or None. An unparsable skipRange contains nothing, as in OLM."""
+    if entry.replaces == installed.name:
+        return f"replaces {installed.name}"
+    if installed.name in entry.skips:
+        return f"skips {installed.name}"
+    if entry.skipRange:
+        try:
+            if installed.version in parse_range(entry.skipRange):
+                return f"skipRange {entry.skipRange!r} contains {installed.version}"
+        except VersionError:
+            return None
+    return None
