@@ -21,7 +21,7 @@ from kupgrade.olm.render import RenderError, RenderOptions, render_mermaid
 from kupgrade.olm.steps import one_step_findings
 from kupgrade.olm.validate import validate_catalog
 from kupgrade.versions import RangeError, SemVer, parse_blang, parse_range
-from tests.conftest import conformance_cases, conformance_path, need_case
+from tests.conftest import conformance_cases, conformance_doc, conformance_path, need_case
 from tests.olmkit import write_blobs, write_files
 from tests.test_cli import kupgrade
 
@@ -301,7 +301,9 @@ def test_mermaid_case(case: Any, tmp_path: Path) -> None:
 
 def test_render_graph_cli_is_byte_compatible_and_draws_dot() -> None:
     case = next(
-        c for c in conformance_doc_cases(MERMAID) if c["id"] == "mermaid/registry-testdata-latest"
+        c
+        for c in conformance_doc(*MERMAID)["cases"]
+        if c["id"] == "mermaid/registry-testdata-latest"
     )
     path = str(conformance_path("olm", case["input"]["path"]))
     result = kupgrade("olm", "render-graph", path, "--draw-v0-semantics")
@@ -310,12 +312,6 @@ def test_render_graph_cli_is_byte_compatible_and_draws_dot() -> None:
     assert dot.startswith("digraph catalog {")
     assert '"foo-beta-foo.v0.2.0" -> "foo-beta-foo.v0.3.1" [label="replace"];' in dot
     assert "bar" not in dot
-
-
-def conformance_doc_cases(parts: tuple[str, ...]) -> list[dict[str, Any]]:
-    from tests.conftest import conformance_doc
-
-    return list(conformance_doc(*parts)["cases"])
 
 
 # --- bad input ---------------------------------------------------------------------------------

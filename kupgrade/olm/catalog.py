@@ -97,11 +97,12 @@ class DeprecationBlob(msgspec.Struct):
     origin: Origin | None = None
 
 
-_TYPES: dict[str, type[msgspec.Struct]] = {
-    SCHEMA_PACKAGE: PackageBlob,
-    SCHEMA_CHANNEL: ChannelBlob,
-    SCHEMA_BUNDLE: BundleBlob,
-    SCHEMA_DEPRECATIONS: DeprecationBlob,
+# schema -> (its struct, the Catalog list that holds it)
+_SCHEMAS: dict[str, tuple[type[msgspec.Struct], str]] = {
+    SCHEMA_PACKAGE: (PackageBlob, "packages"),
+    SCHEMA_CHANNEL: (ChannelBlob, "channels"),
+    SCHEMA_BUNDLE: (BundleBlob, "bundles"),
+    SCHEMA_DEPRECATIONS: (DeprecationBlob, "deprecations"),
 }
 
 
@@ -129,17 +130,18 @@ class Catalog:
                 f"{origin}: blob has no 'schema' field (every catalog object needs one)",
                 rule="opm load",
             )
-        kind = _TYPES.get(schema)
-        if kind is None:
+        known = _SCHEMAS.get(schema)
+        if known is None:
             self.others.append((origin, blob))
             return
+        kind, holder = known
         _reject_case_twins(blob, origin)
         try:
             typed = msgspec.convert(blob, kind, strict=True)
         except msgspec.ValidationError as exc:
             raise InputError(f"{origin}: {schema} blob: {exc}", rule="opm load") from None
         typed.origin = origin  # type: ignore[attr-defined]
-        getattr(self, _LISTS[schema]).append(typed)
+        getattr(self, holder).append(typed)
 
     def unknown_olm_schemas(self) -> list[tuple[Origin, str]]:
         """Blobs whose schema looks like opm's but is not one (likely a typo)."""
@@ -148,14 +150,6 @@ class Catalog:
             for origin, blob in self.others
             if blob["schema"].startswith("olm.") and blob["schema"] not in KNOWN_OTHER_SCHEMAS
         ]
-
-
-_LISTS = {
-    SCHEMA_PACKAGE: "packages",
-    SCHEMA_CHANNEL: "channels",
-    SCHEMA_BUNDLE: "bundles",
-    SCHEMA_DEPRECATIONS: "deprecations",
-}
 
 
 def _reject_case_twins(blob: dict[str, Any], origin: Origin) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,7 @@ def catalog_files(root: Path) -> list[Path]:
     return [f for f in files if not ignore(f.relative_to(root))]
 
 
-def _ignore_spec(root: Path) -> Any:
+def _ignore_spec(root: Path) -> Callable[[Path], bool]:
     """A predicate for the paths any `.indexignore` (at any depth) excludes."""
     specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
     for found in sorted(root.rglob(".indexignore")):

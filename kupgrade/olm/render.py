@@ -179,15 +179,11 @@ def _draw_channel(
             if v0:
                 out.skipped.add(skip)
         if entry.skipRange:
-            parsed = _try_range(entry.skipRange)
-            if parsed is None:
-                try:
-                    parse_range(entry.skipRange)
-                except VersionError as exc:
-                    where = f"{go_quote(channel.package)}/{go_quote(entry.name)}"
-                    warn(
-                        f"warning: ignoring invalid SkipRange for package/edge {where}: {exc.message}"
-                    )
+            try:
+                parsed = parse_range(entry.skipRange)
+            except VersionError as exc:
+                where = f"{go_quote(channel.package)}/{go_quote(entry.name)}"
+                warn(f"warning: ignoring invalid SkipRange for package/edge {where}: {exc.message}")
             else:
                 for other in entries:
                     if versions.get(other.name, _ZERO) in parsed:

@@ -22,7 +22,7 @@ from kupgrade.olm.catalog import (
     Entry,
     Origin,
 )
-from kupgrade.olm.graph import replaces_chain_error
+from kupgrade.olm.graph import channel_head, replaces_chain_error
 from kupgrade.olm.imageref import reference_error
 from kupgrade.versions import SemVer, go_quote, parse_blang, parse_range, prerelease_error
 
@@ -160,8 +160,6 @@ def validate_catalog(catalog: Catalog) -> Validation:
 
 
 def _head(channel: MChannel) -> str:
-    from kupgrade.olm.graph import channel_head
-
     return channel_head([b.entry for b in channel.bundles.values()])
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kupgrade.errors import VersionError
-from kupgrade.olm.graph import ChannelGraph, HeadError
+from kupgrade.olm.graph import ChannelGraph
 from kupgrade.olm.resolver.model import (
     Considered,
     Installed,
@@ -192,7 +192,7 @@ def _install(own: Source | None, sub: Subscription) -> Resolution:
             package.versions.get(sub.starting_csv),
         )
     if channel.head is None:
-        raise ResolutionError(str(HeadError(channel.head_error or "")), "channel-head")
+        raise ResolutionError(channel.head_error or "", "channel-head")
     reason = "install: channel head (F1)"
     return Resolution(
         channel.head,
