@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from kupgrade import intake
 from kupgrade.cli.output import (
     Format,
     OutputOpt,
@@ -246,10 +247,7 @@ def diff_command(
 
 
 def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    return intake.read_file(path)
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-import yaml
 from rich.table import Table
 
+from kupgrade import intake
 from kupgrade.cli.output import (
     Format,
     OutputOpt,
@@ -32,12 +32,7 @@ EXPRS_RULE = "expressions file: {expressions: [{id, expr}, ...]}"
 
 def load_expressions(path: Path) -> dict[str, str]:
     """Read `{expressions: [{id, expr}]}` (the conformance cases' format)."""
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise InputError(f"not YAML: {exc}", file=str(path), rule=EXPRS_RULE) from None
+    doc = intake.load_yaml(intake.read_file(path, "expressions file"), str(path))
     items = doc.get("expressions") if isinstance(doc, dict) else None
     if not isinstance(items, list):
         raise InputError(

@@ -17,11 +17,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
-import msgspec
 
 from kupgrade.errors import KupgradeError
-from kupgrade.graph.codec import graph_from_doc
+from kupgrade.graph.codec import decode_json, graph_from_doc
 from kupgrade.graph.model import Graph, Node, Risk
+from kupgrade.intake.http import bounded_get
 from kupgrade.risks.recommend import recommend
 from kupgrade.risks.rules import Registry
 from kupgrade.versions import SemVer, version_sort_key
@@ -145,7 +145,7 @@ def fetch(cluster: ClusterView, clock: Clock, client: httpx.Client | None = None
     owned = client is None
     http = client or httpx.Client(timeout=FETCH_TIMEOUT)
     try:
-        answer = http.get(request_url, headers={"Accept": "application/json"})
+        answer, body = bounded_get(http, request_url, headers={"Accept": "application/json"})
     except httpx.HTTPError as exc:
         return _failed(
             "RemoteFailed", f'Unable to retrieve available updates: Get "{request_url}": {exc}', now
@@ -160,9 +160,7 @@ def fetch(cluster: ClusterView, clock: Clock, client: httpx.Client | None = None
             now,
         )
     try:
-        graph = graph_from_doc(msgspec.json.decode(answer.content), request_url)
-    except msgspec.DecodeError as exc:
-        return _failed("ResponseInvalid", f"Unable to retrieve available updates: {exc}", now)
+        graph = graph_from_doc(decode_json(body, request_url), request_url)
     except KupgradeError as exc:
         return _failed(
             "ResponseInvalid", f"Unable to retrieve available updates: {exc.message}", now

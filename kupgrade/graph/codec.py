@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from kupgrade import intake
 from kupgrade.errors import InputError
 from kupgrade.graph.model import Edge, Graph, MatchingRule, Node, Risk
 from kupgrade.versions import version_sort_key
@@ -21,10 +22,8 @@ _json_encoder = msgspec.json.Encoder()
 
 
 def decode_json(data: bytes, source: str) -> Any:
-    try:
-        return msgspec.json.decode(data)
-    except msgspec.DecodeError as exc:
-        raise InputError(f"not valid JSON: {exc}", file=source) from None
+    """One JSON value read within the intake limits (UTF-8, nesting)."""
+    return intake.decode_json(data, source)
 
 
 def _is_str_map(value: object) -> bool:

@@ -12,17 +12,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
-import yaml
-
-from kupgrade.errors import BuildError
+from kupgrade import intake
+from kupgrade.errors import BuildError, InputError
 from kupgrade.graph.model import MatchingRule, Risk
 from kupgrade.graph.regex import RegexError, SafeRegex, compile_regex
 from kupgrade.graph.tree import Entry, Tree
+from kupgrade.intake import YamlError
 from kupgrade.versions import SemVer
-
-# libyaml is an order of magnitude faster on the ~2,000 files of graph-data.
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _YAML_EXTENSION = re.compile(r"ya+ml")
 UNCONDITIONAL_KEYS = frozenset({"to", "from"})
@@ -81,12 +77,14 @@ def yaml_extension(name: str) -> bool:
     return bool(dot) and bool(stem) and _YAML_EXTENSION.search(ext) is not None
 
 
-def load_yaml(data: bytes) -> Any:
-    """Parse one YAML document; raises ValueError with a readable reason."""
+def load_yaml(data: bytes, source: str = "") -> Any:
+    """Parse one YAML document within the intake limits; ValueError with a readable reason."""
     try:
-        return yaml.load(data, Loader=_Loader)
-    except yaml.YAMLError as exc:
-        raise ValueError(f"invalid YAML: {' '.join(str(exc).split())}") from None
+        return intake.load_yaml(data, source)
+    except YamlError as exc:
+        raise ValueError(f"invalid YAML: {exc.reason}") from None
+    except InputError as exc:
+        raise ValueError(exc.message + (f"; {exc.hint}" if exc.hint else "")) from None
 
 
 def load_graph_data(tree: Tree) -> GraphData:
@@ -109,7 +107,10 @@ def _schema_version(tree: Tree) -> SemVer:
         raise BuildError(
             "missing: graph-data must have a 'version' file", file=f"{tree.source}/version"
         )
-    text = raw.decode("utf-8", "replace").strip()
+    try:
+        text = intake.decode_utf8(raw, f"{tree.source}/version").strip()
+    except InputError as exc:
+        raise BuildError(exc.message, file=exc.file, hint=exc.hint) from None
     version = SemVer.try_parse(text)
     if version is None:
         raise BuildError(f"{text!r} is not a SemVer version", file=f"{tree.source}/version")
@@ -127,9 +128,9 @@ def _raw_metadata(tree: Tree) -> dict[str, dict[str, str]]:
     if raw is None:
         raise BuildError("missing: graph-data must have raw/metadata.json", file=where)
     try:
-        doc = msgspec.json.decode(raw)
-    except msgspec.DecodeError as exc:
-        raise BuildError(f"not valid JSON: {exc}", file=where) from None
+        doc = intake.decode_json(raw, where)
+    except InputError as exc:
+        raise BuildError(exc.message, file=where, hint=exc.hint) from None
     if not isinstance(doc, dict):
         raise BuildError("must be an object {version: {key: value}}", file=where)
     for version, entries in doc.items():
@@ -158,7 +159,7 @@ def _yaml_documents(tree: Tree, subdir: str, skipped: list[Skipped]) -> list[tup
             skipped.append(Skipped(path, entry.problem or "cannot be read"))
         else:
             try:
-                out.append((entry, load_yaml(entry.data)))
+                out.append((entry, load_yaml(entry.data, f"{tree.source}/{path}")))
             except ValueError as exc:
                 skipped.append(Skipped(path, str(exc)))
     return out

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import msgspec
-
+from kupgrade import intake
+from kupgrade.errors import InputError
 from kupgrade.graph.graphdata import (
     CONDITIONAL_KEYS,
     UNCONDITIONAL_KEYS,
@@ -98,9 +98,9 @@ def _lint_raw_metadata(tree: Tree, report: _Report) -> None:
         report.add(path, "", "missing: graph-data must have raw/metadata.json (may be {})")
         return
     try:
-        doc = msgspec.json.decode(raw)
-    except msgspec.DecodeError as exc:
-        report.add(path, "", f"not valid JSON: {exc}")
+        doc = intake.decode_json(raw, path)
+    except InputError as exc:
+        report.add(path, "", exc.message)
         return
     if not isinstance(doc, dict):
         report.add(path, "", "must be an object {version: {key: value}}")
@@ -134,7 +134,7 @@ def _read(entry: Entry, path: str, report: _Report) -> Any:
         report.add(path, "", entry.problem or "cannot be read")
         return None
     try:
-        doc = load_yaml(entry.data)
+        doc = load_yaml(entry.data, path)
     except ValueError as exc:
         report.add(path, "", str(exc))
         return None

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kupgrade import intake
 from kupgrade.errors import InputError
 from kupgrade.graph import model as m
 from kupgrade.graph.codec import decode_graph, decode_json
@@ -38,11 +39,7 @@ def load_releases(path: Path) -> Graph:
     """Read `--releases`: a raw graph JSON file or a release-metadata directory."""
     if path.is_dir():
         return releases_from_directory(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
-    return decode_graph(data, str(path))
+    return decode_graph(intake.read_file(path, "releases file"), str(path))
 
 
 def releases_from_directory(root: Path) -> Graph:
@@ -83,10 +80,7 @@ class _Release:
 
 def _read_release(path: Path) -> _Release:
     where = str(path)
-    try:
-        doc = decode_json(path.read_bytes(), where)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=where) from None
+    doc = decode_json(intake.read_file(path, "release-metadata file"), where)
     if not isinstance(doc, dict):
         raise InputError("must be a release-metadata JSON object", file=where)
     if doc.get("kind") != METADATA_KIND:

@@ -14,10 +14,12 @@ import hashlib
 import io
 import os
 import tarfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from kupgrade.errors import InputError
+from kupgrade.intake.files import kind_of, os_problem, read_file, require_regular
 
 SUBDIRS = ("channels", "blocked-edges", "raw")
 MAX_TREE_BYTES = 256 * 1024 * 1024
@@ -72,7 +74,8 @@ def open_tree(path: Path) -> Tree:
     """Read a graph-data directory or gzip tarball; raises InputError if neither."""
     if path.is_dir():
         return _read_directory(path)
-    if path.is_file():
+    if path.exists():
+        require_regular(path, "graph-data tarball")
         return _read_tarball(path)
     raise InputError(
         "no such directory or file", file=str(path), hint="pass a graph-data directory or .tar.gz"
@@ -108,13 +111,15 @@ def _read_entry(path: Path, real_root: Path) -> Entry:
         resolved = path.resolve()
         if not resolved.is_relative_to(real_root):
             return Entry(name, problem="is a link that points outside the graph-data tree")
-        if resolved.is_dir():
-            return Entry(name, problem="is a directory")
-        if resolved.stat().st_size > MAX_FILE_BYTES:
-            return Entry(name, problem=f"is larger than {MAX_FILE_BYTES} bytes")
-        return Entry(name, data=resolved.read_bytes())
+        kind = kind_of(resolved.stat().st_mode)
+        if kind is not None:
+            # A FIFO would block the read forever, a device never end: refuse unopened.
+            return Entry(name, problem=f"is {kind}")
+        return Entry(name, data=read_file(resolved, max_bytes=MAX_FILE_BYTES))
     except OSError as exc:
-        return Entry(name, problem=f"cannot be read: {exc.strerror}")
+        return Entry(name, problem=f"cannot be read: {os_problem(exc)}")
+    except InputError as exc:
+        return Entry(name, problem=exc.message)
 
 
 def _read_tarball(path: Path) -> Tree:
@@ -125,7 +130,8 @@ def _read_tarball(path: Path) -> Tree:
             prefix = _common_prefix([m.name for m in members])
             for member in members:
                 _add_member(tree, archive, member, prefix)
-    except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
+    except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error) as exc:
+        # zlib.error: a gzip stream corrupt past its header (tarfile does not wrap it).
         raise InputError(f"not a readable tar archive: {exc}", file=str(path)) from None
     return tree
 

@@ -16,7 +16,9 @@ from typing import Any
 import pathspec
 import yaml
 
+from kupgrade import intake
 from kupgrade.errors import InputError
+from kupgrade.intake import YamlError
 from kupgrade.olm.catalog import Catalog, Origin
 from kupgrade.olm.manifests import is_package_manifests, load_package_manifests
 
@@ -59,7 +61,7 @@ def _ignore_spec(root: Path) -> Callable[[Path], bool]:
     specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
     for found in sorted(root.rglob(".indexignore")):
         base = found.parent.relative_to(root)
-        lines = found.read_text(errors="replace").splitlines()
+        lines = intake.read_file(found, "ignore file").decode("utf-8", "replace").splitlines()
         specs.append((base, pathspec.GitIgnoreSpec.from_lines(lines)))
 
     def ignored(relative: Path) -> bool:
@@ -75,32 +77,14 @@ def _ignore_spec(root: Path) -> Callable[[Path], bool]:
 
 def read_blobs(file: Path) -> Iterator[Any]:
     """Decode one catalog file into its objects (JSON stream or YAML stream)."""
-    try:
-        text = file.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read catalog file: {exc}", file=str(file)) from None
-    start = len(text) - len(text.lstrip(_WHITESPACE))
-    if text.startswith("{", start):
-        yield from _json_stream(text, start, file)
+    text = intake.decode_utf8(intake.read_file(file, "catalog file"), str(file))
+    if text.lstrip(_WHITESPACE).startswith("{"):
+        yield from intake.decode_json_stream(text, str(file))
         return
     try:
-        for doc in yaml.load_all(text, Loader=_LOADER):
-            if doc is not None:
-                yield doc
-    except yaml.YAMLError as exc:
+        docs = intake.load_yaml_all(text, str(file), _LOADER)
+    except YamlError as exc:
         raise InputError(
-            f"not a JSON or YAML stream: {exc}".replace("\n", " "), file=str(file), rule="opm load"
+            f"not a JSON or YAML stream: {exc.reason}", file=str(file), rule="opm load"
         ) from None
-
-
-def _json_stream(text: str, position: int, file: Path) -> Iterator[Any]:
-    end = len(text)
-    decode = _DECODER.raw_decode
-    while position < end:
-        try:
-            blob, position = decode(text, position)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not a JSON stream: {exc}", file=str(file), rule="opm load") from None
-        yield blob
-        while position < end and text[position] in _WHITESPACE:
-            position += 1
+    yield from (doc for doc in docs if doc is not None)

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from kupgrade import intake
 from kupgrade.errors import InputError
 from kupgrade.olm.catalog import Catalog, Origin
 
@@ -131,10 +132,7 @@ def _bundle_blob(package: str, csv: Csv) -> dict[str, Any]:
 
 
 def _read_yaml(file: Path) -> Any:
-    try:
-        return yaml.load(file.read_text(), Loader=_LOADER)
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError(f"cannot read package manifest: {exc}", file=str(file)) from None
+    return intake.load_yaml(intake.read_file(file, "package manifest"), str(file), _LOADER)
 
 
 def _text(doc: Any, key: str, file: Path) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kupgrade import intake
 from kupgrade.errors import InputError
 from kupgrade.release.manifest import Manifest
 from kupgrade.release.metadata import (
@@ -85,7 +86,7 @@ def read_manifest_dir(root: Path) -> dict[str, bytes]:
                 key = f"{target}/{entry.name}"
                 if key in files:
                     raise InputError(f"{entry.name} is given twice", file=str(entry))
-                files[key] = entry.read_bytes()
+                files[key] = intake.read_file(entry, "manifest")
 
     take(root, RELEASE_DIR)
     for sub in (CVO_DIR, RELEASE_DIR):

@@ -20,7 +20,10 @@ from typing import Any
 
 import yaml
 
+from kupgrade import intake
 from kupgrade.errors import InputError
+from kupgrade.intake import YamlError
+from kupgrade.intake.limits import DEPTH
 
 # apimachinery's YAMLReader: a line starting with "---" and holding nothing else but
 # whitespace or a comment ends a document.
@@ -174,11 +177,13 @@ def split_documents(data: bytes, file: str) -> list[Document]:
     documents: list[Document] = []
     for number, chunk in enumerate(_yaml_chunks(data), start=1):
         try:
-            value = yaml.load(chunk.decode("utf-8"), Loader=_GoYamlLoader)
-        except UnicodeDecodeError as exc:
-            raise InputError(f"document {number} is not UTF-8: {exc.reason}", file=file) from None
-        except yaml.YAMLError as exc:
-            raise InputError(f"document {number} is not valid YAML: {exc}", file=file) from None
+            value = intake.load_yaml(chunk, file, _GoYamlLoader)
+        except YamlError as exc:
+            raise InputError(
+                f"document {number} is not valid YAML: {exc.reason}", file=file
+            ) from None
+        except InputError as exc:
+            raise InputError(f"document {number}: {exc.message}", file=file, hint=exc.hint) from None
         if value is None:
             continue
         try:
@@ -202,10 +207,7 @@ def _yaml_chunks(data: bytes) -> list[bytes]:
 
 
 def _json_stream(data: bytes, file: str) -> list[Document]:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8: {exc.reason}", file=file) from None
+    text = intake.decode_utf8(data, file)
     decoder = json.JSONDecoder()
     documents: list[Document] = []
     position = 0
@@ -220,6 +222,9 @@ def _json_stream(data: bytes, file: str) -> list[Document]:
             value, end = decoder.raw_decode(text, position)
         except json.JSONDecodeError as exc:
             raise InputError(f"document {number} is not valid JSON: {exc}", file=file) from None
+        except RecursionError:
+            raise DEPTH.exceeded(f"document {number}'s nesting", file) from None
+        intake.check_depth(value, file)
         raw = text[position:end].strip().encode("utf-8")
         position = end
         if value is not None:

@@ -6,12 +6,10 @@ tools accept must also be accepted by a real cluster and vice versa.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
+from kupgrade import intake
 from kupgrade.errors import InputError
 from kupgrade.versions import blang_error
 
@@ -76,9 +74,11 @@ def _string_list(doc: dict[str, Any], key: str, file: str) -> tuple[str, ...]:
 def parse_release_metadata(data: bytes, file: str = RELEASE_METADATA) -> ReleaseMetadata:
     """Read and check release-metadata (SPEC C5); errors carry the controller's wording."""
     try:
-        doc = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"unmarshal Cincinnati metadata: {exc}", file=file) from None
+        doc = intake.decode_json(data, file)
+    except InputError as exc:
+        raise InputError(
+            f"unmarshal Cincinnati metadata: {exc.message}", file=file, hint=exc.hint
+        ) from None
     if not isinstance(doc, dict):
         raise InputError("unmarshal Cincinnati metadata: must be a JSON object", file=file)
     kind = doc.get("kind")
@@ -151,9 +151,11 @@ class ImageReferences:
 
 def parse_image_references(data: bytes, file: str = IMAGE_REFERENCES) -> ImageReferences:
     try:
-        doc = yaml.safe_load(data)
-    except yaml.YAMLError as exc:
-        raise InputError(f"unmarshal image-references: {exc}", file=file) from None
+        doc = intake.load_yaml(data, file)
+    except InputError as exc:
+        raise InputError(
+            f"unmarshal image-references: {exc.message}", file=file, hint=exc.hint
+        ) from None
     if not isinstance(doc, dict) or doc.get("kind") != "ImageStream":
         raise InputError(f"{IMAGE_REFERENCES} is not a v1 ImageStream", file=file, field="kind")
     if doc.get("apiVersion") not in ("image.openshift.io/v1", "v1"):

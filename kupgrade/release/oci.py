@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kupgrade.errors import InputError
+from kupgrade.intake import decode_json
+from kupgrade.intake.limits import BYTES
 from kupgrade.release.payload import CVO_DIR, RELEASE_DIR, PayloadFiles
 
 OCI_LAYOUT = {"imageLayoutVersion": "1.0.0"}
@@ -93,6 +95,20 @@ class Descriptor:
 
 def sha256(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def check_declared_size(descriptor: Descriptor, where: str) -> int:
+    """The size a descriptor declares, refused before any read when over the input limit
+    (a descriptor may claim 2^62 bytes; allocating for it would fail or exhaust memory)."""
+    limit = BYTES.value()
+    if descriptor.size > limit:
+        raise IntegrityError(
+            f"blob {descriptor.digest} declares {descriptor.size:,} bytes, over the limit of "
+            f"{limit:,}",
+            file=where,
+            hint=f"if the image is genuine, raise {BYTES.env}",
+        )
+    return descriptor.size
 
 
 def check_blob(data: bytes, descriptor: Descriptor, where: str) -> bytes:
@@ -254,9 +270,9 @@ def open_image(source: ImageSource) -> Image:
     descriptor, raw = source.manifest()
     check_blob(raw, descriptor, source.name)
     try:
-        manifest = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise IntegrityError(f"image manifest is not JSON: {exc}", file=source.name) from None
+        manifest = decode_json(raw, source.name, "image manifest JSON")
+    except InputError as exc:
+        raise IntegrityError(exc.message, file=source.name) from None
     media = manifest.get("mediaType", descriptor.media_type) if isinstance(manifest, dict) else None
     if media not in MANIFEST_TYPES:
         raise IntegrityError(
@@ -267,9 +283,11 @@ def open_image(source: ImageSource) -> Image:
     config_desc = Descriptor.parse(manifest.get("config"), source.name)
     layers = [Descriptor.parse(layer, source.name) for layer in manifest.get("layers") or []]
     try:
-        config = json.loads(source.blob(config_desc))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise IntegrityError(f"image config is not JSON: {exc}", file=source.name) from None
+        config = decode_json(source.blob(config_desc), source.name, "image config JSON")
+    except IntegrityError:
+        raise
+    except InputError as exc:
+        raise IntegrityError(exc.message, file=source.name) from None
     return Image(
         source,
         descriptor.digest,

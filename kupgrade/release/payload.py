@@ -17,6 +17,7 @@ from typing import Any
 
 import fnv_c
 
+from kupgrade import intake
 from kupgrade.errors import InputError
 from kupgrade.release.inclusion import CLUSTER_DEFAULTS, Options, apply_action, exclusion_reason
 from kupgrade.release.manifest import Manifest, parse_manifests
@@ -68,10 +69,7 @@ def read_directory(root: Path) -> PayloadFiles:
         present.add(directory)
         for entry in sorted(path.iterdir()):
             if entry.is_file():
-                try:
-                    files[f"{directory}/{entry.name}"] = entry.read_bytes()
-                except OSError as exc:
-                    raise InputError(f"cannot read: {exc.strerror}", file=str(entry)) from None
+                files[f"{directory}/{entry.name}"] = intake.read_file(entry, "manifest")
     return PayloadFiles(files, frozenset(present), str(root))
 
 

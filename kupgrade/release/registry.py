@@ -16,7 +16,16 @@ from urllib.parse import urljoin
 import httpx
 
 from kupgrade.errors import InputError, KupgradeError
-from kupgrade.release.oci import MANIFEST_MEDIA, MANIFEST_TYPES, Descriptor, check_blob, sha256
+from kupgrade.intake.http import BodyTooLarge, bounded_get
+from kupgrade.release.oci import (
+    MANIFEST_MEDIA,
+    MANIFEST_TYPES,
+    Descriptor,
+    IntegrityError,
+    check_blob,
+    check_declared_size,
+    sha256,
+)
 
 _REFERENCE = re.compile(
     r"^(?P<registry>[a-zA-Z0-9.-]+(?::[0-9]+)?|\[[0-9a-fA-F:]+\](?::[0-9]+)?)/"
@@ -25,6 +34,8 @@ _REFERENCE = re.compile(
     r"(?:@(?P<digest>sha256:[0-9a-f]{64}))?$"
 )
 ACCEPT = ", ".join(MANIFEST_TYPES)
+# containers/image's iolimits.MaxManifestBodySize.
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 
 
 class RegistryError(KupgradeError):
@@ -122,8 +133,11 @@ class Registry:
     def _scope(repository: str, push: bool) -> str:
         return f"repository:{repository}:{'pull,push' if push else 'pull'}"
 
-    def _fail(self, response: httpx.Response, what: str) -> RegistryError:
-        detail = response.text.strip()[:300]
+    def _fail(
+        self, response: httpx.Response, what: str, body: bytes | None = None
+    ) -> RegistryError:
+        text = body.decode("utf-8", "replace") if body is not None else response.text
+        detail = " ".join(text.split())[:300]
         return RegistryError(f"{self.host}: {what}: HTTP {response.status_code} {detail}")
 
     def has_blob(self, repository: str, digest: str) -> bool:
@@ -173,14 +187,13 @@ class Registry:
     def manifest(self, repository: str, reference: str) -> tuple[Descriptor, bytes]:
         """The manifest by tag or digest, with its digest checked (a tag is resolved here)."""
         url = f"{self.base}/v2/{repository}/manifests/{reference}"
-        response = self._request(
-            "GET", url, self._scope(repository, False), headers={"Accept": ACCEPT}
+        response, data = self._get(
+            url, self._scope(repository, False), MAX_MANIFEST_BYTES, {"Accept": ACCEPT}
         )
         if response.status_code == 404:
             raise InputError(f"{self.host}/{repository}:{reference} does not exist", field="REF")
         if response.status_code != 200:
-            raise self._fail(response, f"cannot read manifest {reference}")
-        data = response.content
+            raise self._fail(response, f"cannot read manifest {reference}", data)
         digest = reference if reference.startswith("sha256:") else sha256(data)
         media = response.headers.get("Content-Type", MANIFEST_MEDIA).split(";")[0].strip()
         descriptor = Descriptor(media, digest, len(data))
@@ -188,10 +201,38 @@ class Registry:
 
     def blob(self, repository: str, descriptor: Descriptor) -> bytes:
         url = f"{self.base}/v2/{repository}/blobs/{descriptor.digest}"
-        response = self._request("GET", url, self._scope(repository, False))
+        where = f"{self.host}/{repository}"
+        # One byte past the declared size is enough to see a mismatch.
+        limit = check_declared_size(descriptor, where) + 1
+        response, data = self._get(url, self._scope(repository, False), limit)
         if response.status_code != 200:
-            raise self._fail(response, f"cannot read blob {descriptor.digest}")
-        return check_blob(response.content, descriptor, f"{self.host}/{repository}")
+            raise self._fail(response, f"cannot read blob {descriptor.digest}", data)
+        return check_blob(data, descriptor, where)
+
+    def _get(
+        self, url: str, scope: str, limit: int, headers: dict[str, str] | None = None
+    ) -> tuple[httpx.Response, bytes]:
+        """GET with the scope's token (fetched on a 401), reading at most `limit` bytes."""
+        for attempt in range(2):
+            sent = dict(headers or {})
+            if scope in self._tokens:
+                sent["Authorization"] = f"Bearer {self._tokens[scope]}"
+            try:
+                response, data = bounded_get(self.client, url, max_bytes=limit, headers=sent)
+            except BodyTooLarge:
+                # A blob longer than its descriptor: read no further, the digest cannot match.
+                raise IntegrityError(
+                    f"{url}: the answer is longer than the {limit - 1:,} bytes expected",
+                    file=f"{self.host}",
+                ) from None
+            except httpx.HTTPError as exc:
+                raise RegistryError(
+                    f"{self.host}: {exc}", hint="is the registry running and reachable?"
+                ) from None
+            if response.status_code == 401 and attempt == 0 and self._authorize(response, scope):
+                continue
+            return response, data
+        return response, data
 
 
 class RegistrySource:

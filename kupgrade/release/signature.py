@@ -12,9 +12,12 @@ and the signed JSON may hold no field beyond the atomic-signature schema.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shutil
+import subprocess
 import tempfile
 import time
 from collections import OrderedDict
@@ -26,10 +29,14 @@ from typing import Any, Protocol
 import gnupg
 import httpx
 
+from kupgrade import intake
 from kupgrade.errors import InputError, KupgradeError
+from kupgrade.intake.http import bounded_get
 
 SIGNATURE_TYPE = "atomic container signature"
 MAX_SIGNATURES = 9  # signature-1 … signature-9, as the controller searches
+# containers/image's iolimits.MaxSignatureBodySize: a larger signature is refused unread.
+MAX_SIGNATURE_BYTES = 4 * 1024 * 1024
 CACHE_SIZE = 64
 VALID_DIGEST = re.compile(r"^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$")
 VERIFICATION_ANNOTATION = "release.openshift.io/verification-config-map"
@@ -152,11 +159,19 @@ class Keyring:
     def __init__(self, name: str, text: str | bytes, origin: str = "") -> None:
         self.name = name
         self._home = tempfile.mkdtemp(prefix="kupgrade-gpg-")
+        try:
+            self._load(text, origin)
+        except BaseException:
+            self.close()
+            raise
+
+    def _load(self, text: str | bytes, origin: str) -> None:
+        name = self.name
         self._gpg = gnupg.GPG(gnupghome=self._home)
-        data = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+        # Bytes go to gpg as they are: armored or binary (dearmored) keyrings alike; a str
+        # would be encoded with python-gnupg's latin-1 and fail on anything else.
+        data = text.encode("utf-8") if isinstance(text, str) else text
         result = self._gpg.import_keys(data)
-        if not result.fingerprints:
-            result = self._gpg.import_keys(text.encode() if isinstance(text, str) else text)
         if not result.fingerprints:
             self.close()
             raise InputError(
@@ -170,10 +185,7 @@ class Keyring:
 
     @staticmethod
     def read(name: str, path: Path) -> Keyring:
-        try:
-            return Keyring(name, path.read_bytes(), str(path))
-        except OSError as exc:
-            raise InputError(f"cannot read keyring: {exc.strerror}", file=str(path)) from None
+        return Keyring(name, intake.read_file(path, "keyring"), str(path))
 
     def describe(self) -> str:
         return ", ".join(f"{k.fingerprint}: {', '.join(k.uids)}" for k in self.keys)
@@ -205,6 +217,15 @@ class Keyring:
         return bytes(result.data)
 
     def close(self) -> None:
+        """Stop the home's gpg-agent (gpg starts one per home) and remove the home."""
+        if os.path.isdir(self._home):
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                subprocess.run(
+                    ["gpgconf", "--homedir", self._home, "--kill", "all"],
+                    capture_output=True,
+                    timeout=10,
+                    check=False,
+                )
         shutil.rmtree(self._home, ignore_errors=True)
 
 
@@ -241,10 +262,12 @@ class DirectoryStore:
         base = self.root / digest_path(digest)
         for index in range(1, MAX_SIGNATURES + 1):
             try:
-                yield (base / f"signature-{index}").read_bytes()
-            except FileNotFoundError:
-                return
-            except OSError as exc:
+                yield intake.read_file(
+                    base / f"signature-{index}", "signature", MAX_SIGNATURE_BYTES
+                )
+            except InputError as exc:
+                if not (base / f"signature-{index}").exists():
+                    return
                 yield exc
 
 
@@ -261,7 +284,7 @@ class HttpStore:
         for index in range(1, MAX_SIGNATURES + 1):
             url = f"{base}/signature-{index}"
             try:
-                response = self.client.get(url)
+                response, body = bounded_get(self.client, url, max_bytes=MAX_SIGNATURE_BYTES)
             except httpx.HTTPError as exc:
                 yield RuntimeError(f"{url}: {exc}")
                 continue
@@ -270,7 +293,7 @@ class HttpStore:
             if response.status_code != 200:
                 yield RuntimeError(f"{url}: HTTP {response.status_code}")
                 continue
-            yield response.content
+            yield body
 
 
 class MemoryStore:

@@ -6,17 +6,19 @@ image manifest, and a blob by descriptor) and every answer is checked against it
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tarfile
 import tempfile
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kupgrade.errors import InputError
+from kupgrade.intake import decode_json
+from kupgrade.intake.files import open_regular, os_problem, require_regular
 from kupgrade.release.oci import (
     Descriptor,
     Image,
@@ -24,6 +26,7 @@ from kupgrade.release.oci import (
     IntegrityError,
     Limits,
     check_blob,
+    check_declared_size,
     open_image,
     read_tree,
     select_manifest,
@@ -34,9 +37,14 @@ from kupgrade.release.registry import Reference, Registry, RegistrySource
 
 def _json(data: bytes, where: str) -> Any:
     try:
-        return json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise IntegrityError(f"not JSON: {exc}", file=where) from None
+        return decode_json(data, where)
+    except InputError as exc:
+        raise IntegrityError(exc.message, file=where, hint=exc.hint) from None
+
+
+# index.json and oci-layout have no descriptor; containers/image bounds such documents
+# (iolimits.MaxManifestBodySize) at 4 MiB.
+MAX_INDEX_BYTES = 4 * 1024 * 1024
 
 
 def _blob_path(descriptor: Descriptor) -> str:
@@ -69,16 +77,17 @@ class _Layout:
         descriptor = select_manifest(
             _json(self._read("index.json"), self.name), self.name, self.ref
         )
-        return descriptor, self._read(_blob_path(descriptor), descriptor.size)
+        size = check_declared_size(descriptor, self.name)
+        return descriptor, self._read(_blob_path(descriptor), size)
 
     def blob(self, descriptor: Descriptor) -> bytes:
-        return check_blob(
-            self._read(_blob_path(descriptor), descriptor.size), descriptor, self.name
-        )
+        size = check_declared_size(descriptor, self.name)
+        return check_blob(self._read(_blob_path(descriptor), size), descriptor, self.name)
 
 
 def _bounded(limit: int | None) -> int:
-    return limit + 1 if limit is not None else -1
+    """How much to read: one byte past a declared size (a mismatch shows), else the limit."""
+    return limit + 1 if limit is not None else MAX_INDEX_BYTES + 1
 
 
 class LayoutDir(_Layout):
@@ -96,12 +105,14 @@ class LayoutDir(_Layout):
 
     def _read(self, relative: str, limit: int | None = None) -> bytes:
         try:
-            with (self.root / relative).open("rb") as handle:
+            with open_regular(self.root / relative, relative) as handle:
                 return handle.read(_bounded(limit))
         except OSError as exc:
             raise IntegrityError(
-                f"cannot read {relative}: {exc.strerror}", file=self.name
+                f"cannot read {relative}: {os_problem(exc)}", file=self.name
             ) from None
+        except InputError as exc:
+            raise IntegrityError(exc.message, file=self.name) from None
 
 
 class LayoutTar(_Layout):
@@ -113,10 +124,11 @@ class LayoutTar(_Layout):
         self.path = path
         self.name = str(path)
         self.ref = ref
+        require_regular(path, "image layout tar")
         try:
             with tarfile.open(path, mode="r:*") as tar:
                 self.members = {m.name.removeprefix("./"): m for m in tar.getmembers() if m.isreg()}
-        except (OSError, tarfile.TarError) as exc:
+        except (OSError, EOFError, tarfile.TarError, zlib.error) as exc:
             raise InputError(f"is not a readable tar: {exc}", file=self.name) from None
 
     def _has(self, relative: str) -> bool:
@@ -126,9 +138,12 @@ class LayoutTar(_Layout):
         member = self.members.get(relative)
         if member is None:
             raise IntegrityError(f"{relative} is missing from the layout", file=self.name)
-        with tarfile.open(self.path, mode="r:*") as tar:
-            handle = tar.extractfile(member)
-            return handle.read(_bounded(limit)) if handle else b""
+        try:
+            with tarfile.open(self.path, mode="r:*") as tar:
+                handle = tar.extractfile(member)
+                return handle.read(_bounded(limit)) if handle else b""
+        except (OSError, EOFError, tarfile.TarError, zlib.error) as exc:
+            raise IntegrityError(f"cannot read {relative}: {exc}", file=self.name) from None
 
 
 def open_source(ref: str, *, plain_http: bool = False) -> ImageSource:

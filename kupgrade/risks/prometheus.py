@@ -14,7 +14,9 @@ from typing import Any
 
 import httpx
 
+from kupgrade import intake
 from kupgrade.errors import InputError
+from kupgrade.intake.http import bounded_get
 from kupgrade.risks.rules import EvaluationError
 
 QUERY_TIMEOUT = 300.0
@@ -56,12 +58,12 @@ class PrometheusBackend:
             params["time"] = repr(self.time_s)
         endpoint = self.url + "/api/v1/query"
         try:
-            answer = self.client.get(endpoint, params=params)
+            answer, body = bounded_get(self.client, endpoint, params=params)
         except httpx.HTTPError as exc:
             raise EvaluationError(f'executing PromQL query: Get "{endpoint}": {exc}') from None
         try:
-            doc = answer.json()
-        except ValueError:
+            doc = intake.decode_json(body, endpoint)
+        except InputError:
             raise EvaluationError(
                 f"executing PromQL query: server returned HTTP status {answer.status_code} {answer.reason_phrase}"
             ) from None
@@ -76,9 +78,12 @@ class PrometheusBackend:
 
 
 def _read_token(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8").strip()
-    except OSError as exc:
+    data = intake.read_file(path, "bearer token file", max_bytes=64 * 1024)
+    token = intake.decode_utf8(data, str(path)).strip()
+    if not token.isascii() or not token.isprintable():
         raise InputError(
-            f"cannot read the bearer token: {exc.strerror}", file=str(path), field="--token-file"
-        ) from None
+            "the bearer token must be one line of printable ASCII",
+            file=str(path),
+            field="--token-file",
+        )
+    return token

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import yaml
 
+from kupgrade import intake
 from kupgrade.errors import InputError, VersionError
 from kupgrade.versions import SemVer, parse_kube
 
@@ -98,7 +98,5 @@ def kube_field(text: str, field: str, file: str | None = None) -> SemVer:
 
 
 def read_yaml(path: Path, what: str) -> Any:
-    try:
-        return yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError(f"cannot read the {what}: {exc}", file=str(path)) from None
+    """A YAML file read through the intake guards (UTF-8, size, depth, aliases, duplicates)."""
+    return intake.load_yaml(intake.read_file(path, what), str(path))

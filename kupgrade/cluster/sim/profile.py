@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import yaml
 
+from kupgrade import intake
 from kupgrade.errors import InputError
 
 Range = tuple[float, float]
@@ -176,10 +176,7 @@ def load_profile(path: Path | None) -> Profile:
     """Read a profile file; None gives the embedded default."""
     if path is None:
         return Profile()
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError(f"cannot read the profile: {exc}", file=str(path)) from exc
+    data = intake.load_yaml(intake.read_file(path, "profile"), str(path))
     try:
         profile = msgspec.convert(data or {}, Profile, strict=False)
     except msgspec.ValidationError as exc:

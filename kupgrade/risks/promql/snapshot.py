@@ -10,6 +10,7 @@ one's skips label parsing altogether.
 
 from __future__ import annotations
 
+import io
 import re
 from array import array
 from bisect import bisect_left, bisect_right
@@ -20,6 +21,8 @@ from typing import TypeVar, cast
 
 from kupgrade.errors import InputError
 from kupgrade.graph.regex import RegexError, compile_regex
+from kupgrade.intake.files import open_regular, os_problem, require_regular
+from kupgrade.intake.limits import BYTES
 from kupgrade.risks.promql.errors import PromQLError
 from kupgrade.risks.promql.labels import NAME, Labels, make
 
@@ -275,12 +278,20 @@ def parse_snapshot(text: str | Iterable[str], source: str = "<snapshot>") -> Sna
 
 
 def load_snapshot(path: Path) -> Snapshot:
+    """Stream a snapshot file (it may hold millions of samples) within the input limits."""
+    if not path.exists():
+        raise InputError("no such file", file=str(path))
+    if path.is_dir():
+        raise InputError("is a directory, expected an OpenMetrics file", file=str(path))
+    if require_regular(path, "metrics snapshot").st_size > BYTES.value():
+        raise BYTES.exceeded("the snapshot's size", str(path))
     try:
-        with path.open(encoding="utf-8", newline="\n") as handle:
+        with (
+            open_regular(path, "metrics snapshot") as raw,
+            io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as handle,
+        ):
             return parse_snapshot(handle, source=str(path))
-    except FileNotFoundError:
-        raise InputError("no such file", file=str(path)) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected an OpenMetrics file", file=str(path)) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path), rule=RULE) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {os_problem(exc)}", file=str(path)) from None

@@ -1,0 +1,39 @@
+"""HTTP answers read within a size limit: a hostile server cannot fill our memory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from kupgrade.intake.limits import BYTES
+
+
+class BodyTooLarge(httpx.HTTPError):
+    """The answer's body is larger than KUPGRADE_MAX_INPUT_BYTES allows."""
+
+
+def bounded_get(
+    client: httpx.Client, url: str, *, max_bytes: int | None = None, **kwargs: Any
+) -> tuple[httpx.Response, bytes]:
+    """GET `url` and read at most `max_bytes` of its body (default: the input limit).
+
+    Raises BodyTooLarge (an httpx.HTTPError, so callers' transport handling applies) when
+    the declared or actual length is over the limit; the connection is closed unread.
+    """
+    limit = max_bytes if max_bytes is not None else BYTES.value()
+    with client.stream("GET", url, **kwargs) as response:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise BodyTooLarge(
+                f"the answer declares {int(declared):,} bytes, over the limit of {limit:,} "
+                f"({BYTES.env})"
+            )
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge(f"the answer is over the limit of {limit:,} bytes ({BYTES.env})")
+            chunks.append(chunk)
+    return response, b"".join(chunks)

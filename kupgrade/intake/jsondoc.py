@@ -1,0 +1,107 @@
+"""JSON from untrusted bytes: msgspec's decoder behind UTF-8, depth and size guards."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+
+from kupgrade.errors import InputError
+from kupgrade.intake.limits import DEPTH
+from kupgrade.intake.text import decode_utf8, not_utf8
+
+_WHITESPACE = " \t\n\r"
+
+
+def decode_json(data: bytes | str, source: str, what: str = "JSON") -> Any:
+    """One JSON value; InputError naming `source` for bad bytes, bad syntax or deep nesting."""
+    max_depth = DEPTH.value()
+    try:
+        with _stack_for(max_depth):
+            value = msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        raise InputError(f"not valid {what}: {exc}", file=source) from None
+    except UnicodeDecodeError:
+        raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+        raise not_utf8(raw, source) from None
+    except RecursionError:
+        raise DEPTH.exceeded("the nesting", source) from None
+    check_depth(value, source, raw_hint=data)
+    return value
+
+
+def decode_json_stream(data: bytes | str, source: str) -> Iterator[Any]:
+    """Concatenated JSON values (opm's blob streams), each depth-checked."""
+    text = decode_utf8(data, source) if isinstance(data, bytes) else data
+    decoder = json.JSONDecoder()
+    position, end = len(text) - len(text.lstrip(_WHITESPACE)), len(text)
+    max_depth = DEPTH.value()
+    while position < end:
+        try:
+            with _stack_for(max_depth):
+                value, position = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not a JSON stream: {exc}", file=source, rule="opm load") from None
+        except RecursionError:
+            raise DEPTH.exceeded("the nesting", source) from None
+        check_depth(value, source)
+        yield value
+        while position < end and text[position] in _WHITESPACE:
+            position += 1
+
+
+def check_depth(value: Any, source: str, raw_hint: bytes | str | None = None) -> None:
+    """Refuse values nested deeper than KUPGRADE_MAX_DEPTH (walked without recursion).
+
+    With the raw text at hand the walk is skipped when it cannot find anything: a document
+    with fewer brackets than the limit cannot be nested deeper than it.
+    """
+    max_depth = DEPTH.value()
+    if raw_hint is not None and _brackets(raw_hint) <= max_depth:
+        return
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > max_depth:
+            raise DEPTH.exceeded("the nesting", source)
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values() if _container(child))
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item if _container(child))
+
+
+def _container(value: Any) -> bool:
+    return isinstance(value, dict | list)
+
+
+def _brackets(raw: bytes | str) -> int:
+    if isinstance(raw, bytes):
+        return raw.count(b"[") + raw.count(b"{")
+    return raw.count("[") + raw.count("{")
+
+
+class _stack_for:  # noqa: N801 - used as a context manager, reads like one
+    """Room on Python's stack for a decoder that recurses once per level up to `depth`."""
+
+    def __init__(self, depth: int) -> None:
+        self.needed = depth * 4 + 200
+
+    def __enter__(self) -> None:
+        self.saved = sys.getrecursionlimit()
+        frames = _frames_in_use()
+        if frames + self.needed > self.saved:
+            sys.setrecursionlimit(frames + self.needed)
+
+    def __exit__(self, *exc: object) -> None:
+        sys.setrecursionlimit(self.saved)
+
+
+def _frames_in_use() -> int:
+    frame, count = sys._getframe(), 0
+    while frame is not None:
+        count += 1
+        frame = frame.f_back  # type: ignore[assignment]
+    return count
