@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import heapq
+import os
 import sqlite3
 import weakref
 from collections.abc import Callable, Iterable
@@ -20,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from kupgrade.errors import InputError
+from kupgrade.errors import KupgradeError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (
@@ -88,6 +89,60 @@ class _Index:
             self.values.pop(key, None)
 
 
+class StoreError(KupgradeError):
+    """The store cannot be read or written: damaged, full, read-only or busy."""
+
+
+_CORRUPT = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+_FULL = ("SQLITE_FULL",)
+_READ_ONLY = ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")
+
+
+def store_error(exc: Exception, path: Path, doing: str) -> StoreError:
+    """What went wrong with a cluster's store, in words that say what to do."""
+    name = path.parent.name
+    code = str(getattr(exc, "sqlite_errorname", ""))
+    if code.startswith(_FULL) or (code.startswith("SQLITE_IOERR") and _no_room(path)):
+        return StoreError(
+            f"cannot {doing} the store of cluster {name}: no space left on the device",
+            file=str(path),
+            hint="free some space and run the command again; nothing of the unfinished "
+            "step was written",
+        )
+    if code.startswith(_READ_ONLY) or "readonly" in str(exc):
+        return StoreError(
+            f"cannot {doing} the store of cluster {name}: its home is read-only or not writable",
+            file=str(path),
+            hint="make the kupgrade home writable (or point KUPGRADE_HOME elsewhere)",
+        )
+    if code.startswith("SQLITE_BUSY") or code.startswith("SQLITE_LOCKED"):
+        return StoreError(
+            f"cannot {doing} the store of cluster {name}: another process holds it",
+            file=str(path),
+            hint="wait for the other kupgrade command to finish",
+        )
+    if code.startswith(_CORRUPT) or isinstance(exc, msgspec.DecodeError | ValueError | KeyError):
+        return StoreError(
+            f"the store of cluster {name} is damaged ({' '.join(str(exc).split())})",
+            file=str(path),
+            hint=f"delete the cluster with `kupgrade cluster delete {name}` and create it again",
+        )
+    return StoreError(
+        f"cannot {doing} the store of cluster {name}: {' '.join(str(exc).split())}",
+        file=str(path),
+    )
+
+
+def _no_room(path: Path) -> bool:
+    """Whether the store's file system is (nearly) full: SQLite reports a write into a full
+    disk as an I/O error when it happens in its WAL index or journal, not as SQLITE_FULL."""
+    try:
+        info = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return info.f_bavail * info.f_frsize < 256 * 1024
+
+
 class Store:
     """One cluster's state in one SQLite file."""
 
@@ -95,11 +150,18 @@ class Store:
         self.path = path
         try:
             self._db = sqlite3.connect(path, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise InputError(f"cannot open the cluster store: {exc}", file=str(path)) from exc
+        except sqlite3.Error as exc:
+            raise store_error(exc, path, "open") from None
+        try:
+            self._open()
+        except (sqlite3.Error, msgspec.DecodeError, ValueError, KeyError) as exc:
+            self._db.close()
+            raise store_error(exc, path, "open") from None
+
+    def _open(self) -> None:
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(SCHEMA)
         self._objects: dict[Key, Obj] = {}
         by_kind: dict[str, dict[Key, Obj]] = {}
         for kind, namespace, name, body in self._db.execute(
@@ -227,9 +289,12 @@ class Store:
         self._events.append((at, kind, obj, reason, message))
 
     def events(self) -> builtins.list[dict[str, Any]]:
-        rows = self._db.execute(
-            "SELECT at, kind, object, reason, message FROM events ORDER BY seq"
-        ).fetchall()
+        try:
+            rows = self._db.execute(
+                "SELECT at, kind, object, reason, message FROM events ORDER BY seq"
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise store_error(exc, self.path, "read") from None
         rows += [tuple(e) for e in self._events]
         return [
             {"at": at, "kind": kind, "object": obj, "reason": reason, "message": message}
@@ -241,7 +306,10 @@ class Store:
     def commit(self) -> None:
         """Write every change since the last commit in one transaction."""
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise store_error(exc, self.path, "write") from None
         try:
             gone = [key for key in self._dirty if key not in self._objects]
             db.executemany("DELETE FROM objects WHERE kind=? AND namespace=? AND name=?", gone)
@@ -271,8 +339,13 @@ class Store:
                 self._events,
             )
             db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
+        except BaseException as exc:
+            # SQLite may have rolled back itself (a full disk does): only roll back what
+            # is still open, and report the cause, not the rollback's complaint.
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise store_error(exc, self.path, "write") from None
             raise
         self._dirty.clear()
         self._dirty_meta.clear()

@@ -134,10 +134,16 @@ def test_update_service_signed_release_registry_and_cluster(
             )
             assert notes["machineconfiguration.openshift.io/state"] == "Done"
 
-    # The same release, but the cluster trusts another key: refused with the reason.
-    report = _json(
-        tmp_path, "controller", "run", "--cluster", "bad", "--until", "idle", "-o", "json"
-    )
+    # The same release, but the cluster trusts another key: refused with the reason, tried
+    # again as the controller retries, and the run ends failing (exit 1) with that reason.
+    done = kupgrade(
+        "controller", "run", "--cluster", "bad", "--until", "idle", "-o", "json",
+        env={"KUPGRADE_HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["outcome"] == "failing"
+    assert "cluster bad is left failing: " in done.stderr
+    assert "The update cannot be verified" in done.stderr
     cv = _json(tmp_path, "get", "clusterversion", "--cluster", "bad", "-o", "json")["items"][0]
     accepted = next(c for c in cv["status"]["conditions"] if c["type"] == "ReleaseAccepted")
     assert (accepted["status"], accepted["reason"]) == ("False", "RetrievePayload")

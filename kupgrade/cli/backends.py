@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,7 +13,11 @@ from kupgrade.risks.prometheus import PrometheusBackend
 from kupgrade.risks.promql import load_snapshot
 from kupgrade.risks.promql.engine import evaluate_text, parse_time
 from kupgrade.risks.promql.errors import PromQLError
+from kupgrade.risks.promql.guards import TIMED_OUT, QueryLimits
 from kupgrade.risks.rules import PromQLCondition, Query
+
+# A run's PromQL evaluations together may take this many single-query timeouts.
+RUN_BUDGET_FACTOR = 2
 
 MetricsOpt = Annotated[
     Path | None,
@@ -44,13 +49,22 @@ CaOpt = Annotated[
 ]
 
 
-def _memo(query: Query) -> Query:
-    """One evaluation per distinct query in a run: risks repeat across targets."""
+def _memo(query: Query, budget_s: float | None = None) -> Query:
+    """One evaluation per distinct query in a run: risks repeat across targets.
+
+    With a budget, the run's evaluations share it: once spent, further queries fail as
+    timed out (their risks become Recommended=Unknown) instead of each taking its own
+    timeout, so that many hostile risks from an update service cannot stall a command.
+    """
     seen: dict[str, dict[str, Any]] = {}
+    deadline = time.monotonic() + budget_s if budget_s is not None else None
 
     def run(expr: str) -> dict[str, Any]:
         if expr not in seen:
-            seen[expr] = query(expr)
+            if deadline is not None and time.monotonic() > deadline:
+                seen[expr] = {"errorType": "timeout", "error": TIMED_OUT}
+            else:
+                seen[expr] = query(expr)
         return seen[expr]
 
     return run
@@ -77,7 +91,13 @@ def promql_condition(
             raise InputError(
                 "the snapshot holds no samples: give --time", file=str(metrics), field="--time"
             )
-        return PromQLCondition(_memo(lambda expr: evaluate_text(expr, snapshot, time_ms)))
+        limits = QueryLimits.from_env()
+        return PromQLCondition(
+            _memo(
+                lambda expr: evaluate_text(expr, snapshot, time_ms, limits),
+                RUN_BUDGET_FACTOR * limits.timeout_s,
+            )
+        )
     if prometheus is not None:
         time_s = float(parse_time(at)) / 1000 if at is not None else None
         return PromQLCondition(

@@ -23,18 +23,27 @@ import yaml
 from rich.table import Table
 
 from kupgrade.cli.cluster_view import KINDS, live_view, oc_table, print_report, report
-from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, stdout, user_errors
+from kupgrade.cli.output import (
+    Format,
+    OutputOpt,
+    print_json,
+    report_error,
+    stderr,
+    stdout,
+    user_errors,
+)
 from kupgrade.cli.upgrade_view import check_for_upgrade, render_upgrade
 from kupgrade.cluster.conditions import find, remove, set_condition
 from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.sim.create import create_cluster, release_source
+from kupgrade.cluster.sim.lock import ControllerLock, die_with_parent
 from kupgrade.cluster.sim.profile import Pool, Profile, Spec, load_profile, node_names
 from kupgrade.controllers.runner import Runner, workdir
 from kupgrade.controllers.version.controller import Wiring
 from kupgrade.controllers.version.status import clusterversion_columns
 from kupgrade.errors import InputError
 from kupgrade.release.assemble import _PINNED
-from kupgrade.store import Store
+from kupgrade.store import Store, StoreError
 
 cluster_app = typer.Typer(help="Create, list and delete simulated clusters.", no_args_is_help=True)
 controller_app = typer.Typer(help="Run the controllers of a cluster.", no_args_is_help=True)
@@ -209,23 +218,36 @@ def list_command(output: OutputOpt = Format.text) -> None:
     ```
     """
     rows = []
+    broken: list[StoreError] = []
     for name in cluster_names():
-        with opened(name) as (_, store, _spec):
-            cv = store.get("ClusterVersion", "version") or {"status": {}}
+        try:
+            with opened(name) as (_, store, _spec):
+                cv = store.get("ClusterVersion", "version") or {"status": {}}
+                rows.append(
+                    {
+                        "name": name,
+                        **clusterversion_columns(cv["status"]),
+                        "time": rfc3339(float(store.meta("now", 0))),
+                    }
+                )
+        except StoreError as exc:
+            # One damaged cluster must not hide the others: list it as such, say why.
+            broken.append(exc)
             rows.append(
-                {
-                    "name": name,
-                    **clusterversion_columns(cv["status"]),
-                    "time": rfc3339(float(store.meta("now", 0))),
-                }
+                {"name": name, "VERSION": "", "PROGRESSING": "", "STATUS": "store unreadable"}
+                | {"time": "", "error": exc.message}
             )
     if output is Format.json:
         print_json(rows)
-        return
-    table = Table("NAME", "VERSION", "PROGRESSING", "STATUS", "CLUSTER TIME", box=None)
-    for r in rows:
-        table.add_row(r["name"], r["VERSION"], r["PROGRESSING"], r["STATUS"], r["time"])
-    stdout.print(table)
+    else:
+        table = Table("NAME", "VERSION", "PROGRESSING", "STATUS", "CLUSTER TIME", box=None)
+        for r in rows:
+            table.add_row(r["name"], r["VERSION"], r["PROGRESSING"], r["STATUS"], r["time"])
+        stdout.print(table)
+    for error in broken:
+        report_error(error)
+    if broken:
+        raise typer.Exit(1)
 
 
 @cluster_app.command("delete")
@@ -469,25 +491,33 @@ def run_command(
     ```
     """
     if not child:
-        cluster_root(cluster)  # fail here, once, on a wrong name
-        args = [
-            sys.executable,
-            "-m",
-            "kupgrade",
-            "controller",
-            "run",
-            "--until",
-            until.value,
-            "--speed",
-            str(speed),
-            "-o",
-            output.value,
-            "--child",
-        ]
-        if cluster:
-            args += ["--cluster", cluster]
+        _supervise(cluster, until, speed, output)
+        return
+    root = cluster_root(cluster)
+    held = ControllerLock.inherited(root) or ControllerLock.acquire(root)
+    try:
+        _run_child(cluster, until, speed, output)
+    finally:
+        held.release()
+
+
+def _supervise(cluster: str | None, until: Until, speed: float, output: Format) -> None:
+    """The parent: hold the cluster's lock, start a child, start another after a handoff."""
+    lock = ControllerLock.acquire(cluster_root(cluster))  # a wrong name fails here, once
+    args = [sys.executable, "-m", "kupgrade", "controller", "run", "--until", until.value]
+    args += ["--speed", str(speed), "-o", output.value, "--child"]
+    if cluster:
+        args += ["--cluster", cluster]
+    try:
         while True:
-            done = subprocess.run(args, stdout=subprocess.PIPE, check=False)
+            done = subprocess.run(
+                args,
+                stdout=subprocess.PIPE,
+                check=False,
+                env=lock.child_env(),
+                pass_fds=(lock.fd,),
+                preexec_fn=die_with_parent(),
+            )
             if done.returncode != HANDOFF_EXIT:
                 sys.stdout.write(done.stdout.decode())
                 raise typer.Exit(done.returncode)
@@ -496,6 +526,12 @@ def run_command(
                     "the version controller handed over to its new version; a new process carries on",
                     highlight=False,
                 )
+    finally:
+        lock.release()
+
+
+def _run_child(cluster: str | None, until: Until, speed: float, output: Format) -> None:
+    """The controllers' process: one run of the loop until done, handoff or failure."""
     with opened(cluster) as (root, store, spec):
         runner = Runner(
             store,
@@ -513,6 +549,16 @@ def run_command(
         store.set_meta("run_started", None)
         store.commit()
         print_report(report(runner, outcome, started, time.monotonic() - wall), started, output)
+        problem = runner.failing()
+        if problem is not None:
+            # SPEC C3-C7: the controller keeps retrying; this run stops and says why.
+            stderr.print(
+                f"error: cluster {root.name} is left failing: {' '.join(problem.split())}; "
+                "fix the cause and run `kupgrade controller run` again (it retries)",
+                highlight=False,
+                markup=False,
+            )
+            raise typer.Exit(1)
 
 
 # --- get -------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -10,6 +11,7 @@ from kupgrade import __version__
 from kupgrade.cli import graph, olm, promql, release, skew
 from kupgrade.cli.cluster import cluster_app, controller_app, get_command, upgrade_command
 from kupgrade.cli.demo import demo_command, sample_app
+from kupgrade.cli.guard import guarded
 from kupgrade.cli.path import path_command
 from kupgrade.cli.plan import plan_command
 from kupgrade.cli.serve import serve_command
@@ -59,4 +61,5 @@ def main(
 
 
 def run() -> None:
-    app()
+    """The console script: every way out is an exit code and at most one line on stderr."""
+    sys.exit(guarded(app))

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import enum
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
@@ -29,6 +27,7 @@ from rich.progress import (
 from rich.text import Text
 
 from kupgrade.errors import KupgradeError
+from kupgrade.outputs import write_output
 
 # Off a terminal Rich assumes 80 columns and truncates table cells; piped output and logs
 # should keep whole risk names and URLs.
@@ -61,29 +60,17 @@ def write_stdout_bytes(data: bytes) -> None:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write through a temporary file in the same directory and rename: never half-written."""
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-    except OSError as exc:
-        raise KupgradeError(f"cannot write: {exc.strerror}", file=str(path)) from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise KupgradeError(f"cannot write: {exc.strerror}", file=str(path)) from None
+    """Never half-written, never replacing a device or FIFO, created with the umask."""
+    write_output(path, data)
 
 
 def report_error(error: KupgradeError, fmt: Format = Format.text) -> None:
     if fmt is Format.json:
         print_json(error.to_dict())
     # The message is the user's text (file names, fields like `nodes[a1]`): never markup.
-    stderr.print(Text("error: ", style="bold red") + Text(str(error)), highlight=False)
+    # One line, whatever a library put in the message (tarfile's ReadError lists methods).
+    line = " ".join(str(error).split())
+    stderr.print(Text("error: ", style="bold red") + Text(line), highlight=False)
 
 
 def user_errors(func: Callable[P, R]) -> Callable[P, R]:

@@ -21,6 +21,13 @@ from kupgrade.errors import InputError
 from kupgrade.risks.promql import load_snapshot
 from kupgrade.risks.promql.engine import evaluate_text, parse_time
 from kupgrade.risks.promql.errors import PromQLError
+from kupgrade.risks.promql.guards import (
+    DEFAULT_MAX_SAMPLES,
+    DEFAULT_TIMEOUT_S,
+    SAMPLES_ENV,
+    TIMEOUT_ENV,
+    QueryLimits,
+)
 from kupgrade.risks.promql.values import format_value
 
 app = typer.Typer(
@@ -96,6 +103,23 @@ def eval_command(
             help="Evaluation time, Unix seconds or RFC 3339. Default: the snapshot's newest sample.",
         ),
     ] = None,
+    max_samples: Annotated[
+        int | None,
+        typer.Option(
+            "--query.max-samples",
+            min=1,
+            help=f"Samples one query may load (Prometheus's flag; default {DEFAULT_MAX_SAMPLES:,} "
+            f"or ${SAMPLES_ENV}).",
+        ),
+    ] = None,
+    timeout: Annotated[
+        str | None,
+        typer.Option(
+            "--query.timeout",
+            help=f"Time one query may take: seconds or 2m, 30s (Prometheus's flag; default "
+            f"{DEFAULT_TIMEOUT_S:g}s or ${TIMEOUT_ENV}).",
+        ),
+    ] = None,
     output: OutputOpt = Format.text,
 ) -> None:
     """Evaluate instant queries with Prometheus 2.42's semantics (5-minute lookback).
@@ -118,11 +142,12 @@ def eval_command(
     queries = load_expressions(exprs) if exprs is not None else {e: e for e in expressions or []}
     snapshot = load_snapshot(metrics)
     time_ms = _query_time(at, snapshot.latest_ms, metrics)
+    limits = QueryLimits.from_env().with_overrides(max_samples, timeout)
     results: dict[str, Any] = {}
     with progress("evaluating", len(queries)) as step:
         for ident, expr in queries.items():
             step(ident)
-            results[ident] = evaluate_text(expr, snapshot, time_ms)
+            results[ident] = evaluate_text(expr, snapshot, time_ms, limits)
     if output is Format.json:
         print_json(results)
         return

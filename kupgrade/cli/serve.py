@@ -9,7 +9,8 @@ import typer
 
 from kupgrade.cli.output import Format, user_errors
 from kupgrade.service.app import DEFAULT_PREFIX
-from kupgrade.service.server import ServeConfig, serve
+from kupgrade.service.rebuild import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
+from kupgrade.service.server import DEFAULT_READ_TIMEOUT_S, ServeConfig, serve
 
 
 @user_errors
@@ -38,6 +39,32 @@ def serve_command(
             "--refresh", min=0.1, help="Seconds between checks of the inputs for changes."
         ),
     ] = 300.0,
+    build_timeout: Annotated[
+        float,
+        typer.Option(
+            "--build-timeout",
+            min=1.0,
+            help="Seconds one rebuild may take; a slower one is stopped and the last good "
+            "graph kept.",
+        ),
+    ] = DEFAULT_TIMEOUT_S,
+    build_memory: Annotated[
+        int,
+        typer.Option(
+            "--build-memory",
+            min=64,
+            help="MiB of memory one rebuild may use (it runs in a child process).",
+        ),
+    ] = DEFAULT_MEMORY_MB,
+    read_timeout: Annotated[
+        float,
+        typer.Option(
+            "--read-timeout",
+            min=0.1,
+            help="Seconds a client may take to send its request headers (half-open "
+            "connections are closed after this).",
+        ),
+    ] = DEFAULT_READ_TIMEOUT_S,
     output: Annotated[
         Format, typer.Option("-o", "--output", help="Log format: text lines or JSON lines.")
     ] = Format.text,
@@ -47,7 +74,8 @@ def serve_command(
     Routes: GET {prefix}/graph and {prefix}/v1/graph (channel required, arch defaults to
     amd64), {prefix}/openapi, {prefix}/graph-data (the graph-data tarball), /metrics,
     /livez, /readyz. The inputs are re-read every --refresh seconds off the request path;
-    a failed rebuild keeps serving the last good graph (see the logs and /metrics).
+    each rebuild runs in a child process bounded by --build-timeout and --build-memory, and
+    a failed rebuild keeps serving the last good graph (see the logs, /metrics and /readyz).
 
     **Examples**
 
@@ -66,5 +94,8 @@ def serve_command(
             path_prefix=path_prefix,
             refresh=refresh,
             log_format=output.value,
+            build_timeout=build_timeout,
+            build_memory_mb=build_memory,
+            read_timeout=read_timeout,
         )
     )

@@ -29,11 +29,15 @@ RESYNC = 300.0  # the version controller re-checks its operators at least this o
 COMMIT_EVERY = 0.5  # wall seconds between commits (always on a step boundary)
 REFRESH = 180.0  # simulated seconds between update-service checks (SPEC A3)
 MAX_PASSES = 100
+# A release refused this many times in one run stops the run as failing: the controller
+# would retry forever (and a retry is always due, so the run is never idle); a command
+# must come back and say why.
+RETRIES_PER_RUN = 3
 
 
 @dataclass
 class Outcome:
-    reason: str  # completed | idle | handoff | limit
+    reason: str  # completed | idle | handoff | limit | failing
     now: float
     steps: int
 
@@ -99,9 +103,33 @@ class Runner:
         state = self.sim.state("version") or {}
         return bool(state.get("image")) and not state.get("completed")
 
+    def refused(self) -> dict[str, object] | None:
+        """The release the controller refused and will retry, if it is still wanted."""
+        state = self.sim.state("version") or {}
+        refused = state.get("refused")
+        if refused and refused.get("image") != state.get("image"):
+            return dict(refused)
+        return None
+
+    def failing(self) -> str | None:
+        """Why the cluster is not where it was asked to go: a refused release, or Failing."""
+        refused = self.refused()
+        if refused is not None:
+            condition = refused.get("condition")
+            return str(condition.get("message", "")) if isinstance(condition, dict) else ""
+        cv = self.store.get("ClusterVersion", "version")
+        failing = find((cv or {}).get("status", {}).get("conditions"), "Failing") or {}
+        if failing.get("status") == "True":
+            return str(failing.get("message") or failing.get("reason") or "Failing=True")
+        return None
+
+    def _attempts(self) -> int:
+        refused = self.refused()
+        return int(str(refused.get("attempts", 0))) if refused else 0
+
     def completed(self) -> bool:
         cv = self.store.get("ClusterVersion", "version")
-        if cv is None or self.updating():
+        if cv is None or self.updating() or self.refused() is not None:
             return False
         history = cv["status"].get("history") or []
         if not history or history[0].get("state") != "Completed":
@@ -132,6 +160,7 @@ class Runner:
     ) -> Outcome:
         start = self.sim.now()
         steps = 0
+        tried = self._attempts()
         for action in self.store.pop_due(start):  # what was due when the run stopped
             self.world.fire(action)
         self.settle()
@@ -139,6 +168,8 @@ class Runner:
         while True:
             if until == "completed" and self.completed():
                 return Outcome("completed", self.sim.now(), steps)
+            if self._attempts() >= tried + RETRIES_PER_RUN:
+                return Outcome("failing", self.sim.now(), steps)
             if self.version.handoff:
                 if not restart_on_handoff:
                     return Outcome("handoff", self.sim.now(), steps)

@@ -19,11 +19,12 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+
+from kupgrade.outputs import staging_dir
 
 REPOSITORY = "quay.io/openshift-release-dev/ocp-release"
 ARCHES = ("amd64", "arm64", "multi")
@@ -286,7 +287,7 @@ def write_sample(target: Path) -> Path:
             "already exists and is not empty", file=str(target), hint="choose a new directory"
         )
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".kupgrade-sample-", dir=target.parent))
+    staging = staging_dir(target.parent, ".kupgrade-sample-")
     try:
         _write(staging)
         if target.exists():

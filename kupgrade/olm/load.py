@@ -32,6 +32,8 @@ def load_catalog(path: str | Path) -> Catalog:
     root = Path(path)
     if not root.exists():
         raise InputError("no such catalog file or directory", file=str(root))
+    if not root.is_dir():
+        intake.require_regular(root, "catalog file")
     if root.is_dir() and is_package_manifests(root):
         return load_package_manifests(root)
     catalog = Catalog(source=str(root))

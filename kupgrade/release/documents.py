@@ -183,7 +183,9 @@ def split_documents(data: bytes, file: str) -> list[Document]:
                 f"document {number} is not valid YAML: {exc.reason}", file=file
             ) from None
         except InputError as exc:
-            raise InputError(f"document {number}: {exc.message}", file=file, hint=exc.hint) from None
+            raise InputError(
+                f"document {number}: {exc.message}", file=file, hint=exc.hint
+            ) from None
         if value is None:
             continue
         try:

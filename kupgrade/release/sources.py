@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import tarfile
-import tempfile
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any
 from kupgrade.errors import InputError
 from kupgrade.intake import decode_json
 from kupgrade.intake.files import open_regular, os_problem, require_regular
+from kupgrade.outputs import staging_dir
 from kupgrade.release.oci import (
     Descriptor,
     Image,
@@ -169,7 +169,7 @@ def write_tree(target: Path, files: Mapping[str, bytes], directories: Iterable[s
             "already exists and is not empty; choose a new directory", file=str(target)
         )
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    staging = staging_dir(target.parent, f".{target.name}.")
     try:
         parents = {str(Path(relative).parent) for relative in files} | set(directories)
         for relative in sorted(parents):
@@ -181,7 +181,7 @@ def write_tree(target: Path, files: Mapping[str, bytes], directories: Iterable[s
         os.replace(staging, target)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
-        raise InputError(f"cannot write: {exc.strerror}", file=str(target)) from None
+        raise InputError(f"cannot write: {os_problem(exc)}", file=str(target)) from None
 
 
 @dataclass(frozen=True)

@@ -251,7 +251,13 @@ class UpdateService:
         if generation is None:
             reason = self.state.last_error or "building the first graph"
             return PlainTextResponse(f"not ready: {reason}\n", status_code=503)
-        return PlainTextResponse(f"ready: graph generation {generation.number}\n")
+        text = f"ready: graph generation {generation.number}\n"
+        if self.state.last_error is not None:
+            text += (
+                f"the last rebuild failed, still serving generation {generation.number}: "
+                f"{self.state.last_error}\n"
+            )
+        return PlainTextResponse(text)
 
 
 # --- small ASGI helpers -------------------------------------------------------------------

@@ -53,6 +53,12 @@ class ServiceMetrics:
             ["result"],
             registry=r,
         )
+        self.rebuild_failures = Counter(
+            "kupgrade_graph_rebuild_failures",
+            "Rebuilds that gave no graph, by reason (input, timeout, memory, crash).",
+            ["reason"],
+            registry=r,
+        )
         self.last_success = Gauge(
             "kupgrade_graph_last_successful_refresh_timestamp_seconds",
             "Unix time of the last refresh that produced or confirmed a graph.",

@@ -20,9 +20,13 @@ from typing import Any
 from kupgrade.errors import KupgradeError
 from kupgrade.service.app import DEFAULT_PREFIX, UpdateService, normalize_prefix
 from kupgrade.service.metrics import ServiceMetrics
+from kupgrade.service.rebuild import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
 from kupgrade.service.state import GraphState
 
 CONFIG_ENV = "KUPGRADE_SERVE_CONFIG"
+# How long a client may take to send a request's headers before the connection is closed
+# (half-open and slow-loris connections must not hold the server's slots).
+DEFAULT_READ_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +38,9 @@ class ServeConfig:
     path_prefix: str = DEFAULT_PREFIX
     refresh: float = 300.0
     log_format: str = "text"
+    build_timeout: float = DEFAULT_TIMEOUT_S
+    build_memory_mb: int = DEFAULT_MEMORY_MB
+    read_timeout: float = DEFAULT_READ_TIMEOUT_S
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -94,7 +101,12 @@ def create_app() -> UpdateService:
     config = ServeConfig.from_env()
     logging.config.dictConfig(logging_config(config.log_format))
     state = GraphState(
-        Path(config.releases), Path(config.graph_data), config.refresh, ServiceMetrics()
+        Path(config.releases),
+        Path(config.graph_data),
+        config.refresh,
+        ServiceMetrics(),
+        build_timeout=config.build_timeout,
+        build_memory_mb=config.build_memory_mb,
     )
     return UpdateService(state, config.path_prefix)
 
@@ -117,6 +129,7 @@ def serve(config: ServeConfig) -> None:
     """Run until interrupted (SIGINT/SIGTERM)."""
     from granian import Granian
     from granian.constants import HTTPModes, Interfaces, Loops, TaskImpl
+    from granian.http import HTTP1Settings
 
     if config.refresh <= 0:
         raise KupgradeError("must be a positive number of seconds", field="--refresh")
@@ -130,6 +143,7 @@ def serve(config: ServeConfig) -> None:
         port=config.port,
         interface=Interfaces.ASGI,
         http=HTTPModes.http1,
+        http1_settings=HTTP1Settings(header_read_timeout=round(config.read_timeout * 1000)),
         websockets=False,
         workers=1,
         # uvloop serves ~10% more requests per second than asyncio on the graph route

@@ -1,10 +1,11 @@
 """The graph the service answers from, rebuilt off the request path.
 
 A `Generation` is immutable once published: the built graph, its policy view, the
-graph-data snapshot and a cache of rendered responses. The refresher thread re-checks the
-inputs every `refresh` seconds, builds a new generation when they changed, and swaps it in
-with one assignment; a failed build keeps the last good generation and is logged and
-counted.
+graph-data tarball and a cache of rendered responses. The refresher thread re-checks the
+inputs every `refresh` seconds and, when they changed, builds in a child process bounded
+in time and memory (`rebuild.py`), then swaps the new generation in with one assignment.
+A failed or stopped build keeps the last good generation; it is logged once per change
+of the inputs, counted by reason in /metrics and shown on /readyz.
 """
 
 from __future__ import annotations
@@ -19,11 +20,16 @@ from pathlib import Path
 
 from kupgrade.errors import KupgradeError
 from kupgrade.graph.codec import encode_json
-from kupgrade.graph.graphdata import yaml_extension
-from kupgrade.graph.inputs import Built, build_from_paths, fingerprint
+from kupgrade.graph.inputs import fingerprint
 from kupgrade.graph.policy import PolicyError, PolicyView, check_arch, check_channel
-from kupgrade.graph.tree import Tree, pack_tree
 from kupgrade.service.metrics import ServiceMetrics
+from kupgrade.service.rebuild import (
+    DEFAULT_MEMORY_MB,
+    DEFAULT_TIMEOUT_S,
+    RebuildError,
+    Rebuilt,
+    build_isolated,
+)
 
 log = logging.getLogger("kupgrade.service")
 
@@ -72,15 +78,13 @@ EMPTY_RENDERED = Rendered.of(EMPTY_GRAPH)
 @dataclass(slots=True)
 class Generation:
     number: int
-    built: Built
+    built: Rebuilt
     view: PolicyView
     built_at: float
     build_seconds: float
     channels: frozenset[str]
     arches: frozenset[str]
     renders: dict[tuple[str, str], Rendered] = field(default_factory=dict)
-    _tarball: bytes | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def render(self, channel: str, arch: str) -> Rendered:
         """The answer for (channel, arch), rendered once per generation; PolicyError if invalid."""
@@ -114,35 +118,32 @@ class Generation:
                     continue  # e.g. a channel name the request regex can never match
 
     def tarball(self) -> bytes:
-        with self._lock:
-            if self._tarball is None:
-                self._tarball = graph_data_tarball(self.built.tree)
-            return self._tarball
-
-
-def graph_data_tarball(tree: Tree) -> bytes:
-    """The allow-listed graph-data files the graph was built from."""
-    include = ["LICENSE", "version", "raw/metadata.json"]
-    for subdir in ("channels", "blocked-edges"):
-        for entry in tree.listdir(subdir) or []:
-            if entry.data is not None and yaml_extension(entry.name):
-                include.append(f"{subdir}/{entry.name}")
-    return pack_tree(tree, include)
+        return self.built.tarball
 
 
 class GraphState:
     """Holds the current generation and refreshes it in a background thread."""
 
     def __init__(
-        self, releases: Path, graph_data: Path, refresh: float, metrics: ServiceMetrics
+        self,
+        releases: Path,
+        graph_data: Path,
+        refresh: float,
+        metrics: ServiceMetrics,
+        *,
+        build_timeout: float = DEFAULT_TIMEOUT_S,
+        build_memory_mb: int = DEFAULT_MEMORY_MB,
     ) -> None:
         self.releases = releases
         self.graph_data = graph_data
         self.refresh = refresh
         self.metrics = metrics
+        self.build_timeout = build_timeout
+        self.build_memory_mb = build_memory_mb
         self.current: Generation | None = None
         self.last_error: str | None = None
         self._fingerprint: str | None = None
+        self._failed_fingerprint: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -153,22 +154,36 @@ class GraphState:
             self.metrics.refreshes.labels("unchanged").inc()
             self.metrics.last_success.set(time.time())
             return True
+        if stamp == self._failed_fingerprint:
+            # The same inputs failed already: no second build, no second log line.
+            self.metrics.refreshes.labels("unchanged").inc()
+            return False
         started = time.perf_counter()
         try:
-            built = build_from_paths(self.releases, self.graph_data)
+            built = build_isolated(
+                self.releases,
+                self.graph_data,
+                timeout_s=self.build_timeout,
+                memory_mb=self.build_memory_mb,
+            )
+        except RebuildError as exc:
+            return self._failed(exc.message, exc.reason, stamp)
         except KupgradeError as exc:
-            return self._failed(str(exc))
+            return self._failed(str(exc), "input", stamp)
         except Exception as exc:  # a bug must not take the service down; keep serving
             log.exception("graph build crashed")
-            return self._failed(f"internal error while building: {exc!r}")
+            return self._failed(f"internal error while building: {exc!r}", "crash", stamp)
         seconds = time.perf_counter() - started
         self._publish(built, seconds)
         self._fingerprint = stamp
+        self._failed_fingerprint = None
         return True
 
-    def _failed(self, message: str) -> bool:
+    def _failed(self, message: str, reason: str, stamp: str) -> bool:
         self.last_error = message
+        self._failed_fingerprint = stamp
         self.metrics.refreshes.labels("failed").inc()
+        self.metrics.rebuild_failures.labels(reason).inc()
         self.metrics.last_failure.set(time.time())
         if self.current is None:
             log.error("graph build failed, not ready: %s", message)
@@ -180,7 +195,7 @@ class GraphState:
             )
         return False
 
-    def _publish(self, built: Built, seconds: float) -> None:
+    def _publish(self, built: Rebuilt, seconds: float) -> None:
         view = PolicyView(built.graph)
         number = self.current.number + 1 if self.current else 1
         generation = Generation(
@@ -192,7 +207,7 @@ class GraphState:
             frozenset(view.known_channels()),
             frozenset(view.known_arches()),
         )
-        for skipped in built.data.skipped:
+        for skipped in built.skipped:
             log.warning("graph-data file skipped: %s: %s", skipped.path, skipped.reason)
         generation.warm()
         self.current = generation
@@ -205,7 +220,7 @@ class GraphState:
         m.nodes.set(len(built.graph.nodes))
         m.edges.set(built.graph.edge_count)
         m.conditional_edges.set(len(built.graph.conditional))
-        m.skipped_files.set(len(built.data.skipped))
+        m.skipped_files.set(len(built.skipped))
         m.ready.set(1)
         log.info(
             "graph generation %d: %d nodes, %d edges, %d conditional edges, %d channels, built in %.3fs",

@@ -57,6 +57,7 @@ from kupgrade.release.taskgraph import build_graph, workers
 NAMESPACE = "openshift-cluster-version"
 SELF_DEPLOYMENT = "cluster-version-operator"
 STATE_KEY = "version"
+RETRY_INTERVAL = 300.0  # simulated seconds before a refused release is tried again
 
 # How a simulated or real cluster provides what the controller cannot do itself.
 Verify = Callable[[str], None]  # raise KupgradeError when the digest is not verified
@@ -178,13 +179,19 @@ class VersionController:
     def _refuse(
         self, state: dict[str, Any], image: str, condition: dict[str, str], failure: SyncError
     ) -> dict[str, Any]:
+        earlier = state.get("refused") or {}
+        retry_at = self.api.now() + RETRY_INTERVAL
         state["refused"] = {
             "image": image,
             "condition": condition,
             "failure": _dump(failure),
-            "retry_at": self.api.now() + 300,
+            "retry_at": retry_at,
+            "attempts": int(earlier.get("attempts", 0)) + 1 if earlier.get("image") == image else 1,
         }
         self._save(state)
+        # The sync worker tries the same release again after its interval (a payload that
+        # could not be retrieved or loaded may be there next time).
+        self.api.requeue_at(retry_at, "ClusterVersion", "version")
         self.api.record("clusterversion/version", condition["reason"], condition["message"])
         return state
 

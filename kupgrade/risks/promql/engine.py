@@ -8,7 +8,6 @@ the *order* of an answer matches too, because risk rules pick representatives wi
 
 from __future__ import annotations
 
-import calendar
 import math
 import time as _time
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from kupgrade.risks.promql import labels as lbl
 from kupgrade.risks.promql.aggregate import aggregate
 from kupgrade.risks.promql.arith import COMPARISON, SET_OPS, elem_binop
 from kupgrade.risks.promql.errors import PromQLError
+from kupgrade.risks.promql.guards import Guard, QueryLimits, check_text
 from kupgrade.risks.promql.labels import Labels
 from kupgrade.risks.promql.snapshot import LOOKBACK_MS, Matcher, Snapshot
 from kupgrade.risks.promql.values import Matrix, Scalar, String, Value, Vector, to_api
@@ -91,10 +91,17 @@ def _signature(on: bool, names: frozenset[str]) -> Callable[[Labels], Labels]:
 class Evaluator:
     """One instant query: a snapshot, the query time, and the lookback window."""
 
-    def __init__(self, snapshot: Snapshot, query_ms: int, lookback_ms: int = LOOKBACK_MS) -> None:
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        query_ms: int,
+        lookback_ms: int = LOOKBACK_MS,
+        limits: QueryLimits | None = None,
+    ) -> None:
         self.snapshot = snapshot
         self.query_ms = query_ms
         self.lookback_ms = lookback_ms
+        self.guard = Guard(limits or QueryLimits())
 
     # -- dispatch ---------------------------------------------------------------------
 
@@ -102,6 +109,7 @@ class Evaluator:
         method = _DISPATCH.get(type(node))
         if method is None:
             raise PromQLError(f"unsupported expression {type(node).__name__}", "bad_data")
+        self.guard.tick()
         return method(self, node, t)
 
     def _vector(self, node: Any, t: int) -> Vector:
@@ -139,21 +147,29 @@ class Evaluator:
         """Where a selector looks: `@` pins the time (start()/end() = the query time)."""
         base = t
         if at is not None:
-            base = (
-                round(at.at.timestamp() * 1000)
-                if at.type == pp.AtModifierType.At
-                else self.query_ms
-            )
+            if at.type == pp.AtModifierType.At:
+                try:
+                    base = round(at.at.timestamp() * 1000)
+                except (OverflowError, ValueError, OSError):
+                    raise PromQLError(
+                        "timestamp out of bounds for @ modifier", "bad_data"
+                    ) from None
+            else:
+                base = self.query_ms
         return base - _ms(offset)
 
     def _selector(self, node: pp.VectorSelector, t: int) -> Value:
         ref = self._ref_time(node.at, node.offset, t)
-        return Vector(self.snapshot.instant(_matchers(node), ref, self.lookback_ms))
+        found = self.snapshot.instant(_matchers(node), ref, self.lookback_ms)
+        self.guard.load(len(found))
+        return Vector(found)
 
     def _matrix_selector(self, node: pp.MatrixSelector, t: int) -> Value:
         vs = node.vector_selector
         ref = self._ref_time(vs.at, vs.offset, t)
-        return Matrix(self.snapshot.window(_matchers(vs), ref, _ms(node.range)))
+        found = self.snapshot.window(_matchers(vs), ref, _ms(node.range))
+        self.guard.load(sum(len(points) for _, points in found))
+        return Matrix(found)
 
     def _subquery(self, node: pp.SubqueryExpr, t: int) -> Value:
         step = _ms(node.step) or DEFAULT_STEP_MS
@@ -169,6 +185,7 @@ class Evaluator:
                 value = Vector([((), value.value)])
             if not isinstance(value, Vector):
                 raise PromQLError("subquery is only allowed on instant vector", "bad_data")
+            self.guard.load(len(value))
             for labels, v in value:
                 series.setdefault(labels, []).append((ts, v))
         return Matrix(series.items())
@@ -310,20 +327,52 @@ def _apply_range(
 def _date_part(name: str, v: float) -> float:
     if math.isnan(v) or math.isinf(v):
         return math.nan
-    tm = _time.gmtime(int(v))
+    seconds = int(v) if -(2**63) <= v < 2**63 else -(2**63)  # Go's int64(v) on amd64
+    try:
+        tm = _time.gmtime(seconds)
+        year, month, mday, yday = tm.tm_year, tm.tm_mon, tm.tm_mday, tm.tm_yday
+        wday, hour, minute = (tm.tm_wday + 1) % 7, tm.tm_hour, tm.tm_min  # Go: Sunday = 0
+    except (OverflowError, OSError, ValueError):
+        # Past what the C library's gmtime holds: the proleptic Gregorian calendar by hand.
+        year, month, mday, yday = _civil(seconds // 86400)
+        wday = (seconds // 86400 + 4) % 7  # 1970-01-01 was a Thursday
+        hour, minute = seconds % 86400 // 3600, seconds % 3600 // 60
     if name == "days_in_month":
-        return float(calendar.monthrange(tm.tm_year, tm.tm_mon)[1])
+        return float(_days_in_month(year, month))
     return float(
         {
-            "day_of_month": tm.tm_mday,
-            "day_of_week": (tm.tm_wday + 1) % 7,  # Go: Sunday = 0
-            "day_of_year": tm.tm_yday,
-            "hour": tm.tm_hour,
-            "minute": tm.tm_min,
-            "month": tm.tm_mon,
-            "year": tm.tm_year,
+            "day_of_month": mday,
+            "day_of_week": wday,
+            "day_of_year": yday,
+            "hour": hour,
+            "minute": minute,
+            "month": month,
+            "year": year,
         }[name]
     )
+
+
+def _civil(days: int) -> tuple[int, int, int, int]:
+    """(year, month, day, day of year) of a day count from 1970-01-01 (H. Hinnant's
+    days_from_civil inverse), exact for any integer."""
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    year = yoe + era * 400 + (1 if month <= 2 else 0)
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    before = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)[month - 1]
+    return year, month, day, before + day + (1 if leap and month > 2 else 0)
+
+
+def _days_in_month(year: int, month: int) -> int:
+    if month == 2:
+        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
 
 
 def _vector_scalar(op: str, vec: Vector, scalar: float, swap: bool, return_bool: bool) -> Vector:
@@ -597,27 +646,49 @@ _DISPATCH: dict[type, Callable[[Evaluator, Any, int], Value]] = {
 @lru_cache(maxsize=4096)
 def parse(expr: str) -> Any:
     """Parse once per distinct text: risk rules repeat across edges and clusters."""
+    check_text(expr)
     try:
         return pp.parse(expr)
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         raise PromQLError(f"parse error: {exc}", "bad_data") from None
 
 
-def evaluate(expr: str, snapshot: Snapshot, time_ms: int, lookback_ms: int = LOOKBACK_MS) -> Value:
+def evaluate(
+    expr: str,
+    snapshot: Snapshot,
+    time_ms: int,
+    lookback_ms: int = LOOKBACK_MS,
+    limits: QueryLimits | None = None,
+) -> Value:
     """The value of an instant query, or PromQLError as Prometheus would refuse it."""
+    check_query_time(time_ms)
     tree = parse(expr)
     try:
-        return Evaluator(snapshot, time_ms, lookback_ms).eval(tree, time_ms)
+        return Evaluator(snapshot, time_ms, lookback_ms, limits).eval(tree, time_ms)
     except RecursionError:
         raise PromQLError("expression nests too deeply to evaluate", "bad_data") from None
 
 
-def evaluate_text(expr: str, snapshot: Snapshot, time_ms: int) -> dict[str, Any]:
+def evaluate_text(
+    expr: str, snapshot: Snapshot, time_ms: int, limits: QueryLimits | None = None
+) -> dict[str, Any]:
     """The `/api/v1/query` answer: its `data` object, or `{"errorType", "error"}`."""
     try:
-        return to_api(evaluate(expr, snapshot, time_ms), time_ms)
+        return to_api(evaluate(expr, snapshot, time_ms, limits=limits), time_ms)
     except PromQLError as exc:
         return {"errorType": exc.error_type, "error": exc.message}
+
+
+# prometheus/web/api/v1/api.go minTime/maxTime: the times its API can represent (Go's
+# integer division truncates toward zero, hence the negated floor).
+_MIN_TIME_MS = (-((2**63) // 1000) + 62135596801) * 1000
+_MAX_TIME_MS = ((2**63 - 1) // 1000 - 62135596801) * 1000
+
+
+def check_query_time(time_ms: int) -> None:
+    """A query time as Prometheus's API accepts it, else bad_data."""
+    if not _MIN_TIME_MS <= time_ms <= _MAX_TIME_MS:
+        raise PromQLError(f"cannot parse {time_ms / 1000!r} to a valid timestamp", "bad_data")
 
 
 def parse_time(text: str) -> int:
@@ -631,4 +702,7 @@ def parse_time(text: str) -> int:
             raise PromQLError(f"cannot parse {text!r} to a valid timestamp", "bad_data") from None
     if not math.isfinite(seconds):
         raise PromQLError(f"cannot parse {text!r} to a valid timestamp", "bad_data")
-    return round(seconds * 1000)
+    time_ms = round(seconds * 1000)
+    if not _MIN_TIME_MS <= time_ms <= _MAX_TIME_MS:
+        raise PromQLError(f"cannot parse {text!r} to a valid timestamp", "bad_data")
+    return time_ms
