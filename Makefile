@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench bench-deps clean
+.PHONY: demo test lint typecheck unit fuzz bench bench-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ typecheck: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/pytest -n auto -q
+
+# Ten minutes of fuzzing (the readers' share) plus the whole hostile-input matrix of the CLI.
+FUZZ_SECONDS ?= 600
+fuzz: $(STAMP)
+	KUPGRADE_FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/pytest -s -q -p no:cacheprovider \
+		tests/test_fuzz_readers.py tests/test_hostile_cli.py
 
 bench-deps:
 	@command -v wrk >/dev/null && command -v nginx >/dev/null || \

@@ -164,6 +164,31 @@ def test_resolve_cli_text_explains_the_choice(tmp_path: Path) -> None:
     assert bad.returncode == 1 and "NAME=CATALOG" in bad.stderr
 
 
+@pytest.mark.parametrize(
+    ("package", "channel", "expected"),
+    [
+        ("etcdd", "alpha", "no operators found in package etcdd in the catalog referenced by subscription etcdd"),
+        ("etcd", "alhpa", "no operators found in channel alhpa of package etcd in the catalog referenced by subscription etcd"),
+    ],
+)  # fmt: skip
+def test_seed_names_a_mistyped_package_or_channel(
+    tmp_path: Path, package: str, channel: str, expected: str
+) -> None:
+    """With a CSV installed, a subscription to what no source has is an error, not a
+    subscription at its latest (issue 17): OLM's not-found texts."""
+    source = {"package": "etcd", "channel": "alpha", "entries": [
+        {"name": "etcdoperator.v0.9.0", "version": "0.9.0"},
+    ]}  # fmt: skip
+    path = write_blobs(tmp_path / "cat", compact_blobs(source))
+    result = kupgrade("olm", "resolve", "--source", f"community={path}", "--package", package, "--channel", channel,
+                      "--from-source", "community", "--installed", "etcdoperator.v0.9.0", "--installed-version", "0.9.0")  # fmt: skip
+    assert result.returncode == 1
+    assert expected in result.stderr
+    same = kupgrade("olm", "resolve", "--source", f"community={path}", "--package", "etcd", "--channel", "alpha",
+                    "--from-source", "community", "--installed", "etcdoperator.v0.9.0", "--installed-version", "0.9.0")  # fmt: skip
+    assert same.returncode == 0 and "AtLatestKnown" in same.stdout
+
+
 @st.composite
 def chains(draw: st.DrawFn) -> tuple[list[dict[str, Any]], int]:
     """A linear channel v0 <- v1 <- ... with random skips and a random head skipRange."""

@@ -142,6 +142,16 @@ def _text(doc: Any, key: str, file: Path) -> str:
     return value
 
 
+def _mapping(doc: dict[str, Any], key: str, file: Path, prefix: str = "") -> dict[str, Any]:
+    """doc[key] as a mapping (absent or null: empty); an InputError for anything else."""
+    value = doc.get(key) or {}
+    if not isinstance(value, dict):
+        raise InputError(
+            f"must be a mapping, not {type(value).__name__}", file=str(file), field=prefix + key
+        )
+    return value
+
+
 def _read_package(file: Path) -> PackageManifest:
     doc = _read_yaml(file)
     name = _text(doc, "packageName", file)
@@ -150,7 +160,10 @@ def _read_package(file: Path) -> PackageManifest:
             "a package manifest needs packageName", file=str(file), field="packageName", rule="F4"
         )
     channels: dict[str, str] = {}
-    for i, channel in enumerate(doc.get("channels") or []):
+    listed = doc.get("channels") or []
+    if not isinstance(listed, list):
+        raise InputError("must be a list", file=str(file), field="channels", rule="F4")
+    for i, channel in enumerate(listed):
         where = f"channels[{i}]"
         if (
             not isinstance(channel, dict)
@@ -178,14 +191,14 @@ def _read_csv(file: Path) -> Csv | None:
     doc = _read_yaml(file)
     if not isinstance(doc, dict) or doc.get("kind") != "ClusterServiceVersion":
         return None
-    metadata = doc.get("metadata") or {}
-    spec = doc.get("spec") or {}
+    metadata = _mapping(doc, "metadata", file)
+    spec = _mapping(doc, "spec", file)
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
         raise InputError(
             "a ClusterServiceVersion needs metadata.name", file=str(file), field="metadata.name"
         )
-    annotations = metadata.get("annotations") or {}
+    annotations = _mapping(metadata, "annotations", file, "metadata.")
     skips = spec.get("skips") or []
     if not isinstance(skips, list) or not all(isinstance(s, str) for s in skips):
         raise InputError(

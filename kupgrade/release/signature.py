@@ -130,9 +130,14 @@ def check_signed_content(content: bytes, digest: str) -> None:
     """The atomic container signature rules; raises SignatureRejectedError with the controller's text."""
     try:
         value, _ = json.JSONDecoder().raw_decode(content.decode("utf-8").lstrip())
+        intake.check_depth(value, "signature")
         doc = _strict(value, _SCHEMA, "") or {}
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SignatureRejectedError(f"the signature is not valid JSON: {exc}") from None
+    except (RecursionError, InputError):
+        raise SignatureRejectedError(
+            "the signature is not valid JSON: it is nested too deeply"
+        ) from None
     except SignatureRejectedError as exc:
         raise SignatureRejectedError(f"the signature is not valid JSON: {exc}") from None
     critical = doc.get("critical") or {}

@@ -80,6 +80,8 @@ class PrometheusBackend:
 def _read_token(path: Path) -> str:
     data = intake.read_file(path, "bearer token file", max_bytes=64 * 1024)
     token = intake.decode_utf8(data, str(path)).strip()
+    if not token:
+        raise InputError("the bearer token file is empty", file=str(path), field="--token-file")
     if not token.isascii() or not token.isprintable():
         raise InputError(
             "the bearer token must be one line of printable ASCII",

@@ -7,6 +7,7 @@ which workloads have PodDisruptionBudgets, and what should go wrong.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -187,8 +188,71 @@ def load_profile(path: Path | None) -> Profile:
     return profile
 
 
+# What one simulated cluster may hold: well above the 5,000-node, 100,000-pod rehearsals
+# the benches run, far below what would make a typo (nodes: 1e40) hang or fill memory.
+MAX_NODES = 50_000
+MAX_REPLICAS = 1_000_000
+MAX_MANIFESTS = 100_000
+
+
+def _count(value: int, limit: int, where: str, field: str) -> None:
+    if not 0 <= value <= limit:
+        raise InputError(f"must be between 0 and {limit:,}, not {value}", file=where, field=field)
+
+
+def _check_sizes(spec: Spec, where: str) -> None:
+    total = 0
+    for i, pool in enumerate(spec.pools):
+        _count(pool.nodes, MAX_NODES, where, f"spec.pools[{i}].nodes")
+        total += max(pool.nodes, len(pool.machines))
+    _count(total, MAX_NODES, where, "spec.pools (nodes in all pools)")
+    replicas = 0
+    for i, w in enumerate(spec.workloads):
+        _count(w.replicas, MAX_REPLICAS, where, f"spec.workloads[{i}].replicas")
+        replicas += w.replicas
+    _count(replicas, MAX_REPLICAS, where, "spec.workloads (replicas of all workloads)")
+    _count(spec.extra_manifests, MAX_MANIFESTS, where, "spec.extraManifests")
+    for i, op in enumerate(spec.operators or []):
+        _count(op.manifests, MAX_MANIFESTS, where, f"spec.operators[{i}].manifests")
+        _span(op.minutes, where, f"spec.operators[{i}].minutes")
+    _span(spec.node_phases.update, where, "spec.nodePhases.update")
+    _span(spec.node_phases.reboot, where, "spec.nodePhases.reboot")
+    for name, timing in spec.node_phases.overrides.items():
+        _span((timing.update, timing.update), where, f"spec.nodePhases.overrides.{name}.update")
+        _span((timing.reboot, timing.reboot), where, f"spec.nodePhases.overrides.{name}.reboot")
+    for i, w in enumerate(spec.workloads):
+        _span((w.start_seconds, w.start_seconds), where, f"spec.workloads[{i}].startSeconds")
+        _span(
+            (w.termination_seconds, w.termination_seconds),
+            where,
+            f"spec.workloads[{i}].terminationSeconds",
+        )
+    for i, fault in enumerate(spec.faults):
+        if not (math.isfinite(fault.slow) and fault.slow > 0):
+            raise InputError(
+                "must be a positive number", file=where, field=f"spec.faults[{i}].slow"
+            )
+    for i, change in enumerate(spec.changes):
+        if not math.isfinite(change.at_minutes):
+            raise InputError(
+                "must be a number of minutes", file=where, field=f"spec.changes[{i}].atMinutes"
+            )
+
+
+def _span(bounds: Range, where: str, field: str) -> None:
+    """A duration range: finite, not negative, lower bound first (at most a year)."""
+    low, high = bounds
+    if not (math.isfinite(low) and math.isfinite(high) and 0 <= low <= high <= 365 * 86400):
+        raise InputError(
+            f"must be durations from 0 up to a year, lower first, not {low}..{high}",
+            file=where,
+            field=field,
+        )
+
+
 def check_profile(profile: Profile, where: str) -> None:
     spec = profile.spec
+    _check_sizes(spec, where)
     names = {p.name for p in spec.pools}
     if len(names) != len(spec.pools):
         raise InputError("two pools have the same name", file=where, field="spec.pools")

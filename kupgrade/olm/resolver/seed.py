@@ -31,6 +31,8 @@ from kupgrade.olm.resolver.model import (
 from kupgrade.olm.resolver.sources import (
     channel_or_error,
     no_catalog,
+    no_channel,
+    no_package,
     no_starting_csv,
     own_source,
     package_or_error,
@@ -64,7 +66,22 @@ def resolve(
             return Resolution(pick[0], source, pick[1], considered, package.versions.get(pick[0]))
     if own is None:
         raise no_catalog(sub)
+    _exists_somewhere([own, *others], sub)
     return Resolution(None, None, "no step applies; stays on the installed CSV", considered)
+
+
+def _exists_somewhere(sources: list[Source], sub: Subscription) -> None:
+    """A package or channel no visible source has is a mistake in the subscription, not
+    a subscription at its latest: OLM's not-found texts, as for a new subscription."""
+    packages = [
+        package
+        for s in sources
+        if (package := s.index.packages.get(sub.package)) is not None and package.channels
+    ]
+    if not packages:
+        raise no_package(sub)
+    if not any(package.channel(sub.channel) is not None for package in packages):
+        raise no_channel(sub, sub.channel or packages[0].default_channel)
 
 
 def _steps(own: Source | None, others: list[Source]) -> Iterator[tuple[int, Source]]:

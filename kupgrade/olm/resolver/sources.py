@@ -32,10 +32,14 @@ def preference(sources: list[Source], sub: Subscription) -> list[Source]:
 def package_or_error(source: Source, sub: Subscription) -> PackageIndex:
     package = source.index.packages.get(sub.package)
     if package is None or not package.channels:
-        raise ResolutionError(
-            f"no operators found in package {sub.package} {_referenced(sub)}", "no-operators-found"
-        )
+        raise no_package(sub)
     return package
+
+
+def no_package(sub: Subscription) -> ResolutionError:
+    return ResolutionError(
+        f"no operators found in package {sub.package} {_referenced(sub)}", "no-operators-found"
+    )
 
 
 def channel_or_error(package: PackageIndex, sub: Subscription) -> ChannelGraph:

@@ -11,6 +11,7 @@ one's skips label parsing altogether.
 from __future__ import annotations
 
 import io
+import math
 import re
 from array import array
 from bisect import bisect_left, bisect_right
@@ -267,7 +268,11 @@ class _Reader:
             raise self.fail(f"value {value_text!r} is not a number")
         if not _NUMBER.fullmatch(ts_text) or ts_text.lower() in ("nan", "inf", "+inf", "-inf"):
             raise self.fail(f"timestamp {ts_text!r} is not a number of seconds")
-        return float(value_text), round(float(ts_text) * 1000)
+        seconds = float(ts_text)
+        stamp = round(seconds * 1000) if math.isfinite(seconds * 1000) else 2**63
+        if not -(2**63) <= stamp < 2**63:  # the TSDB keeps int64 milliseconds
+            raise self.fail(f"timestamp {ts_text!r} is out of range")
+        return float(value_text), stamp
 
 
 def parse_snapshot(text: str | Iterable[str], source: str = "<snapshot>") -> Snapshot:
