@@ -145,7 +145,9 @@ def fetch(cluster: ClusterView, clock: Clock, client: httpx.Client | None = None
     owned = client is None
     http = client or httpx.Client(timeout=FETCH_TIMEOUT)
     try:
-        answer, body = bounded_get(http, request_url, headers={"Accept": "application/json"})
+        answer, body = bounded_get(
+            http, request_url, total_timeout=FETCH_TIMEOUT, headers={"Accept": "application/json"}
+        )
     except httpx.HTTPError as exc:
         return _failed(
             "RemoteFailed", f'Unable to retrieve available updates: Get "{request_url}": {exc}', now

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import httpx
@@ -13,15 +14,27 @@ class BodyTooLarge(httpx.HTTPError):
     """The answer's body is larger than KUPGRADE_MAX_INPUT_BYTES allows."""
 
 
-def bounded_get(
-    client: httpx.Client, url: str, *, max_bytes: int | None = None, **kwargs: Any
-) -> tuple[httpx.Response, bytes]:
-    """GET `url` and read at most `max_bytes` of its body (default: the input limit).
+class TooSlow(httpx.TimeoutException):
+    """The whole answer took longer than allowed (a server dripping bytes)."""
 
-    Raises BodyTooLarge (an httpx.HTTPError, so callers' transport handling applies) when
-    the declared or actual length is over the limit; the connection is closed unread.
+
+def bounded_get(
+    client: httpx.Client,
+    url: str,
+    *,
+    max_bytes: int | None = None,
+    total_timeout: float | None = None,
+    **kwargs: Any,
+) -> tuple[httpx.Response, bytes]:
+    """GET `url` and read at most `max_bytes` of its body (default: the input limit),
+    within `total_timeout` seconds overall when given (httpx's own timeouts bound each
+    read, not the whole answer).
+
+    Raises BodyTooLarge or TooSlow (httpx errors, so callers' transport handling applies);
+    the connection is closed unread.
     """
     limit = max_bytes if max_bytes is not None else BYTES.value()
+    deadline = time.monotonic() + total_timeout if total_timeout is not None else None
     with client.stream("GET", url, **kwargs) as response:
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
@@ -33,6 +46,8 @@ def bounded_get(
         size = 0
         for chunk in response.iter_bytes():
             size += len(chunk)
+            if deadline is not None and time.monotonic() > deadline:
+                raise TooSlow(f"the answer took longer than {total_timeout:g}s")
             if size > limit:
                 raise BodyTooLarge(f"the answer is over the limit of {limit:,} bytes ({BYTES.env})")
             chunks.append(chunk)

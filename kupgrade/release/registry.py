@@ -16,6 +16,7 @@ from urllib.parse import urljoin
 import httpx
 
 from kupgrade.errors import InputError, KupgradeError
+from kupgrade.intake import decode_json
 from kupgrade.intake.http import BodyTooLarge, bounded_get
 from kupgrade.release.oci import (
     MANIFEST_MEDIA,
@@ -120,9 +121,10 @@ class Registry:
             return False
         query = {"scope": scope, **({"service": params["service"]} if "service" in params else {})}
         try:
-            reply = self.client.get(params["realm"], params=query)
-            token = reply.json().get("token") or reply.json().get("access_token")
-        except (httpx.HTTPError, ValueError):
+            _, body = bounded_get(self.client, params["realm"], max_bytes=1 << 20, params=query)
+            doc = decode_json(body, params["realm"])
+            token = doc.get("token") or doc.get("access_token") if isinstance(doc, dict) else None
+        except (httpx.HTTPError, InputError):
             return False
         if not token:
             return False

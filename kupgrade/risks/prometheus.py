@@ -36,6 +36,7 @@ class PrometheusBackend:
     ) -> None:
         self.url = url.rstrip("/")
         self.time_s = time_s
+        self.timeout = timeout
         headers = {"Accept": "application/json"}
         if token_file is not None:
             headers["Authorization"] = "Bearer " + _read_token(token_file)
@@ -58,7 +59,9 @@ class PrometheusBackend:
             params["time"] = repr(self.time_s)
         endpoint = self.url + "/api/v1/query"
         try:
-            answer, body = bounded_get(self.client, endpoint, params=params)
+            answer, body = bounded_get(
+                self.client, endpoint, total_timeout=self.timeout, params=params
+            )
         except httpx.HTTPError as exc:
             raise EvaluationError(f'executing PromQL query: Get "{endpoint}": {exc}') from None
         try:
