@@ -7,6 +7,7 @@ its SQLite store, its release mirror and extracted payloads.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -51,6 +52,11 @@ controller_app = typer.Typer(help="Run the controllers of a cluster.", no_args_i
 ClusterOpt = Annotated[
     str | None, typer.Option("--cluster", help="Cluster name; default: the only cluster there is.")
 ]
+
+
+# A directory name on every file system and a Kubernetes-style name: letters, digits,
+# dashes and dots inside, at most 63 characters.
+CLUSTER_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,61}[A-Za-z0-9])?")
 
 
 def home() -> Path:
@@ -162,7 +168,7 @@ def create_command(
     kupgrade cluster create big --profile my-cluster.yaml --workers 50 --seed 7 -o json
     ```
     """
-    if "/" in name or name.startswith("."):
+    if not CLUSTER_NAME.fullmatch(name):
         raise InputError(
             f"invalid cluster name {name!r}", field="NAME", hint="use letters, digits and dashes"
         )
