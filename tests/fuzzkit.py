@@ -41,6 +41,8 @@ BAD_BYTES = [
     b"\xf4\x90\x80\x80",  # past U+10FFFF
     "é".encode("latin-1"),
     "\u2028".encode(),
+    b"1" * 5000,  # more digits than Python converts to an int
+    b"9" * 400 + b".5e99999",
 ]
 NESTING = [b"[" * 5000, b"{" * 5000, b'{"a":' * 3000, b"- " * 3000, b"a:\n" + b" a:\n" * 3000]
 ALIASES = [

@@ -14,6 +14,7 @@ from kupgrade.intake.limits import DEPTH
 from kupgrade.intake.text import decode_utf8, not_utf8
 
 _WHITESPACE = " \t\n\r"
+TOO_MANY_DIGITS = "a number has more digits than any integer can (4,300 at most)"
 
 
 def decode_json(data: bytes | str, source: str, what: str = "JSON") -> Any:
@@ -45,6 +46,8 @@ def decode_json_stream(data: bytes | str, source: str) -> Iterator[Any]:
                 value, position = decoder.raw_decode(text, position)
         except json.JSONDecodeError as exc:
             raise InputError(f"not a JSON stream: {exc}", file=source, rule="opm load") from None
+        except ValueError:  # Python refuses integers of more than 4,300 digits
+            raise InputError(TOO_MANY_DIGITS, file=source, rule="opm load") from None
         except RecursionError:
             raise DEPTH.exceeded("the nesting", source) from None
         check_depth(value, source)

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from kupgrade.errors import InputError
+from kupgrade.intake.jsondoc import TOO_MANY_DIGITS
 from kupgrade.intake.limits import DEPTH, NODES, LimitError
 from kupgrade.intake.text import decode_utf8
 
@@ -98,6 +99,8 @@ def _load(data: bytes | str, source: str, loader: type | None, *, single: bool) 
             instance.dispose()
     except yaml.YAMLError as exc:
         raise YamlError(" ".join(str(exc).split()), source) from None
+    except ValueError:  # a scalar the constructor cannot convert (an integer of 5,000 digits)
+        raise YamlError(TOO_MANY_DIGITS, source) from None
     except RecursionError:
         raise DEPTH.exceeded("the nesting", source) from None
 

@@ -23,6 +23,7 @@ import yaml
 from kupgrade import intake
 from kupgrade.errors import InputError
 from kupgrade.intake import YamlError
+from kupgrade.intake.jsondoc import TOO_MANY_DIGITS
 from kupgrade.intake.limits import DEPTH
 
 # apimachinery's YAMLReader: a line starting with "---" and holding nothing else but
@@ -226,6 +227,8 @@ def _json_stream(data: bytes, file: str) -> list[Document]:
             raise InputError(f"document {number} is not valid JSON: {exc}", file=file) from None
         except RecursionError:
             raise DEPTH.exceeded(f"document {number}'s nesting", file) from None
+        except ValueError:  # integers of more than 4,300 digits
+            raise InputError(f"document {number}: {TOO_MANY_DIGITS}", file=file) from None
         intake.check_depth(value, file)
         raw = text[position:end].strip().encode("utf-8")
         position = end

@@ -134,6 +134,10 @@ def check_signed_content(content: bytes, digest: str) -> None:
         doc = _strict(value, _SCHEMA, "") or {}
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SignatureRejectedError(f"the signature is not valid JSON: {exc}") from None
+    except ValueError:
+        raise SignatureRejectedError(
+            "the signature is not valid JSON: a number has too many digits"
+        ) from None
     except (RecursionError, InputError):
         raise SignatureRejectedError(
             "the signature is not valid JSON: it is nested too deeply"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import msgspec
 
+from kupgrade import intake
 from kupgrade.cluster import objects as o
 from kupgrade.cluster.sim.profile import (
     Machine,
@@ -31,13 +32,26 @@ from kupgrade.store import Store
 MODEL_REGISTRY = "sim.kupgrade.local/ocp-release"
 
 
+def layout_digest(index: Path) -> str:
+    """The image digest an OCI layout's index.json names (the cluster's own mirror)."""
+    doc = intake.decode_json(intake.read_file(index, "index.json"), str(index))
+    manifests = doc.get("manifests") if isinstance(doc, dict) else None
+    first = manifests[0] if isinstance(manifests, list) and manifests else None
+    digest = first.get("digest") if isinstance(first, dict) else None
+    if not isinstance(digest, str):
+        raise InputError(
+            "is not an OCI image index with a manifest digest",
+            file=str(index),
+            hint="delete the release mirror directory; it is rebuilt on demand",
+        )
+    return digest
+
+
 def model_image(spec: Spec, version: str, home: Path) -> str:
     """The pull spec of the model release of `version`, built into the cluster's mirror."""
     out = home / "releases" / version
-    if not (out / "index.json").exists():
-        digest = build_release(spec, version, out)
-    else:
-        digest = msgspec.json.decode((out / "index.json").read_bytes())["manifests"][0]["digest"]
+    index = out / "index.json"
+    digest = layout_digest(index) if index.exists() else build_release(spec, version, out)
     return f"{MODEL_REGISTRY}@{digest}"
 
 
@@ -47,9 +61,7 @@ def release_source(spec: Spec, home: Path, image: str, version: str) -> str:
         return spec.mirrors[image]
     if image.startswith(MODEL_REGISTRY + "@"):
         for candidate in (home / "releases").glob("*/index.json"):
-            if image.endswith(
-                msgspec.json.decode(candidate.read_bytes())["manifests"][0]["digest"]
-            ):
+            if image.endswith(layout_digest(candidate)):
                 return str(candidate.parent)
     host = image.split("/", 1)[0]
     if host.split(":")[0] in ("127.0.0.1", "localhost") or not version:
