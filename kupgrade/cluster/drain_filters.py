@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kupgrade.cluster.objects import MIRROR_ANNOTATION, parse_rfc3339
+
 DAEMONSET_FATAL = "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"
 DAEMONSET_WARNING = "ignoring DaemonSet-managed Pods"
 LOCAL_STORAGE_FATAL = "Pods with local storage (use --delete-emptydir-data to override)"
@@ -40,6 +42,30 @@ class DrainPod:
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+
+def drain_pod(pod: dict[str, Any], now: float) -> DrainPod:
+    """A Pod object as the filters see it: its controller's kind, emptyDir, mirror, phase."""
+    meta = pod["metadata"]
+    owner = next(
+        (
+            ref.get("kind", "none")
+            for ref in meta.get("ownerReferences") or []
+            if ref.get("controller")
+        ),
+        "none",
+    )
+    volumes = pod.get("spec", {}).get("volumes") or []
+    deleted = meta.get("deletionTimestamp")
+    return DrainPod(
+        name=meta["name"],
+        namespace=meta.get("namespace", "default"),
+        owner=owner,
+        empty_dir=any("emptyDir" in v for v in volumes if isinstance(v, dict)),
+        phase=pod.get("status", {}).get("phase", "Running"),
+        mirror=MIRROR_ANNOTATION in (meta.get("annotations") or {}),
+        deleted_seconds_ago=int(now - parse_rfc3339(deleted)) if deleted else None,
+    )
 
 
 @dataclass(frozen=True)

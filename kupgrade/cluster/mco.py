@@ -10,6 +10,10 @@ LAST_APPLIED_DRAIN = PREFIX + "lastAppliedDrain"
 CURRENT_IMAGE = PREFIX + "currentImage"
 DESIRED_IMAGE = PREFIX + "desiredImage"
 ZONE_LABEL = "topology.kubernetes.io/zone"
+# The pool's kubectl drain flags (the simulator's knob; the real drain controller has
+# IgnoreAllDaemonSets, DeleteEmptyDirData and Force fixed on).
+DRAIN_FLAGS = "kupgrade.io/drain-flags"
+DEFAULT_DRAIN_FLAGS = "--ignore-daemonsets --delete-emptydir-data --force"
 REQUIRED_FOR_UPGRADE = "operator.machineconfiguration.openshift.io/required-for-upgrade"
 
 DONE = "Done"

@@ -116,9 +116,33 @@ def node(name: str, pool: str, zone: str | None, rendered: str, created: str) ->
     }
 
 
+OWNER_API = {"ReplicaSet": "apps/v1", "DaemonSet": "apps/v1", "Node": "v1"}
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+
+
 def pod(
-    name: str, namespace: str, *, owner: str, labels: dict[str, str], node_name: str, created: str
+    name: str,
+    namespace: str,
+    *,
+    owner: str,
+    labels: dict[str, str],
+    node_name: str,
+    created: str,
+    owner_kind: str | None = "ReplicaSet",
 ) -> Obj:
+    """A pod; `owner_kind` None is a bare pod (no controller), "Node" a static pod's mirror."""
+    owners = (
+        [
+            {
+                "apiVersion": OWNER_API[owner_kind],
+                "kind": owner_kind,
+                "name": owner,
+                "controller": True,
+            }
+        ]
+        if owner_kind is not None
+        else []
+    )
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -126,7 +150,7 @@ def pod(
             name,
             namespace,
             labels=labels,
-            ownerReferences=[{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner}],
+            ownerReferences=owners,
             creationTimestamp=created,
         ),
         "spec": {"nodeName": node_name},

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import shutil
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
 
 from kupgrade import intake
+from kupgrade.cluster import mco
 from kupgrade.cluster import objects as o
 from kupgrade.cluster.sim.profile import (
     Machine,
@@ -182,6 +184,9 @@ def _nodes(store: Store, spec: Spec, stamp: str, now: float) -> None:
     for pool in spec.pools:
         rendered = rendered_config(pool.name, spec.version)
         store.put(o.machine_config_pool(pool.name, rendered, pool.max_unavailable, stamp))
+        store.get("MachineConfigPool", pool.name)["metadata"].setdefault("annotations", {})[  # type: ignore[index]
+            mco.DRAIN_FLAGS
+        ] = " ".join(pool.drain.args())
         if pool.paused:
             store.get("MachineConfigPool", pool.name)["spec"]["paused"] = True  # type: ignore[index]
         machines = pool.machines or [Machine(name) for name in node_names(pool)]
@@ -191,6 +196,16 @@ def _nodes(store: Store, spec: Spec, stamp: str, now: float) -> None:
                 pool.created[i] if i < len(pool.created) else o.rfc3339(now - 86400 + i)
             )
             store.put(o.node(machine.name, pool.name, zone, rendered, created))
+
+
+# Who owns a workload's pod (name, kind): its ReplicaSet, its DaemonSet, nobody (a bare
+# pod), or the Node whose kubelet runs the static pod it mirrors.
+OWNERS: dict[str, Callable[[str, str], tuple[str, str | None]]] = {
+    "Deployment": lambda name, node: (name, "ReplicaSet"),
+    "DaemonSet": lambda name, node: (name, "DaemonSet"),
+    "Pod": lambda name, node: (name, None),
+    "StaticPod": lambda name, node: (node, "Node"),
+}
 
 
 def _changes(store: Store, spec: Spec, now: float) -> None:
@@ -204,25 +219,34 @@ def _changes(store: Store, spec: Spec, now: float) -> None:
 def _workloads(store: Store, spec: Spec, stamp: str) -> None:
     nodes = {p.name: node_names(p) for p in spec.pools}
     for w in spec.workloads:
-        store.set_meta(f"replicas:{w.namespace}/{w.name}", w.replicas)
         targets = [w.node] if w.node else nodes[w.pool]
-        for i in range(w.replicas):
+        per_node = w.kind in ("DaemonSet", "StaticPod")
+        count = len(targets) if per_node else w.replicas
+        store.set_meta(f"replicas:{w.namespace}/{w.name}", count)
+        for i in range(count):
+            node_name = targets[i % len(targets)]
+            owner, owner_kind = OWNERS[w.kind](w.name, node_name)
             pod = o.pod(
                 f"{w.name}-{i:05d}",
                 w.namespace,
-                owner=w.name,
+                owner=owner,
+                owner_kind=owner_kind,
                 labels={"app": w.name},
-                node_name=targets[i % len(targets)],
+                node_name=node_name,
                 created=stamp,
             )
             pod["status"]["conditions"][0]["status"] = "True"
             pod["metadata"]["annotations"] = {
                 "kupgrade.io/termination-seconds": str(w.termination_seconds)
             }
+            if w.kind == "StaticPod":
+                pod["metadata"]["annotations"][o.MIRROR_ANNOTATION] = f"{w.name}-{node_name}"
+            if w.empty_dir:
+                pod["spec"]["volumes"] = [{"name": "scratch", "emptyDir": {}}]
             if any(f.pod == f"{w.namespace}/{w.name}" for f in spec.faults):
                 pod["metadata"]["annotations"]["kupgrade.io/never-terminates"] = "true"
             store.put(pod)
-        store.set_meta(f"serial:{w.namespace}/{w.name}", w.replicas)
+        store.set_meta(f"serial:{w.namespace}/{w.name}", count)
         if w.pdb is not None:
             budget = {k: v for k, v in msgspec.to_builtins(w.pdb).items() if v is not None}
             store.put(o.pdb(w.name, w.namespace, {"app": w.name}, budget))

@@ -31,6 +31,23 @@ class Machine(_Base):
     created: str | None = None  # RFC 3339; the controller takes the oldest first (SPEC E4)
 
 
+class DrainPolicy(_Base):
+    """kubectl drain's flags for a pool's nodes. The defaults are the machine-config
+    drain controller's own helper (IgnoreAllDaemonSets, DeleteEmptyDirData, Force)."""
+
+    ignore_daemonsets: bool = True
+    delete_emptydir_data: bool = True
+    force: bool = True
+
+    def args(self) -> list[str]:
+        flags = [
+            ("--ignore-daemonsets", self.ignore_daemonsets),
+            ("--delete-emptydir-data", self.delete_emptydir_data),
+            ("--force", self.force),
+        ]
+        return [flag for flag, on in flags if on]
+
+
 class Pool(_Base):
     name: str
     nodes: int = 0  # how many nodes to generate, named <pool>-<i>; or list them in machines
@@ -39,6 +56,7 @@ class Pool(_Base):
     max_unavailable: int | str | None = None
     zones: list[str] = msgspec.field(default_factory=list)
     paused: bool = False
+    drain: DrainPolicy = msgspec.field(default_factory=DrainPolicy)
 
 
 class Operator(_Base):
@@ -55,7 +73,14 @@ class Budget(_Base):
     max_unavailable: int | str | None = None
 
 
+WORKLOAD_KINDS = ("Deployment", "DaemonSet", "Pod", "StaticPod")
+
+
 class Workload(_Base):
+    """Pods of one kind: a Deployment's replicas (replaced elsewhere when evicted), a
+    DaemonSet's pod on every node of the pool, bare Pods (no controller: gone once
+    evicted) or StaticPods (the kubelet's, seen through mirror pods; never drained)."""
+
     name: str
     namespace: str = "default"
     replicas: int = 2
@@ -64,6 +89,8 @@ class Workload(_Base):
     pdb: Budget | None = None
     start_seconds: float = 20.0
     termination_seconds: float = 30.0
+    kind: str = "Deployment"
+    empty_dir: bool = False  # the pods keep data in an emptyDir volume
 
 
 class NodeTiming(_Base):
@@ -283,6 +310,12 @@ def check_profile(profile: Profile, where: str) -> None:
                 field=f"spec.changes[{i}].atMinutes",
             )
     for i, w in enumerate(spec.workloads):
+        if w.kind not in WORKLOAD_KINDS:
+            raise InputError(
+                f"kind {w.kind!r} is not one of {', '.join(WORKLOAD_KINDS)}",
+                file=where,
+                field=f"spec.workloads[{i}].kind",
+            )
         if w.pool not in names:
             raise InputError(
                 f"workload {w.name} names pool {w.pool!r}, which the profile does not have",

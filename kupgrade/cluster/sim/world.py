@@ -37,7 +37,11 @@ class World:
         self.sim = sim
         self.spec = spec
         self.ops = {o.name: o for o in operators_of(spec)}
-        self.workloads = {(w.namespace, w.name): w for w in spec.workloads}
+        # Only a Deployment's ReplicaSet replaces its evicted pods; DaemonSet and static
+        # pods are never drained, and a bare pod is gone for good once evicted.
+        self.workloads = {
+            (w.namespace, w.name): w for w in spec.workloads if w.kind == "Deployment"
+        }
         # Each component watches what it reacts to, as the real ones do.
         self.deployments = sim.watch("Deployment")
         self.nodes = sim.watch("Node")

@@ -15,6 +15,7 @@ from typing import Any
 from kupgrade.cluster import mco
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import set_condition
+from kupgrade.cluster.drain_filters import Flags, drain, drain_pod
 from kupgrade.cluster.objects import key_of, rfc3339
 from kupgrade.controllers.nodes import pool as rules
 from kupgrade.controllers.nodes.tracker import PoolTracker
@@ -159,6 +160,39 @@ class NodeController:
             pool["status"] = new
             self.api.write(pool)
 
+    def _flags(self, node: str) -> Flags:
+        pool = self.api.get("MachineConfigPool", self.pool_of.get(node, "")) or {}
+        notes = pool.get("metadata", {}).get("annotations") or {}
+        return Flags.of(notes.get(mco.DRAIN_FLAGS, mco.DEFAULT_DRAIN_FLAGS).split())
+
+    def _evict(
+        self, node: dict[str, Any], state: dict[str, Any], now: float
+    ) -> tuple[list[str], int]:
+        """One drain attempt: kubectl drain's filters pick the pods, then each is evicted
+        through the eviction API. Returns what blocked it and how many pods must still go."""
+        name = node["metadata"]["name"]
+        pods = {key_of(p).removeprefix("pod/"): p for p in self.api.pods_on(name)}
+        decision = drain([drain_pod(p, now) for p in pods.values()], self._flags(name))
+        warned = set(state.get("warned") or [])
+        for message, names in decision.warnings.items():
+            if message not in warned:
+                warned.add(message)
+                self.api.record(key_of(node), "DrainWarning", f"{message}: {', '.join(names)}")
+        state["warned"] = sorted(warned)
+        if decision.errors:
+            # kubectl refuses the whole drain before evicting anything.
+            return [f"{m}: {', '.join(p)}" for m, p in decision.errors.items()], len(pods)
+        blocked: list[str] = []
+        going = [pods[key] for key in decision.evicted]
+        going += [p for p in pods.values() if p["metadata"].get("deletionTimestamp")]
+        for pod in going:
+            if pod["metadata"].get("deletionTimestamp"):
+                continue
+            answer = self.api.evict(pod)
+            if answer.code != 200:
+                blocked.append(f"{key_of(pod)}: {answer.message}")
+        return blocked, len(going)
+
     def _drain(self, node: dict[str, Any]) -> None:
         notes = node["metadata"]["annotations"]
         wanted, applied = notes.get(mco.DESIRED_DRAIN), notes.get(mco.LAST_APPLIED_DRAIN)
@@ -180,15 +214,7 @@ class NodeController:
             self.api.record(key_of(node), "Cordon", "cordoned for drain")
         if now < state["next"]:
             return
-        blocked: list[str] = []
-        remaining = 0
-        for pod in self.api.pods_on(name):
-            remaining += 1
-            if pod["metadata"].get("deletionTimestamp"):
-                continue
-            answer = self.api.evict(pod)
-            if answer.code != 200:
-                blocked.append(f"{key_of(pod)}: {answer.message}")
+        blocked, remaining = self._evict(node, state, now)
         if remaining == 0:
             notes[mco.LAST_APPLIED_DRAIN] = wanted
             self.api.write(node)
