@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from kupgrade.cluster.disruption import budget_status, eviction, gdc_drain
 from kupgrade.cluster.drain_filters import DAEMONSET_FATAL, DrainPod, Flags, drain
 from kupgrade.plan.engines import rollout
-from tests.conftest import conformance_cases, need_case
+from tests.conftest import conformance_cases, conformance_doc, need_case
 
 
 def _cases(section: str) -> list[Any]:
@@ -89,3 +91,23 @@ def test_rollout_engines(case: Any) -> None:
     case = need_case(case, "skew", "rollout.yaml")
     got = rollout(case["engine"], case["input"])
     assert {k: got.get(k) for k in case["expect"]} == case["expect"]
+
+
+def test_rollout_command(tmp_path: Path) -> None:
+    """`kupgrade rollout` answers every rollout.yaml case as the function does, and turns a
+    missing setting into one line naming the file."""
+    from tests.test_cli import kupgrade
+
+    cases = conformance_doc("skew", "rollout.yaml")["cases"]
+    for case in cases:
+        settings = tmp_path / f"{case['id'].replace('/', '_')}.yaml"
+        settings.write_text(json.dumps(case["input"]))
+        done = kupgrade("rollout", case["engine"], str(settings), "-o", "json")
+        assert done.returncode == 0, done.stderr
+        got = json.loads(done.stdout)
+        assert {k: got.get(k) for k in case["expect"]} == case["expect"], case["id"]
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("{}\n")
+    done = kupgrade("rollout", "capi-machinedeployment", str(empty))
+    assert done.returncode == 1
+    assert done.stderr.strip() == f"error: {empty}: capi-machinedeployment needs replicas"

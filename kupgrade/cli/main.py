@@ -13,7 +13,7 @@ from kupgrade.cli.cluster import cluster_app, controller_app, get_command, upgra
 from kupgrade.cli.demo import demo_command, sample_app
 from kupgrade.cli.guard import guarded
 from kupgrade.cli.path import path_command
-from kupgrade.cli.plan import plan_command
+from kupgrade.cli.plan import plan_command, rollout_command
 from kupgrade.cli.serve import serve_command
 from kupgrade.cli.updates import updates_command
 
@@ -40,6 +40,7 @@ app.command("demo")(demo_command)
 app.command("updates")(updates_command)
 app.command("path")(path_command)
 app.command("plan")(plan_command)
+app.command("rollout")(rollout_command)
 
 
 def _version(value: bool) -> None:

@@ -10,7 +10,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from kupgrade.cli.output import print_json, stdout, user_errors
+from kupgrade.cli.output import Format, OutputOpt, print_json, stdout, user_errors
+from kupgrade.plan.engines import rollout
 from kupgrade.plan.inputs import PlanRequest, plan_document
 from kupgrade.plan.steps import Plan
 from kupgrade.skew.fleet import load_history
@@ -145,3 +146,36 @@ def plan_command(
         _text(result)
     if result.refused is not None:
         raise typer.Exit(1)
+
+
+@user_errors
+def rollout_command(
+    engine: Annotated[
+        str, typer.Argument(help="capi-machinedeployment, capi-kcp, suc, gdc-parallel or aks.")
+    ],
+    settings: Annotated[
+        Path, typer.Argument(help="YAML or JSON with the engine's settings for one pool.")
+    ],
+    output: OutputOpt = Format.text,
+) -> None:
+    """How another rollout engine would size one step of a pool, to compare with ours.
+
+    Cluster API MachineDeployments round surge up and unavailability down, KubeadmControlPlane
+    needs three replicas to scale in, the system-upgrade-controller counts the nodes
+    already applying a plan, distributed-cloud parallel upgrades and AKS surge upgrades
+    round their own ways; machine-config pools round maxUnavailable down but never below 1.
+
+    **Examples**
+
+    ```
+    echo '{replicas: 10, maxSurge: 25%, maxUnavailable: 25%}' > md.yaml
+    kupgrade rollout capi-machinedeployment md.yaml
+    kupgrade rollout aks pool.yaml -o json
+    ```
+    """
+    answer = rollout(engine, read_yaml(settings, "rollout settings"), str(settings))
+    if output is Format.json:
+        print_json(answer)
+        return
+    for key, value in answer.items():
+        stdout.print(f"{key}: {value}", highlight=False, markup=False)

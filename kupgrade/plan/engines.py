@@ -85,9 +85,19 @@ ENGINES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 }
 
 
-def rollout(engine: str, data: dict[str, Any]) -> dict[str, Any]:
+def rollout(engine: str, data: Any, where: str = "") -> dict[str, Any]:
+    """The engine's sizing of one rollout step; InputError for a missing or bad setting."""
     if engine not in ENGINES:
         raise InputError(
             f"unknown rollout engine {engine!r}", field="engine", hint=", ".join(ENGINES)
         )
-    return ENGINES[engine](data)
+    if not isinstance(data, dict):
+        raise InputError("must be a mapping of the engine's settings", file=where or None)
+    try:
+        return ENGINES[engine](data)
+    except KeyError as exc:
+        raise InputError(f"{engine} needs {exc.args[0]}", file=where or None) from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise InputError(
+            f"a setting is not a count or a percentage: {exc}", file=where or None
+        ) from None
