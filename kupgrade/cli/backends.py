@@ -78,6 +78,7 @@ def promql_condition(
     ca_file: Path | None,
     *,
     required: bool,
+    budget: bool = True,
 ) -> PromQLCondition | None:
     if metrics is not None and prometheus is not None:
         raise InputError("give --metrics or --prometheus, not both", field="--metrics")
@@ -95,7 +96,7 @@ def promql_condition(
         return PromQLCondition(
             _memo(
                 lambda expr: evaluate_text(expr, snapshot, time_ms, limits),
-                RUN_BUDGET_FACTOR * limits.timeout_s,
+                RUN_BUDGET_FACTOR * limits.timeout_s if budget else None,
             )
         )
     if prometheus is not None:

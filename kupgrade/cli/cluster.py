@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -34,11 +35,13 @@ from kupgrade.cli.output import (
     user_errors,
 )
 from kupgrade.cli.upgrade_view import check_for_upgrade, render_upgrade
-from kupgrade.cluster.conditions import find, remove, set_condition
+from kupgrade.cluster.conditions import find
 from kupgrade.cluster.objects import rfc3339
+from kupgrade.cluster.sim.cluster import SimCluster
 from kupgrade.cluster.sim.create import create_cluster, release_source
 from kupgrade.cluster.sim.lock import ControllerLock, die_with_parent
 from kupgrade.cluster.sim.profile import Pool, Profile, Spec, load_profile, node_names
+from kupgrade.controllers.availability import AvailabilityController
 from kupgrade.controllers.runner import Runner, workdir
 from kupgrade.controllers.version.controller import Wiring
 from kupgrade.controllers.version.status import clusterversion_columns
@@ -280,49 +283,25 @@ def delete_command(
 # --- availability ------------------------------------------------------------------------
 
 
-def refresh_availability(store: Store, spec: Spec, explicit: bool = True) -> list[str]:
-    """Ask the upstream update service now and record what this cluster may do (SPEC A3).
-
-    `upgrade` asks explicitly: a new fetch with its own transition time, committed at
-    once. The run loop's periodic check (explicit=False) runs inside a step, so its
-    transaction still ends on a step boundary, and keeps the condition's time unless
-    its status changes.
-    """
+def availability(store: Store, spec: Spec, *, throttled: bool) -> AvailabilityController:
+    """The cluster's availability controller, with its PromQL backend (the profile's
+    metrics snapshot). The run loop's is throttled as the version controller's is; an
+    explicit `upgrade` check evaluates every risk at once."""
     from kupgrade.cli.backends import promql_condition
-    from kupgrade.controllers.availability import ClusterView, evaluate, fetch
-    from kupgrade.risks.rules import Registry
-
-    cv = store.get("ClusterVersion", "version")
-    if cv is None:
-        return []
-    status = cv["status"]
-    version = (status.get("desired") or {}).get("version", "")
-    view = ClusterView(
-        cv["spec"].get("upstream", ""),
-        cv["spec"].get("channel", ""),
-        version,
-        cluster_id=cv["spec"]["clusterID"],
-    )
-
-    def clock() -> float:
-        return float(store.meta("now", 0.0))
 
     condition = (
-        promql_condition(Path(spec.metrics), None, None, None, None, required=False)
+        promql_condition(Path(spec.metrics), None, None, None, None, required=False, budget=False)
         if spec.metrics
         else None
     )
-    result = evaluate(view, fetch(view, clock), Registry.standard(condition), clock)
-    status["availableUpdates"] = result.available or None
-    status["conditionalUpdates"] = result.conditional or None
-    conditions = status.setdefault("conditions", [])
-    if explicit:
-        remove(conditions, "RetrievedUpdates")
-    set_condition(conditions, result.retrieved, rfc3339(clock()))
-    store.put(cv)
-    if explicit:
-        store.commit()
-    return result.notes
+    return AvailabilityController(SimCluster(store), condition, throttled=throttled)
+
+
+def refresh_availability(store: Store, spec: Spec) -> list[str]:
+    """`upgrade`'s explicit check of the update service (SPEC A3), committed at once."""
+    notes = availability(store, spec, throttled=False).refresh(explicit=True)
+    store.commit()
+    return notes
 
 
 # --- upgrade -----------------------------------------------------------------------------
@@ -543,7 +522,7 @@ def _run_child(cluster: str | None, until: Until, speed: float, output: Format) 
             store,
             spec,
             wiring_for(root, store, spec),
-            refresh=lambda: refresh_availability(store, spec, explicit=False),
+            refresh=partial(availability(store, spec, throttled=True).refresh, False),
         )
         started = float(store.meta("run_started") or runner.sim.now())
         store.set_meta("run_started", started)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,7 +14,13 @@ import msgspec
 import typer
 
 from kupgrade.cli.backends import promql_condition
-from kupgrade.cli.cluster import refresh_availability, request_update, requested_release, wiring_for
+from kupgrade.cli.cluster import (
+    availability,
+    refresh_availability,
+    request_update,
+    requested_release,
+    wiring_for,
+)
 from kupgrade.cli.cluster_view import live_view, oc_table, print_report, report
 from kupgrade.cli.graph import risk_table, summary_table
 from kupgrade.cli.output import (
@@ -206,7 +213,7 @@ class Rehearsal:
             self.store,
             self.spec,
             wiring_for(self.root, self.store, self.spec),
-            refresh=lambda: refresh_availability(self.store, self.spec, explicit=False),
+            refresh=partial(availability(self.store, self.spec, throttled=True).refresh, False),
         )
         started, wall = runner.sim.now(), time.monotonic()
         text = output is Format.text

@@ -9,31 +9,33 @@ condition evaluated against this cluster (each risk once per name).
 
 from __future__ import annotations
 
+import copy
 import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 
+from kupgrade.cluster.backend import Backend
+from kupgrade.cluster.conditions import remove, set_condition
+from kupgrade.cluster.objects import rfc3339
+
+__all__ = ["AvailabilityController", "ClusterView", "evaluate", "fetch", "rfc3339"]
 from kupgrade.errors import KupgradeError
 from kupgrade.graph.codec import decode_json, graph_from_doc
 from kupgrade.graph.model import Graph, Node, Risk
 from kupgrade.intake.http import bounded_get
+from kupgrade.risks.cache import Cache
 from kupgrade.risks.recommend import recommend
-from kupgrade.risks.rules import Registry
+from kupgrade.risks.rules import Condition, Registry
 from kupgrade.versions import SemVer, version_sort_key
 
 CHANNELS_KEY = "io.openshift.upgrades.graph.release.channels"
 FETCH_TIMEOUT = 60.0
 
 Clock = Callable[[], float]
-
-
-def rfc3339(seconds: float) -> str:
-    return datetime.fromtimestamp(int(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)
@@ -278,3 +280,49 @@ def _prune(risks: tuple[Risk, ...], registry: Registry) -> tuple[list[Risk], str
             return [], risk.name
         kept.append(Risk(risk.url, risk.name, risk.message, tuple(rules)))
     return kept, None
+
+
+class AvailabilityController:
+    """The version controller's periodic check of the update service (SPEC A3, A4).
+
+    It fetches the graph for the cluster's channel and version and records
+    availableUpdates, conditionalUpdates and RetrievedUpdates on the ClusterVersion. With
+    `throttled`, risk evaluation goes through the version controller's cache
+    (`risks/cache.py`): one match call a second across all rules, each rule at most once
+    an hour, and a rule not yet evaluated answers with the controller's "client-side
+    throttling" failure (Recommended=Unknown) until its turn. The cache lives as long as
+    the controller does, as the real one lives in the operator's memory.
+    """
+
+    def __init__(self, api: Backend, promql: Condition | None, *, throttled: bool) -> None:
+        self.api = api
+        condition = Cache(promql, api.now) if promql is not None and throttled else promql
+        self.registry = Registry.standard(condition)
+
+    def refresh(self, explicit: bool) -> list[str]:
+        """Ask the upstream now and record the answer; the notes a CLI shows.
+
+        An explicit check (`upgrade`) starts RetrievedUpdates afresh with its own
+        transition time; the periodic one keeps the condition's time unless its status
+        changes.
+        """
+        found = self.api.get("ClusterVersion", "version")
+        if found is None:
+            return []
+        cv = copy.deepcopy(found)
+        status = cv["status"]
+        view = ClusterView(
+            cv["spec"].get("upstream", ""),
+            cv["spec"].get("channel", ""),
+            (status.get("desired") or {}).get("version", ""),
+            cluster_id=cv["spec"]["clusterID"],
+        )
+        result = evaluate(view, fetch(view, self.api.now), self.registry, self.api.now)
+        status["availableUpdates"] = result.available or None
+        status["conditionalUpdates"] = result.conditional or None
+        conditions = status.setdefault("conditions", [])
+        if explicit:
+            remove(conditions, "RetrievedUpdates")
+        set_condition(conditions, result.retrieved, rfc3339(self.api.now()))
+        self.api.write(cv)
+        return result.notes
