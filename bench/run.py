@@ -41,9 +41,9 @@ from kupgrade.graph.builder import build_graph  # noqa: E402
 from kupgrade.graph.codec import encode_graph  # noqa: E402
 from kupgrade.graph.graphdata import load_graph_data  # noqa: E402
 from kupgrade.graph.releases import load_releases  # noqa: E402
-from kupgrade.graph.sample import write_sample  # noqa: E402
 from kupgrade.graph.tree import open_tree  # noqa: E402
 from kupgrade.service.process import ChildProcess, ServiceProcess, free_port  # noqa: E402
+from kupgrade.sim.sample import write_sample  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fleet import bench_fleet  # noqa: E402

@@ -24,12 +24,13 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from kupgrade.cli.cluster import request_update  # noqa: E402
-from kupgrade.cluster.sim.create import create_cluster, model_image, release_source  # noqa: E402
-from kupgrade.cluster.sim.profile import Budget, Pool, Profile, Spec, Workload  # noqa: E402
-from kupgrade.controllers.runner import Runner, workdir  # noqa: E402
+from kupgrade.cluster.clusterversion import request_update  # noqa: E402
 from kupgrade.controllers.version.controller import Wiring  # noqa: E402
-from kupgrade.store import Store  # noqa: E402
+from kupgrade.sim.cluster import SimCluster  # noqa: E402
+from kupgrade.sim.create import create_cluster, model_image, release_source  # noqa: E402
+from kupgrade.sim.profile import Budget, Pool, Profile, Spec, Workload  # noqa: E402
+from kupgrade.sim.runner import Runner, workdir  # noqa: E402
+from kupgrade.sim.store import Store  # noqa: E402
 
 TARGET = "4.14.27"
 PODS_PER_WORKER = 20
@@ -70,7 +71,10 @@ def upgrade(nodes: int, tmp: Path) -> dict[str, Any]:
     store = Store(root / "cluster.db")
     cv = store.get("ClusterVersion", "version")
     assert cv is not None
-    request_update(store, cv, {"version": TARGET, "image": model_image(spec, TARGET, root)}, False)
+    request_update(
+        SimCluster(store), {"version": TARGET, "image": model_image(spec, TARGET, root)}, False
+    )
+    store.commit()
     runner = Runner(
         store, spec, Wiring(workdir(store), lambda i, v: release_source(spec, root, i, v))
     )

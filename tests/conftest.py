@@ -99,7 +99,7 @@ def e2e_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @pytest.fixture(scope="session")
 def sample_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from kupgrade.graph.sample import write_sample
+    from kupgrade.sim.sample import write_sample
 
     return write_sample(tmp_path_factory.mktemp("sample") / "data")
 

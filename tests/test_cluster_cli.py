@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kupgrade.cli.main import app
-from kupgrade.cluster.sim.create import model_image
-from kupgrade.cluster.sim.profile import Spec
+from kupgrade.sim.create import model_image
+from kupgrade.sim.profile import Spec
 
 cli = CliRunner()
 

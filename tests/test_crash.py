@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from kupgrade.cluster.sim.create import model_image
-from kupgrade.cluster.sim.profile import Spec, operators_of
-from kupgrade.store import Store
+from kupgrade.sim.create import model_image
+from kupgrade.sim.profile import Spec, operators_of
+from kupgrade.sim.store import Store
 
 TARGET = "4.14.27"
 PROFILE = """\

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from kupgrade.cluster.sim.profile import Spec
-from kupgrade.cluster.sim.releases import build_release, rendered_config
 from kupgrade.service.app import DEFAULT_PREFIX
 from kupgrade.service.process import RegistryProcess
+from kupgrade.sim.profile import Spec
+from kupgrade.sim.releases import build_release, rendered_config
 from tests.conftest import needs_gpg, needs_registry, running_server
 from tests.test_cli import kupgrade
 

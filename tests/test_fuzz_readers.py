@@ -20,7 +20,6 @@ import pytest
 import yaml
 
 from kupgrade import intake
-from kupgrade.cluster.sim.profile import Profile, check_profile, load_profile
 from kupgrade.errors import KupgradeError
 from kupgrade.graph.builder import build_graph
 from kupgrade.graph.codec import decode_graph
@@ -40,6 +39,7 @@ from kupgrade.release.signature import SignatureRejectedError, check_signed_cont
 from kupgrade.release.sources import open_payload
 from kupgrade.risks.promql.engine import evaluate_text
 from kupgrade.risks.promql.snapshot import load_snapshot, parse_snapshot
+from kupgrade.sim.profile import Profile, check_profile, load_profile
 from kupgrade.skew.fleet import is_fleet_document, parse_fleet
 from kupgrade.skew.gdc import check_fleet
 from kupgrade.skew.inventory import parse_inventory

@@ -16,9 +16,11 @@ from typing import Any
 import pytest
 
 from kupgrade.cluster import mco
-from kupgrade.cluster.sim.cluster import SimCluster
-from kupgrade.cluster.sim.create import create_cluster, release_source
-from kupgrade.cluster.sim.profile import (
+from kupgrade.controllers.nodes.pool import mcp_columns
+from kupgrade.controllers.version.controller import Wiring
+from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.create import create_cluster, release_source
+from kupgrade.sim.profile import (
     Budget,
     Change,
     Machine,
@@ -29,11 +31,9 @@ from kupgrade.cluster.sim.profile import (
     Spec,
     Workload,
 )
-from kupgrade.cluster.sim.releases import rendered_config
-from kupgrade.controllers.nodes.pool import mcp_columns
-from kupgrade.controllers.runner import Runner, workdir
-from kupgrade.controllers.version.controller import Wiring
-from kupgrade.store import Store
+from kupgrade.sim.releases import rendered_config
+from kupgrade.sim.runner import Runner, workdir
+from kupgrade.sim.store import Store
 from tests.conftest import conformance_cases
 
 OLD = rendered_config("worker", Spec().version)

@@ -13,7 +13,7 @@ from kupgrade.errors import InputError
 from kupgrade.graph.inputs import build_from_paths
 from kupgrade.graph.lint import lint_tree
 from kupgrade.graph.policy import PolicyView
-from kupgrade.graph.sample import write_sample
+from kupgrade.sim.sample import write_sample
 
 
 def test_sample_builds_lints_clean_and_is_deterministic(sample_dir: Path, tmp_path: Path) -> None:

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from kupgrade.cluster.sim.cluster import SimCluster
-from kupgrade.cluster.sim.create import create_cluster
-from kupgrade.cluster.sim.profile import Pool, Profile, Spec
 from kupgrade.controllers.availability import AvailabilityController
 from kupgrade.risks.promql import load_snapshot
 from kupgrade.risks.promql.engine import evaluate_text
 from kupgrade.risks.rules import PromQLCondition
-from kupgrade.store import Store
+from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.create import create_cluster
+from kupgrade.sim.profile import Pool, Profile, Spec
+from kupgrade.sim.store import Store
 from tests.test_hostile_http import serving
 
 THROTTLED = (

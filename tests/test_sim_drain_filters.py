@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kupgrade.cluster.drain_filters import LOCAL_STORAGE_WARNING, UNMANAGED_FATAL, UNMANAGED_WARNING
-from kupgrade.cluster.sim.profile import DrainPolicy, Pool, Spec, Workload
-from kupgrade.store import Store
+from kupgrade.sim.profile import DrainPolicy, Pool, Spec, Workload
+from kupgrade.sim.store import Store
 from tests.test_sim_upgrade import upgrade
 
 WORKLOADS = [

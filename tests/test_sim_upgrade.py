@@ -7,11 +7,13 @@ from typing import Any
 
 import pytest
 
-from kupgrade.cli.cluster import request_update
+from kupgrade.cluster.clusterversion import request_update
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.objects import merge_patch
-from kupgrade.cluster.sim.create import create_cluster, model_image, release_source
-from kupgrade.cluster.sim.profile import (
+from kupgrade.controllers.version.controller import Wiring
+from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.create import create_cluster, model_image, release_source
+from kupgrade.sim.profile import (
     Budget,
     Fault,
     Operator,
@@ -21,9 +23,8 @@ from kupgrade.cluster.sim.profile import (
     Workload,
     operators_of,
 )
-from kupgrade.controllers.runner import Outcome, Runner, workdir
-from kupgrade.controllers.version.controller import Wiring
-from kupgrade.store import Store
+from kupgrade.sim.runner import Outcome, Runner, workdir
+from kupgrade.sim.store import Store
 
 TARGET = "4.14.27"
 
@@ -33,7 +34,10 @@ def start(tmp_path: Path, spec: Spec) -> tuple[Path, Store]:
     store = Store(root / "cluster.db")
     cv = store.get("ClusterVersion", "version")
     assert cv is not None
-    request_update(store, cv, {"version": TARGET, "image": model_image(spec, TARGET, root)}, False)
+    request_update(
+        SimCluster(store), {"version": TARGET, "image": model_image(spec, TARGET, root)}, False
+    )
+    store.commit()
     return root, store
 
 

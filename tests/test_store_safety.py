@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from kupgrade.cluster.sim.create import model_image
-from kupgrade.cluster.sim.profile import Spec
-from kupgrade.store import Store, StoreError
+from kupgrade.sim.create import model_image
+from kupgrade.sim.profile import Spec
+from kupgrade.sim.store import Store, StoreError
 from tests.hostile import Outcome, run_bounded
 
 

@@ -17,9 +17,9 @@ import yaml
 
 from kupgrade.cli.upgrade_view import check_for_upgrade, render_upgrade, sort_versions_desc
 from kupgrade.controllers.availability import ClusterView, evaluate, fetch
-from kupgrade.graph.sample import EXAMPLE_CLUSTER, SNAPSHOT_END_S
 from kupgrade.risks.rules import Registry
 from kupgrade.service.process import PrometheusProcess
+from kupgrade.sim.sample import EXAMPLE_CLUSTER, SNAPSHOT_END_S
 from tests.conftest import conformance_path, running_server
 
 UUID = "3eb13b90-4668-4257-bdd6-40fb06671ad1"

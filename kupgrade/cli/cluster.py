@@ -6,14 +6,10 @@ its SQLite store, its release mirror and extracted payloads.
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
@@ -35,19 +31,18 @@ from kupgrade.cli.output import (
     user_errors,
 )
 from kupgrade.cli.upgrade_view import check_for_upgrade, render_upgrade
-from kupgrade.cluster.conditions import find
+from kupgrade.cluster.clusterversion import request_update, requested_release
 from kupgrade.cluster.objects import rfc3339
-from kupgrade.cluster.sim.cluster import SimCluster
-from kupgrade.cluster.sim.create import create_cluster, release_source
-from kupgrade.cluster.sim.lock import ControllerLock, die_with_parent
-from kupgrade.cluster.sim.profile import Pool, Profile, Spec, load_profile, node_names
 from kupgrade.controllers.availability import AvailabilityController
-from kupgrade.controllers.runner import Runner, workdir
-from kupgrade.controllers.version.controller import Wiring
 from kupgrade.controllers.version.status import clusterversion_columns
 from kupgrade.errors import InputError
-from kupgrade.release.assemble import _PINNED
-from kupgrade.store import Store, StoreError
+from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.create import create_cluster
+from kupgrade.sim.homes import CLUSTER_NAME, cluster_names, cluster_root, home, opened, wiring_for
+from kupgrade.sim.lock import ControllerLock, die_with_parent
+from kupgrade.sim.profile import Pool, Spec, load_profile, node_names
+from kupgrade.sim.runner import Runner
+from kupgrade.sim.store import Store, StoreError
 
 cluster_app = typer.Typer(help="Create, list and delete simulated clusters.", no_args_is_help=True)
 controller_app = typer.Typer(help="Run the controllers of a cluster.", no_args_is_help=True)
@@ -55,81 +50,6 @@ controller_app = typer.Typer(help="Run the controllers of a cluster.", no_args_i
 ClusterOpt = Annotated[
     str | None, typer.Option("--cluster", help="Cluster name; default: the only cluster there is.")
 ]
-
-
-# A directory name on every file system and a Kubernetes-style name: letters, digits,
-# dashes and dots inside, at most 63 characters.
-CLUSTER_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,61}[A-Za-z0-9])?")
-
-
-def home() -> Path:
-    return Path(os.environ.get("KUPGRADE_HOME") or Path.home() / ".kupgrade")
-
-
-def cluster_names() -> list[str]:
-    root = home() / "clusters"
-    return (
-        sorted(p.name for p in root.iterdir() if (p / "cluster.db").exists())
-        if root.is_dir()
-        else []
-    )
-
-
-def cluster_root(name: str | None, field: str = "--cluster") -> Path:
-    names = cluster_names()
-    if name is None:
-        if len(names) != 1:
-            raise InputError(
-                "no cluster named and "
-                + ("none exists" if not names else f"there are {len(names)}: {', '.join(names)}"),
-                field="--cluster",
-                hint="create one with `kupgrade cluster create NAME`"
-                if not names
-                else "pass --cluster NAME",
-            )
-        name = names[0]
-    if name not in names:
-        raise InputError(
-            f"no cluster named {name!r}", field=field, hint="see `kupgrade cluster list`"
-        )
-    return home() / "clusters" / name
-
-
-@contextmanager
-def opened(name: str | None) -> Iterator[tuple[Path, Store, Spec]]:
-    root = cluster_root(name)
-    store = Store(root / "cluster.db")
-    try:
-        spec = msgspec.convert(store.meta("profile"), Profile).spec
-        yield root, store, spec
-    finally:
-        store.close()
-
-
-def wiring_for(root: Path, store: Store, spec: Spec) -> Wiring:
-    verify = None
-    if spec.verification is not None:
-        verify = _verifier(spec)
-    return Wiring(
-        workdir(store), lambda image, version: release_source(spec, root, image, version), verify
-    )
-
-
-def _verifier(spec: Spec) -> Any:
-    from kupgrade.release.signature import Keyring, ReleaseVerifier, store_for
-
-    assert spec.verification is not None
-    keyring_path = Path(spec.verification.keyring)
-    signatures = spec.verification.store
-
-    def verify(digest: str) -> None:
-        with ReleaseVerifier(
-            {keyring_path.stem: Keyring.read(keyring_path.stem, keyring_path)},
-            store_for(signatures),
-        ) as verifier:
-            verifier.verify(digest)
-
-    return verify
 
 
 # --- cluster create | list | delete ------------------------------------------------------
@@ -365,7 +285,9 @@ def upgrade_command(
         desired = requested_release(
             cv, to, to_image, allow_explicit_upgrade, include_not_recommended
         )
-        request_update(store, cv, desired, force)
+        request_update(SimCluster(store), desired, force)
+        store.commit()
+        cv = store.get("ClusterVersion", "version") or cv
     if output is Format.json:
         print_json({"desiredUpdate": cv["spec"]["desiredUpdate"]})
     else:
@@ -373,63 +295,6 @@ def upgrade_command(
             f"Requested update to {desired.get('version') or desired['image']}; run `kupgrade controller run` to carry it out.",
             highlight=False,
         )
-
-
-def request_update(store: Store, cv: dict[str, Any], desired: dict[str, Any], force: bool) -> None:
-    """Set spec.desiredUpdate as `oc adm upgrade --to` does; the controller does the rest."""
-    cv["spec"]["desiredUpdate"] = {**desired, "force": force}
-    store.put(cv)
-    store.event(
-        float(store.meta("now", 0)),
-        "Normal",
-        "clusterversion/version",
-        "DesiredUpdate",
-        f"update to {desired.get('version') or desired['image']} requested",
-    )
-    store.commit()
-
-
-def requested_release(
-    cv: dict[str, Any], to: str | None, image: str | None, explicit: bool, not_recommended: bool
-) -> dict[str, Any]:
-    """The release `--to`/`--to-image` names, with the guards of `oc adm upgrade`."""
-    status = cv["status"]
-    if image:
-        if not _PINNED.match(image):
-            raise InputError(
-                f"{image!r} is not pinned by digest (registry/repository@sha256:<64 hex>)",
-                field="--to-image",
-                rule="SPEC C3",
-            )
-        if not explicit:
-            raise InputError(
-                "--to-image names a release the update graph may not offer",
-                field="--to-image",
-                hint="pass --allow-explicit-upgrade to request it anyway",
-            )
-        return {"version": "", "image": image}
-    for update in status.get("availableUpdates") or []:
-        if update.get("version") == to:
-            return {"version": to, "image": update["image"]}
-    for update in status.get("conditionalUpdates") or []:
-        release = update.get("release") or {}
-        if release.get("version") != to:
-            continue
-        recommended = find(update.get("conditions"), "Recommended") or {}
-        if recommended.get("status") == "True" or not_recommended:
-            return {"version": to, "image": release["image"]}
-        raise InputError(
-            f"the update {to} is not one of the recommended updates, but is available as a conditional update. "
-            f"Reason: {recommended.get('reason', '')}. Message: {recommended.get('message', '')}",
-            field="--to",
-            hint="pass --include-not-recommended to accept the risks",
-        )
-    offered = ", ".join(u["version"] for u in status.get("availableUpdates") or []) or "none"
-    raise InputError(
-        f"the update {to} is not one of the available updates: {offered}",
-        field="--to",
-        hint="see `kupgrade upgrade`, or use --to-image with --allow-explicit-upgrade",
-    )
 
 
 # --- controller run ------------------------------------------------------------------------

@@ -15,9 +15,9 @@ from kupgrade.cli.output import Format, print_json, stderr, stdout
 from kupgrade.cluster import mco
 from kupgrade.cluster.conditions import find
 from kupgrade.controllers.nodes.pool import MCP_COLUMNS, mcp_columns
-from kupgrade.controllers.runner import Outcome, Runner
 from kupgrade.controllers.version.status import clusterversion_columns
-from kupgrade.store import Store
+from kupgrade.sim.runner import Outcome, Runner
+from kupgrade.sim.store import Store
 
 
 @contextmanager

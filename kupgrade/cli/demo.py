@@ -14,13 +14,7 @@ import msgspec
 import typer
 
 from kupgrade.cli.backends import promql_condition
-from kupgrade.cli.cluster import (
-    availability,
-    refresh_availability,
-    request_update,
-    requested_release,
-    wiring_for,
-)
+from kupgrade.cli.cluster import availability, refresh_availability
 from kupgrade.cli.cluster_view import live_view, oc_table, print_report, report
 from kupgrade.cli.graph import risk_table, summary_table
 from kupgrade.cli.output import (
@@ -34,19 +28,22 @@ from kupgrade.cli.output import (
 )
 from kupgrade.cli.updates import cluster_version
 from kupgrade.cli.upgrade_view import render_upgrade
+from kupgrade.cluster.clusterversion import request_update, requested_release
 from kupgrade.cluster.objects import rfc3339
-from kupgrade.cluster.sim.create import create_cluster
-from kupgrade.cluster.sim.profile import Budget, Pool, Profile, Spec, Workload
 from kupgrade.controllers.availability import Availability, ClusterView, evaluate, fetch
 from kupgrade.controllers.nodes.pool import mcp_columns
-from kupgrade.controllers.runner import Runner
 from kupgrade.errors import KupgradeError
-from kupgrade.graph.sample import EXAMPLE_CLUSTER, SNAPSHOT_END_S, write_sample
 from kupgrade.graph.summary import summarize
 from kupgrade.risks.rules import Registry
 from kupgrade.service.app import DEFAULT_PREFIX
 from kupgrade.service.process import ServiceProcess
-from kupgrade.store import Store
+from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.create import create_cluster
+from kupgrade.sim.homes import wiring_for
+from kupgrade.sim.profile import Budget, Pool, Profile, Spec, Workload
+from kupgrade.sim.runner import Runner
+from kupgrade.sim.sample import EXAMPLE_CLUSTER, SNAPSHOT_END_S, write_sample
+from kupgrade.sim.store import Store
 
 sample_app = typer.Typer(
     help="The sample dataset kupgrade ships (an OpenShift-like 4.12-4.15 line).",
@@ -199,8 +196,9 @@ class Rehearsal:
             raise KupgradeError("the update service recommended no update for the demo cluster")
         self.target = str(updates[0]["version"])  # newest first (SPEC A3)
         request_update(
-            self.store, cv, requested_release(cv, self.target, None, False, False), False
+            SimCluster(self.store), requested_release(cv, self.target, None, False, False), False
         )
+        self.store.commit()
 
     def run(self, output: Format) -> dict[str, Any]:
         try:

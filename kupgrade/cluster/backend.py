@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 from typing import Any, Protocol
 
-from kupgrade.store import Watch
+from kupgrade.sim.store import Watch
 
 Obj = dict[str, Any]
 

@@ -33,7 +33,7 @@ from kupgrade.release.payload import (
 from kupgrade.release.taskgraph import Task
 from kupgrade.versions import blang_error
 
-_PINNED = re.compile(r"^[^@\s]+@sha256:[0-9a-f]{64}$")
+PINNED = re.compile(r"^[^@\s]+@sha256:[0-9a-f]{64}$")
 GENERATED = (RELEASE_METADATA, IMAGE_REFERENCES)
 
 
@@ -61,7 +61,7 @@ class ReleaseSpec:
                         rule="SPEC B1",
                     )
         for name, spec in self.images.items():
-            if not _PINNED.match(spec):
+            if not PINNED.match(spec):
                 raise InputError(
                     f"image {name}={spec} is not pinned by digest (registry/repo@sha256:<64 hex>)",
                     field="--image",

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kupgrade.cluster.conditions import find
-from kupgrade.cluster.sim.cluster import SimCluster
-from kupgrade.cluster.sim.profile import Spec
-from kupgrade.cluster.sim.world import World
 from kupgrade.controllers.nodes.controller import NodeController
 from kupgrade.controllers.version.controller import VersionController, Wiring
-from kupgrade.store import Store
+from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.profile import Spec
+from kupgrade.sim.store import Store
+from kupgrade.sim.world import World
 
 RESYNC = 300.0  # the version controller re-checks its operators at least this often
 COMMIT_EVERY = 0.5  # wall seconds between commits (always on a step boundary)

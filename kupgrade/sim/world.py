@@ -16,9 +16,9 @@ from typing import Any
 from kupgrade.cluster import mco
 from kupgrade.cluster.conditions import set_condition
 from kupgrade.cluster.objects import key_of, merge_patch, pod, rfc3339
-from kupgrade.cluster.sim.cluster import SimCluster
-from kupgrade.cluster.sim.profile import Fault, Spec, Workload, operators_of
-from kupgrade.cluster.sim.releases import OPERATOR_LABEL, rendered_config
+from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.profile import Fault, Spec, Workload, operators_of
+from kupgrade.sim.releases import OPERATOR_LABEL, rendered_config
 
 DRAIN_TIMEOUT = 3600.0
 MACHINE_CONFIG = "machine-config"

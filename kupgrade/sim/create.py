@@ -17,7 +17,10 @@ import msgspec
 from kupgrade import intake
 from kupgrade.cluster import mco
 from kupgrade.cluster import objects as o
-from kupgrade.cluster.sim.profile import (
+from kupgrade.errors import InputError
+from kupgrade.release.payload import LoadOptions, load_payload
+from kupgrade.release.sources import open_payload
+from kupgrade.sim.profile import (
     Machine,
     Profile,
     Spec,
@@ -25,11 +28,8 @@ from kupgrade.cluster.sim.profile import (
     node_names,
     operators_of,
 )
-from kupgrade.cluster.sim.releases import build_release, rendered_config
-from kupgrade.errors import InputError
-from kupgrade.release.payload import LoadOptions, load_payload
-from kupgrade.release.sources import open_payload
-from kupgrade.store import Store
+from kupgrade.sim.releases import build_release, rendered_config
+from kupgrade.sim.store import Store
 
 MODEL_REGISTRY = "sim.kupgrade.local/ocp-release"
 
@@ -174,8 +174,8 @@ def _populate(root: Path, name: str, profile: Profile) -> None:
 
 def _settle_pools(store: Store) -> None:
     """Pool status as the node controller reports it for the settled nodes."""
-    from kupgrade.cluster.sim.cluster import SimCluster
     from kupgrade.controllers.nodes.controller import NodeController
+    from kupgrade.sim.cluster import SimCluster
 
     NodeController(SimCluster(store)).sync()
 

@@ -15,10 +15,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kupgrade.cluster.sim.profile import Operator, Spec, operators_of
 from kupgrade.release.assemble import ReleaseSpec, payload_files
 from kupgrade.release.oci import build_image, layout_files
 from kupgrade.release.sources import write_tree
+from kupgrade.sim.profile import Operator, Spec, operators_of
 
 OPERATOR_LABEL = "kupgrade.io/cluster-operator"
 CVO_NAMESPACE = "openshift-cluster-version"

@@ -9,7 +9,7 @@ from typing import Any
 
 from kupgrade.cluster.disruption import Answer, budget_status, eviction
 from kupgrade.cluster.objects import is_ready_pod, key_of, rfc3339
-from kupgrade.store import Obj, Store, Watch
+from kupgrade.sim.store import Obj, Store, Watch
 
 
 def _pod_node(pod: Obj) -> list[str]:

@@ -1,0 +1,103 @@
+"""Where simulated clusters live: `$KUPGRADE_HOME/clusters/NAME` (default `~/.kupgrade`),
+each with its store, its release mirror and its extracted payloads; and how a cluster's
+controllers are wired to them (release sources, signature verification)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from kupgrade.controllers.version.controller import Wiring
+from kupgrade.errors import InputError
+from kupgrade.sim.create import release_source
+from kupgrade.sim.profile import Profile, Spec
+from kupgrade.sim.runner import workdir
+from kupgrade.sim.store import Store, StoreError
+
+# A directory name on every file system and a Kubernetes-style name: letters, digits,
+# dashes and dots inside, at most 63 characters.
+CLUSTER_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,61}[A-Za-z0-9])?")
+
+
+def home() -> Path:
+    return Path(os.environ.get("KUPGRADE_HOME") or Path.home() / ".kupgrade")
+
+
+def cluster_names() -> list[str]:
+    root = home() / "clusters"
+    return (
+        sorted(p.name for p in root.iterdir() if (p / "cluster.db").exists())
+        if root.is_dir()
+        else []
+    )
+
+
+def cluster_root(name: str | None, field: str = "--cluster") -> Path:
+    names = cluster_names()
+    if name is None:
+        if len(names) != 1:
+            raise InputError(
+                "no cluster named and "
+                + ("none exists" if not names else f"there are {len(names)}: {', '.join(names)}"),
+                field="--cluster",
+                hint="create one with `kupgrade cluster create NAME`"
+                if not names
+                else "pass --cluster NAME",
+            )
+        name = names[0]
+    if name not in names:
+        raise InputError(
+            f"no cluster named {name!r}", field=field, hint="see `kupgrade cluster list`"
+        )
+    return home() / "clusters" / name
+
+
+@contextmanager
+def opened(name: str | None) -> Iterator[tuple[Path, Store, Spec]]:
+    root = cluster_root(name)
+    store = Store(root / "cluster.db")
+    try:
+        try:
+            spec = msgspec.convert(store.meta("profile"), Profile).spec
+        except msgspec.ValidationError as exc:
+            raise StoreError(
+                f"the store of cluster {root.name} is damaged (its profile: {exc})",
+                file=str(root / "cluster.db"),
+                hint=f"delete the cluster with `kupgrade cluster delete {root.name}` and "
+                "create it again",
+            ) from None
+        yield root, store, spec
+    finally:
+        store.close()
+
+
+def wiring_for(root: Path, store: Store, spec: Spec) -> Wiring:
+    verify = None
+    if spec.verification is not None:
+        verify = _verifier(spec)
+    return Wiring(
+        workdir(store), lambda image, version: release_source(spec, root, image, version), verify
+    )
+
+
+def _verifier(spec: Spec) -> Any:
+    from kupgrade.release.signature import Keyring, ReleaseVerifier, store_for
+
+    assert spec.verification is not None
+    keyring_path = Path(spec.verification.keyring)
+    signatures = spec.verification.store
+
+    def verify(digest: str) -> None:
+        with ReleaseVerifier(
+            {keyring_path.stem: Keyring.read(keyring_path.stem, keyring_path)},
+            store_for(signatures),
+        ) as verifier:
+            verifier.verify(digest)
+
+    return verify
