@@ -20,6 +20,7 @@ test: lint typecheck unit
 lint: $(STAMP)
 	$(BIN)/ruff check kupgrade tests bench
 	$(BIN)/ruff format --check kupgrade tests bench
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

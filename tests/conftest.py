@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from kupgrade.service.process import ServiceProcess
+from kupgrade.sim.sample import write_sample
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("KUPGRADE_SHARED", REPO.parent / "shared"))
@@ -99,7 +100,6 @@ def e2e_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @pytest.fixture(scope="session")
 def sample_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from kupgrade.sim.sample import write_sample
 
     return write_sample(tmp_path_factory.mktemp("sample") / "data")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -162,7 +163,6 @@ def test_diff(tmp_path: Path) -> None:
 
 
 def test_serve_reports_a_busy_port(sample_dir: Path) -> None:
-    import socket
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

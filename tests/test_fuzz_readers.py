@@ -12,12 +12,14 @@ from __future__ import annotations
 import functools
 import json
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
 import yaml
+from hypothesis import strategies as st
 
 from kupgrade import intake
 from kupgrade.errors import KupgradeError
@@ -46,6 +48,7 @@ from kupgrade.skew.inventory import parse_inventory
 from kupgrade.skew.k8s import check as check_k8s
 from tests.conftest import conformance_doc, conformance_path
 from tests.fuzzkit import fuzz, mutated, swapped
+from tests.hostile import CONTENTS
 
 TARGETS = 18
 SHARE = 1 / TARGETS
@@ -101,8 +104,6 @@ def test_fuzz_graph_data_files() -> None:
         (copy.dirs[where] if where else copy.top)[name] = Entry(name, data=data)
         lint_tree(copy)
         build_graph(raw, load_graph_data(copy))
-
-    from hypothesis import strategies as st
 
     fuzz("graph-data", st.tuples(st.integers(0, 10**6), mutated(seeds)), read, USER, SHARE)
 
@@ -216,8 +217,6 @@ def test_fuzz_package_manifests() -> None:
             (root / files[index % len(files)].relative_to(source)).write_bytes(data)
             validate_catalog(load_catalog(Path(tmp)))
 
-    from hypothesis import strategies as st
-
     seeds = _bytes_of(files)
     fuzz("package-manifests", st.tuples(st.integers(0, 99), mutated(seeds)), read, USER, SHARE)
 
@@ -316,9 +315,6 @@ def test_fuzz_promql_expressions() -> None:
 @pytest.mark.parametrize("kind", ["alias-bomb", "deep"])
 def test_known_bombs_are_refused_fast(kind: str) -> None:
     """The two inputs that grew the service to gigabytes: refused in well under a second."""
-    import time
-
-    from tests.hostile import CONTENTS
 
     data = CONTENTS["alias-bomb"] if kind == "alias-bomb" else CONTENTS["deep-yaml-flow"]
     started = time.perf_counter()

@@ -13,8 +13,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 
+from kupgrade.intake.http import TooSlow, bounded_get
 from tests.hostile import run_bounded
 
 
@@ -132,9 +134,6 @@ def test_a_risk_that_would_run_for_minutes_becomes_unknown(snapshot: Path) -> No
 
 
 def test_a_dripping_server_is_cut_off_at_the_total_timeout() -> None:
-    import httpx
-
-    from kupgrade.intake.http import TooSlow, bounded_get
 
     with serving(b'{"nodes": []}' + b" " * 400, drip=True) as upstream, httpx.Client() as client:
         started = time.monotonic()

@@ -11,6 +11,7 @@ import gzip
 import http.client
 import io
 import json
+import socket
 import tarfile
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -200,7 +201,6 @@ def test_oversized_and_garbage_queries(e2e_server: Server) -> None:
 
 
 def test_garbage_on_the_wire_does_not_hurt(e2e_server: Server) -> None:
-    import socket
 
     host = urlsplit(e2e_server.base)
     for junk in (

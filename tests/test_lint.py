@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from kupgrade.graph.lint import lint_tree
-from kupgrade.graph.tree import Entry
+from kupgrade.graph.tree import Entry, open_tree
 from tests.conftest import conformance_path
 from tests.graphkit import risk, tree
 
@@ -150,13 +150,11 @@ def test_missing_structure() -> None:
 
 
 def test_current_graph_data_is_clean() -> None:
-    from kupgrade.graph.tree import open_tree
 
     assert lint_tree(open_tree(conformance_path("cincinnati", "graph-data-head"))) == []
 
 
 def test_invalid0_fixture() -> None:
-    from kupgrade.graph.tree import open_tree
 
     found = [
         str(p)

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kupgrade.controllers.nodes import pool as mcp
+from kupgrade.controllers.nodes.tracker import PoolTracker
 from kupgrade.errors import InputError
 from tests.conftest import conformance_cases, need_case
 from tests.mco import node_of
@@ -133,7 +134,6 @@ def test_tracker_agrees_with_the_rules_after_every_change(
     paused: bool,
 ) -> None:
     """The incremental PoolTracker gives what candidates()/pool_status() give, change by change."""
-    from kupgrade.controllers.nodes.tracker import PoolTracker
 
     tracker = PoolTracker("old")
     tracker.retarget(target)

@@ -18,6 +18,8 @@ from kupgrade.olm.index import CatalogIndex
 from kupgrade.olm.load import load_catalog
 from kupgrade.olm.manifests import read_package_manifests
 from kupgrade.olm.render import RenderError, RenderOptions, render_mermaid
+from kupgrade.olm.resolver import resolve
+from kupgrade.olm.resolver.model import Installed, Source, Subscription
 from kupgrade.olm.steps import one_step_findings
 from kupgrade.olm.validate import validate_catalog
 from kupgrade.versions import RangeError, SemVer, parse_blang, parse_range
@@ -192,8 +194,6 @@ def test_validate_cli_exit_codes_and_messages(tmp_path: Path) -> None:
 def test_real_catalogs_validate_and_f5_agrees_with_the_resolver() -> None:
     """The real catalogs pass opm's rules, yet some installed bundles have no way forward
     (SPEC F5); for each such bundle the seed resolver indeed stays put."""
-    from kupgrade.olm.resolver import resolve
-    from kupgrade.olm.resolver.model import Installed, Source, Subscription
 
     for name in ("v4.21.json", "v4.22.json"):
         catalog = load_catalog(

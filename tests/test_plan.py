@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
+import sys
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -359,8 +361,6 @@ def test_every_order_of_a_parallel_plan_is_checked() -> None:
 
 def test_fleet_bench_runs() -> None:
     """The bench's fleet generator gives a plannable fleet (the bench itself is `make bench`)."""
-    import subprocess
-    import sys
 
     bench = Path(__file__).resolve().parents[1] / "bench" / "fleet.py"
     done = subprocess.run(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import tarfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -111,7 +112,6 @@ def test_not_ready_until_a_graph_builds(sample_dir: Path, tmp_path: Path) -> Non
 
 
 def test_tarball_graph_data_and_prefix(sample_dir: Path, tmp_path: Path) -> None:
-    import tarfile
 
     tgz = tmp_path / "graph-data.tar.gz"
     with tarfile.open(tgz, "w:gz") as archive:

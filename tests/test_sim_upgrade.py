@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kupgrade.cli.cluster_view import runlevel_rows
 from kupgrade.cluster.clusterversion import request_update
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.objects import merge_patch
@@ -226,7 +227,6 @@ def test_profile_changes_are_json_merge_patches(target: Any, patch: Any, result:
 
 def test_live_view_counts_each_runlevel_in_order(tmp_path: Path) -> None:
     """The per-runlevel bars: a runlevel shows progress only once every lower one is done."""
-    from kupgrade.cli.cluster_view import runlevel_rows
 
     root, store = start(tmp_path, SMALL)
     r = runner(root, store, SMALL)

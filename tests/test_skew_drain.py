@@ -13,6 +13,7 @@ from kupgrade.cluster.disruption import budget_status, eviction, gdc_drain
 from kupgrade.cluster.drain_filters import DAEMONSET_FATAL, DrainPod, Flags, drain
 from kupgrade.plan.engines import rollout
 from tests.conftest import conformance_cases, conformance_doc, need_case
+from tests.test_cli import kupgrade
 
 
 def _cases(section: str) -> list[Any]:
@@ -96,7 +97,6 @@ def test_rollout_engines(case: Any) -> None:
 def test_rollout_command(tmp_path: Path) -> None:
     """`kupgrade rollout` answers every rollout.yaml case as the function does, and turns a
     missing setting into one line naming the file."""
-    from tests.test_cli import kupgrade
 
     cases = conformance_doc("skew", "rollout.yaml")["cases"]
     for case in cases:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kupgrade.skew.inventory import parse_inventory
 from kupgrade.skew.k8s import check
-from kupgrade.skew.steps import Step, judge
+from kupgrade.skew.steps import Step, apply_step, judge, parse_step
 from tests.conftest import conformance_cases, need_case
 from tests.test_cli import kupgrade
 
@@ -177,7 +177,6 @@ def test_a_step_that_is_not_refused_adds_no_violation(
     data: dict[str, Any], component: str, to: str, policy: str
 ) -> None:
     """SPEC X1 on one step: whatever check-step lets through keeps the state as legal as it was."""
-    from kupgrade.skew.steps import apply_step, parse_step
 
     inventory = parse_inventory(data, "generated")
     step = parse_step(f"{component} -> {to}", inventory, drained=True)

@@ -6,6 +6,7 @@ import itertools
 import re
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -21,6 +22,7 @@ from kupgrade.versions import (
     version_sort_key,
     with_arch,
 )
+from tests.conftest import conformance_path
 
 numbers = st.integers(min_value=0, max_value=10**6)
 alnum_id = st.from_regex(r"[0-9]*[a-zA-Z-][0-9a-zA-Z-]*", fullmatch=True).filter(
@@ -167,9 +169,6 @@ def test_release_line_jumps() -> None:
 
 def test_gdc_conformance_versions_and_release_line() -> None:
     """SPEC G2, G4: every version in skew/gdc.yaml parses, and its release line is ours."""
-    import yaml
-
-    from tests.conftest import conformance_path
 
     doc = yaml.safe_load(conformance_path("skew", "gdc.yaml").read_text())
     assert ReleaseLine.of(doc["release_line"]) == GDC_RELEASE_LINE

@@ -20,6 +20,7 @@ import typer
 import yaml
 from rich.table import Table
 
+from kupgrade.cli.backends import promql_condition
 from kupgrade.cli.cluster_view import KINDS, live_view, oc_table, print_report, report
 from kupgrade.cli.output import (
     Format,
@@ -207,7 +208,6 @@ def availability(store: Store, spec: Spec, *, throttled: bool) -> AvailabilityCo
     """The cluster's availability controller, with its PromQL backend (the profile's
     metrics snapshot). The run loop's is throttled as the version controller's is; an
     explicit `upgrade` check evaluates every risk at once."""
-    from kupgrade.cli.backends import promql_condition
 
     condition = (
         promql_condition(Path(spec.metrics), None, None, None, None, required=False, budget=False)

@@ -14,6 +14,7 @@ from rich.table import Table
 from kupgrade.cli.output import Format, print_json, stderr, stdout
 from kupgrade.cluster import mco
 from kupgrade.cluster.conditions import find
+from kupgrade.cluster.objects import parse_rfc3339
 from kupgrade.controllers.nodes.pool import MCP_COLUMNS, mcp_columns
 from kupgrade.controllers.version.status import clusterversion_columns
 from kupgrade.sim.runner import Outcome, Runner
@@ -155,7 +156,6 @@ KINDS = {
 
 
 def age(created: str, now: float) -> str:
-    from kupgrade.cluster.objects import parse_rfc3339
 
     seconds = max(0, int(now - parse_rfc3339(created))) if created else 0
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):

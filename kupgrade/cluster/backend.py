@@ -8,11 +8,34 @@ an upgrade on a real cluster or hours of one in seconds on the simulator.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Iterable
 from typing import Any, Protocol
 
-from kupgrade.sim.store import Watch
-
 Obj = dict[str, Any]
+Key = tuple[str, str, str]  # kind, namespace, name
+
+
+class Watch:
+    """The keys of watched kinds changed since the last drain, as an informer queues them.
+
+    A new watch starts with every existing key (the informer's initial list), so a
+    controller started after a crash looks at everything once and then only at changes.
+    """
+
+    def __init__(self, keys: Iterable[Key]) -> None:
+        self._keys: set[Key] = set(keys)
+
+    def add(self, key: Key) -> None:
+        self._keys.add(key)
+
+    def drain(self) -> builtins.list[Key]:
+        """Pending keys in sorted order (set order would differ between processes)."""
+        keys = sorted(self._keys)
+        self._keys.clear()
+        return keys
+
+    def __bool__(self) -> bool:
+        return bool(self._keys)
 
 
 class Eviction(Protocol):

@@ -14,6 +14,7 @@ thousands of searches over short version strings.
 from __future__ import annotations
 
 import re
+import warnings
 from functools import lru_cache
 
 import re2
@@ -64,8 +65,10 @@ def _encoded(text: str) -> bytes:
 def _explain(pattern: str, error: bytes | str) -> RegexError:
     reason = error.decode("utf-8", "replace") if isinstance(error, bytes) else str(error)
     try:
-        re.compile(pattern)
-    except re.error:
+        with warnings.catch_warnings():  # "Possible nested set" and the like: not for users
+            warnings.simplefilter("ignore")
+            re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
         return RegexError(pattern, f"does not compile: {reason}", outside_re2=False)
     return RegexError(
         pattern,

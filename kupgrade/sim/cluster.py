@@ -7,9 +7,10 @@ import builtins
 import random
 from typing import Any
 
+from kupgrade.cluster.backend import Watch
 from kupgrade.cluster.disruption import Answer, budget_status, eviction
 from kupgrade.cluster.objects import is_ready_pod, key_of, rfc3339
-from kupgrade.sim.store import Obj, Store, Watch
+from kupgrade.sim.store import Obj, Store
 
 
 def _pod_node(pod: Obj) -> list[str]:

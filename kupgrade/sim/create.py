@@ -17,9 +17,11 @@ import msgspec
 from kupgrade import intake
 from kupgrade.cluster import mco
 from kupgrade.cluster import objects as o
+from kupgrade.controllers.nodes.controller import NodeController
 from kupgrade.errors import InputError
 from kupgrade.release.payload import LoadOptions, load_payload
 from kupgrade.release.sources import open_payload
+from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.profile import (
     Machine,
     Profile,
@@ -174,8 +176,6 @@ def _populate(root: Path, name: str, profile: Profile) -> None:
 
 def _settle_pools(store: Store) -> None:
     """Pool status as the node controller reports it for the settled nodes."""
-    from kupgrade.controllers.nodes.controller import NodeController
-    from kupgrade.sim.cluster import SimCluster
 
     NodeController(SimCluster(store)).sync()
 

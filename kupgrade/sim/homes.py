@@ -15,6 +15,7 @@ import msgspec
 
 from kupgrade.controllers.version.controller import Wiring
 from kupgrade.errors import InputError
+from kupgrade.release.signature import Keyring, ReleaseVerifier, store_for
 from kupgrade.sim.create import release_source
 from kupgrade.sim.profile import Profile, Spec
 from kupgrade.sim.runner import workdir
@@ -87,7 +88,6 @@ def wiring_for(root: Path, store: Store, spec: Spec) -> Wiring:
 
 
 def _verifier(spec: Spec) -> Any:
-    from kupgrade.release.signature import Keyring, ReleaseVerifier, store_for
 
     assert spec.verification is not None
     keyring_path = Path(spec.verification.keyring)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from kupgrade.errors import InputError
 from kupgrade.outputs import staging_dir
 
 REPOSITORY = "quay.io/openshift-release-dev/ocp-release"
@@ -281,8 +282,6 @@ def write_sample(target: Path) -> Path:
     """Write the dataset to `target` (created; must not exist or be empty) atomically."""
     target = target.resolve()
     if target.exists() and any(target.iterdir()):
-        from kupgrade.errors import InputError
-
         raise InputError(
             "already exists and is not empty", file=str(target), hint="choose a new directory"
         )

@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from kupgrade.cluster.backend import Key, Watch
 from kupgrade.errors import KupgradeError
 
 SCHEMA = """
@@ -38,34 +39,10 @@ CREATE TABLE IF NOT EXISTS events (
 );
 """
 
-Key = tuple[str, str, str]
 Obj = dict[str, Any]
 
 _encode = msgspec.json.Encoder(order="sorted").encode
 _decode = msgspec.json.decode
-
-
-class Watch:
-    """The keys of watched kinds changed since the last drain, as an informer queues them.
-
-    A new watch starts with every existing key (the informer's initial list), so a
-    controller started after a crash looks at everything once and then only at changes.
-    """
-
-    def __init__(self, keys: Iterable[Key]) -> None:
-        self._keys: set[Key] = set(keys)
-
-    def add(self, key: Key) -> None:
-        self._keys.add(key)
-
-    def drain(self) -> builtins.list[Key]:
-        """Pending keys in sorted order (set order would differ between processes)."""
-        keys = sorted(self._keys)
-        self._keys.clear()
-        return keys
-
-    def __bool__(self) -> bool:
-        return bool(self._keys)
 
 
 class _Index:

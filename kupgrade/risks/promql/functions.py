@@ -369,9 +369,14 @@ def _extract(text: str) -> tuple[str, int, str] | None:
     return name, num, body[i:]
 
 
+# RE2 logs a bad pattern to stderr itself; the error is ours to report, once.
+_QUIET = re2.Options()
+_QUIET.log_errors = False
+
+
 def label_replace(vec: Vector, dst: str, repl: str, src: str, pattern: str) -> Vector:
     try:
-        regex = re2.compile(f"^(?:{pattern})$")
+        regex = re2.compile(f"^(?:{pattern})$", _QUIET)
     except re2.error as exc:
         raise PromQLError(
             f"invalid regular expression in label_replace(): {pattern}: {exc}"
