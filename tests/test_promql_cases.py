@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
-from kupgrade.cli.promql import load_expressions
 from kupgrade.risks.promql import load_snapshot
 from kupgrade.risks.promql.engine import evaluate_text
+from kupgrade.risks.promql.expressions import load_expressions
 from tests.conftest import conformance_path
 
 

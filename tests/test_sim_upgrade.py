@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from kupgrade.cli.cluster_view import runlevel_rows
 from kupgrade.cluster.clusterversion import request_update
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.objects import merge_patch
 from kupgrade.controllers.version.controller import Wiring
+from kupgrade.controllers.version.progress import runlevel_rows
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster, model_image, release_source
 from kupgrade.sim.profile import (

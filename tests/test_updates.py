@@ -15,7 +15,11 @@ from typing import Any
 import pytest
 import yaml
 
-from kupgrade.cli.upgrade_view import check_for_upgrade, render_upgrade, sort_versions_desc
+from kupgrade.cluster.upgrade_text import (
+    check_for_upgrade,
+    render_upgrade,
+    sort_versions_desc,
+)
 from kupgrade.controllers.availability import ClusterView, evaluate, fetch
 from kupgrade.risks.rules import Registry
 from kupgrade.service.process import PrometheusProcess

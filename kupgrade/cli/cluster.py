@@ -31,9 +31,9 @@ from kupgrade.cli.output import (
     stdout,
     user_errors,
 )
-from kupgrade.cli.upgrade_view import check_for_upgrade, render_upgrade
 from kupgrade.cluster.clusterversion import request_update, requested_release
 from kupgrade.cluster.objects import rfc3339
+from kupgrade.cluster.upgrade_text import check_for_upgrade, render_upgrade
 from kupgrade.controllers.availability import AvailabilityController
 from kupgrade.controllers.version.status import clusterversion_columns
 from kupgrade.errors import InputError

@@ -16,6 +16,7 @@ from kupgrade.cluster import mco
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.objects import parse_rfc3339
 from kupgrade.controllers.nodes.pool import MCP_COLUMNS, mcp_columns
+from kupgrade.controllers.version.progress import runlevel_rows
 from kupgrade.controllers.version.status import clusterversion_columns
 from kupgrade.sim.runner import Outcome, Runner
 from kupgrade.sim.store import Store
@@ -56,19 +57,6 @@ def live_view(runner: Runner, speed: float, started: float, wall: float) -> Iter
                 bars.update(tasks[label], completed=done, total=total)
 
         yield on_step
-
-
-def runlevel_rows(state: dict[str, Any]) -> list[tuple[str, int, int]]:
-    """(label, applied, total) per runlevel of the update in progress (SPEC D1)."""
-    done: dict[str, int] = {}
-    total: dict[str, int] = {}
-    for runs, cursor in zip(state.get("runlevels") or [], state.get("cursor") or [], strict=False):
-        left = int(cursor)  # the node's first `cursor` manifests are applied
-        for level, count in runs:
-            done[level] = done.get(level, 0) + min(left, count)
-            total[level] = total.get(level, 0) + count
-            left = max(0, left - count)
-    return [(f"runlevel {level}", done[level], total[level]) for level in sorted(total)]
 
 
 def timeline(store: Store, since: float) -> list[dict[str, Any]]:

@@ -27,9 +27,9 @@ from kupgrade.cli.output import (
     user_errors,
 )
 from kupgrade.cli.updates import cluster_version
-from kupgrade.cli.upgrade_view import render_upgrade
 from kupgrade.cluster.clusterversion import request_update, requested_release
 from kupgrade.cluster.objects import rfc3339
+from kupgrade.cluster.upgrade_text import render_upgrade
 from kupgrade.controllers.availability import Availability, ClusterView, evaluate, fetch
 from kupgrade.controllers.nodes.pool import mcp_columns
 from kupgrade.errors import KupgradeError

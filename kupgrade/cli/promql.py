@@ -8,7 +8,6 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from kupgrade import intake
 from kupgrade.cli.output import (
     Format,
     OutputOpt,
@@ -21,6 +20,7 @@ from kupgrade.errors import InputError
 from kupgrade.risks.promql import load_snapshot
 from kupgrade.risks.promql.engine import evaluate_text, parse_time
 from kupgrade.risks.promql.errors import PromQLError
+from kupgrade.risks.promql.expressions import load_expressions
 from kupgrade.risks.promql.guards import (
     DEFAULT_MAX_SAMPLES,
     DEFAULT_TIMEOUT_S,
@@ -33,35 +33,6 @@ from kupgrade.risks.promql.values import format_value
 app = typer.Typer(
     help="Evaluate PromQL over a metrics snapshot, as Prometheus would.", no_args_is_help=True
 )
-
-EXPRS_RULE = "expressions file: {expressions: [{id, expr}, ...]}"
-
-
-def load_expressions(path: Path) -> dict[str, str]:
-    """Read `{expressions: [{id, expr}]}` (the conformance cases' format)."""
-    doc = intake.load_yaml(intake.read_file(path, "expressions file"), str(path))
-    items = doc.get("expressions") if isinstance(doc, dict) else None
-    if not isinstance(items, list):
-        raise InputError(
-            "expected a list under 'expressions'",
-            file=str(path),
-            field="expressions",
-            rule=EXPRS_RULE,
-        )
-    out: dict[str, str] = {}
-    for index, item in enumerate(items):
-        where = f"expressions[{index}]"
-        if not isinstance(item, dict) or not isinstance(item.get("expr"), str):
-            raise InputError(
-                "each entry needs a string 'expr'", file=str(path), field=where, rule=EXPRS_RULE
-            )
-        ident = str(item.get("id", index))
-        if ident in out:
-            raise InputError(
-                f"id {ident!r} appears twice", file=str(path), field=f"{where}.id", rule=EXPRS_RULE
-            )
-        out[ident] = item["expr"]
-    return out
 
 
 def _brief(result: dict[str, Any]) -> str:

@@ -17,7 +17,7 @@ from kupgrade.cli.backends import (
     promql_condition,
 )
 from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, user_errors
-from kupgrade.cli.upgrade_view import render_upgrade
+from kupgrade.cluster.upgrade_text import render_upgrade
 from kupgrade.controllers.availability import Availability, ClusterView, evaluate, fetch, rfc3339
 from kupgrade.risks.rules import Registry
 
