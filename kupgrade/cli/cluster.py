@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 from enum import StrEnum
-from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -387,7 +386,7 @@ def _run_child(cluster: str | None, until: Until, speed: float, output: Format) 
             store,
             spec,
             wiring_for(root, store, spec),
-            refresh=partial(availability(store, spec, throttled=True).refresh, False),
+            availability=availability(store, spec, throttled=True),
         )
         started = float(store.meta("run_started") or runner.sim.now())
         store.set_meta("run_started", started)

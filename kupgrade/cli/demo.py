@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import tempfile
 import time
-from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -211,7 +210,7 @@ class Rehearsal:
             self.store,
             self.spec,
             wiring_for(self.root, self.store, self.spec),
-            refresh=partial(availability(self.store, self.spec, throttled=True).refresh, False),
+            availability=availability(self.store, self.spec, throttled=True),
         )
         started, wall = runner.sim.now(), time.monotonic()
         text = output is Format.text

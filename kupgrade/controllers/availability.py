@@ -34,6 +34,8 @@ from kupgrade.versions import SemVer, version_sort_key
 
 CHANNELS_KEY = "io.openshift.upgrades.graph.release.channels"
 FETCH_TIMEOUT = 60.0
+REFRESH_INTERVAL = 180.0  # simulated seconds between checks of the update service (SPEC A3)
+REFRESH_STATE = "availability:next"
 
 Clock = Callable[[], float]
 
@@ -294,10 +296,28 @@ class AvailabilityController:
     the controller does, as the real one lives in the operator's memory.
     """
 
-    def __init__(self, api: Backend, promql: Condition | None, *, throttled: bool) -> None:
+    def __init__(
+        self,
+        api: Backend,
+        promql: Condition | None,
+        *,
+        throttled: bool,
+        interval: float = REFRESH_INTERVAL,
+    ) -> None:
         self.api = api
         condition = Cache(promql, api.now) if promql is not None and throttled else promql
         self.registry = Registry.standard(condition)
+        self.interval = interval
+
+    def sync(self) -> float | None:
+        """The periodic check: refresh when due; the time of the next one."""
+        now = self.api.now()
+        due = float(self.api.state(REFRESH_STATE) or 0)
+        if now < due:
+            return due
+        self.refresh(explicit=False)
+        self.api.set_state(REFRESH_STATE, now + self.interval)
+        return now + self.interval
 
     def refresh(self, explicit: bool) -> list[str]:
         """Ask the upstream now and record the answer; the notes a CLI shows.

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from kupgrade.cluster.conditions import find
 from kupgrade.controllers.nodes.controller import NodeController
+from kupgrade.controllers.protocol import Controller
 from kupgrade.controllers.version.controller import VersionController, Wiring
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.profile import Spec
@@ -27,7 +28,6 @@ from kupgrade.sim.world import World
 
 RESYNC = 300.0  # the version controller re-checks its operators at least this often
 COMMIT_EVERY = 0.5  # wall seconds between commits (always on a step boundary)
-REFRESH = 180.0  # simulated seconds between update-service checks (SPEC A3)
 MAX_PASSES = 100
 # A release refused this many times in one run stops the run as failing: the controller
 # would retry forever (and a retry is always due, so the run is never idle); a command
@@ -48,10 +48,11 @@ class Runner:
         store: Store,
         spec: Spec,
         wiring: Wiring,
-        refresh: Callable[[], object] | None = None,
+        availability: Controller | None = None,
     ) -> None:
-        """`refresh` asks the update service again (availability on its own schedule)."""
-        self.refresh = refresh
+        """`availability` checks the update service on its own schedule, only while
+        something happens (an idle cluster sends nothing)."""
+        self.availability = availability
         self.store = store
         self.spec = spec
         self.wiring = wiring
@@ -64,15 +65,18 @@ class Runner:
         """A new controller process: nothing in memory, everything from the store."""
         self.version = VersionController(self.sim, self.wiring)
         self.nodes = NodeController(self.sim)
+        self.controllers: list[Controller] = [self.version, self.nodes]
 
     def settle(self) -> None:
+        """The world and every controller react until nothing changes (or the version
+        controller hands over to its new version: SPEC C9)."""
         for _ in range(MAX_PASSES):
             self.sim.changed = False
             self.world.react()
-            self.version.sync()
-            if self.version.handoff:
-                return
-            self.nodes.sync()
+            for controller in self.controllers:
+                controller.sync()
+                if self.version.handoff:
+                    return
             if not self.sim.changed:
                 return
 
@@ -82,9 +86,8 @@ class Runner:
         if self.updating() and float(self.store.meta("resync_at", 0)) <= now:
             self.store.set_meta("resync_at", now + RESYNC)
             self.store.schedule(now + RESYNC, ["wake", "ClusterVersion", "", "version"])
-        if self.refresh is not None and float(self.store.meta("refresh_at", 0)) <= now:
-            self.store.set_meta("refresh_at", now + REFRESH)
-            self.refresh()  # only while something happens: an idle cluster sends nothing
+        if self.availability is not None:
+            self.availability.sync()  # refreshes when due; steps happen only while busy
         at = self.store.next_at()
         if at is None:
             return False

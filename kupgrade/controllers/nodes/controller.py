@@ -47,7 +47,8 @@ class NodeController:
         self.selectors: dict[str, Any] = {}  # pool -> nodeSelector the mapping was built for
         self.pod_node: dict[tuple[str, str, str], str] = {}
 
-    def sync(self) -> None:
+    def sync(self) -> float | None:
+        """One pass over what changed; drain retries are queued through the backend."""
         pools, nodes = self._changed_nodes()
         for name in sorted(pools):
             pool = self.api.get("MachineConfigPool", name)
@@ -57,6 +58,7 @@ class NodeController:
             node = self.api.get("Node", name)
             if node is not None:
                 self._drain(node)
+        return None
 
     def _changed_nodes(self) -> tuple[set[str], set[str]]:
         """Bring the trackers up to date; the pools and nodes to look at this pass."""

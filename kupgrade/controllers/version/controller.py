@@ -109,14 +109,17 @@ class VersionController:
 
     # --- the pass -----------------------------------------------------------------------
 
-    def sync(self) -> None:
+    def sync(self) -> float | None:
+        """One pass when something it watches changed or it made progress last time; its
+        timers (retries, resyncs) are queued through the backend."""
         if not self.changes and not self.again:
-            return
+            return None
         self.changes.drain()
         before = self.api.state(STATE_KEY)
         self._sync()
         # set_state stores a new object only when the state changed: its own progress.
         self.again = self.api.state(STATE_KEY) is not before
+        return None
 
     def _sync(self) -> None:
         found = self.api.get("ClusterVersion", "version")
