@@ -32,14 +32,14 @@ unit: $(STAMP)
 FUZZ_SECONDS ?= 600
 fuzz: $(STAMP)
 	KUPGRADE_FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/pytest -s -q -p no:cacheprovider \
-		tests/test_fuzz_readers.py tests/test_hostile_cli.py
+		tests/intake/test_fuzz_readers.py tests/cli/test_hostile_cli.py
 
 bench-deps:
 	@command -v wrk >/dev/null && command -v nginx >/dev/null || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk nginx-light)
 
 bench: $(STAMP) bench-deps
-	$(BIN)/python bench/run.py
+	$(BIN)/python -m bench.run
 
 clean:
 	rm -rf $(VENV) *.egg-info .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from kupgrade.plan.fleet import Goal, plan_fleet
+from kupgrade.skew.fleet import parse_fleet
 
-from kupgrade.plan.fleet import Goal, plan_fleet  # noqa: E402
-from kupgrade.skew.fleet import parse_fleet  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
+
 
 USERS = 20
 POOLS = 5

@@ -15,14 +15,13 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from kupgrade.olm.index import CatalogIndex
+from kupgrade.olm.load import load_catalog
+from kupgrade.olm.resolver import resolve
+from kupgrade.olm.resolver.model import Installed, Source, Subscription
+from kupgrade.olm.validate import validate_catalog
 
-from kupgrade.olm.index import CatalogIndex  # noqa: E402
-from kupgrade.olm.load import load_catalog  # noqa: E402
-from kupgrade.olm.resolver import resolve  # noqa: E402
-from kupgrade.olm.resolver.model import Installed, Source, Subscription  # noqa: E402
-from kupgrade.olm.validate import validate_catalog  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _parse_only(path: Path) -> int:
@@ -52,13 +51,13 @@ def _median(func: object, runs: int) -> float:
 
 def _peak_mb(mode: str, path: Path) -> float:
     code = (
-        "import sys, resource; sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[1] + '/bench');"
-        "import olm; from pathlib import Path; p = Path(sys.argv[3]);"
+        "import sys, resource; from bench import olm; from pathlib import Path; p = Path(sys.argv[3]);"
         "olm._parse_only(p) if sys.argv[2] == 'parse' else olm._full(p);"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(REPO), mode, str(path)],
+        cwd=REPO,  # the repository root on sys.path: `bench` is importable
         capture_output=True,
         text=True,
         check=True,

@@ -14,7 +14,6 @@ import importlib.util
 import random
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -23,13 +22,13 @@ from typing import Any
 import httpx
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from kupgrade.risks.promql import parse_snapshot
+from kupgrade.risks.promql.engine import evaluate_text
+from kupgrade.service.process import PrometheusProcess
+from tests.support import promkit
 
-from kupgrade.risks.promql import parse_snapshot  # noqa: E402
-from kupgrade.risks.promql.engine import evaluate_text  # noqa: E402
-from kupgrade.service.process import PrometheusProcess  # noqa: E402
-from tests import promkit  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
+
 
 END_S = 1_767_000_017
 

@@ -19,7 +19,6 @@ import random
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -28,14 +27,14 @@ from typing import Any
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from kupgrade.release.assemble import ReleaseSpec, payload_files, task_of
+from kupgrade.release.oci import build_image, check_blob, layout_files, open_image, read_tree
+from kupgrade.release.payload import PayloadFiles, load_payload, read_directory
+from kupgrade.release.sources import LayoutDir, write_tree
+from kupgrade.release.taskgraph import build_graph
 
-from kupgrade.release.assemble import ReleaseSpec, payload_files, task_of  # noqa: E402
-from kupgrade.release.oci import build_image, check_blob, layout_files, open_image, read_tree  # noqa: E402
-from kupgrade.release.payload import PayloadFiles, load_payload, read_directory  # noqa: E402
-from kupgrade.release.sources import LayoutDir, write_tree  # noqa: E402
-from kupgrade.release.taskgraph import build_graph  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
+
 
 RUNLEVELS = ["00", "03", "05", "10", "20", "25", "30", "40", "50", "70", "80", "90"]
 KINDS = [("v1", "ConfigMap"), ("apps/v1", "Deployment"), ("v1", "ServiceAccount"),

@@ -31,26 +31,23 @@ from pathlib import Path
 
 import httpx
 
+from bench.fleet import bench_fleet
+from bench.olm import bench_olm
+from bench.promql import bench_promql
+from bench.release import bench_release, describe
+from bench.sim import bench_sim
+from kupgrade.graph.builder import build_graph
+from kupgrade.graph.codec import encode_graph
+from kupgrade.graph.graphdata import load_graph_data
+from kupgrade.graph.releases import load_releases
+from kupgrade.graph.tree import open_tree
+from kupgrade.service.process import ChildProcess, ServiceProcess, free_port
+from kupgrade.sim.sample import write_sample
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = (
     Path(os.environ.get("KUPGRADE_SHARED", REPO.parent / "shared")) / "conformance" / "cincinnati"
 )
-sys.path.insert(0, str(REPO))
-
-from kupgrade.graph.builder import build_graph  # noqa: E402
-from kupgrade.graph.codec import encode_graph  # noqa: E402
-from kupgrade.graph.graphdata import load_graph_data  # noqa: E402
-from kupgrade.graph.releases import load_releases  # noqa: E402
-from kupgrade.graph.tree import open_tree  # noqa: E402
-from kupgrade.service.process import ChildProcess, ServiceProcess, free_port  # noqa: E402
-from kupgrade.sim.sample import write_sample  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fleet import bench_fleet  # noqa: E402
-from olm import bench_olm  # noqa: E402
-from promql import bench_promql  # noqa: E402
-from release import bench_release, describe  # noqa: E402
-from sim import bench_sim  # noqa: E402
 
 
 def timed(func: Callable[[], object], runs: int) -> tuple[float, object]:

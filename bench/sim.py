@@ -21,16 +21,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from kupgrade.cluster.clusterversion import request_update
+from kupgrade.controllers.version.controller import Wiring
+from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.create import create_cluster, model_image, release_source
+from kupgrade.sim.profile import Budget, Pool, Profile, Spec, Workload
+from kupgrade.sim.runner import Runner, workdir
+from kupgrade.sim.store import Store
 
-from kupgrade.cluster.clusterversion import request_update  # noqa: E402
-from kupgrade.controllers.version.controller import Wiring  # noqa: E402
-from kupgrade.sim.cluster import SimCluster  # noqa: E402
-from kupgrade.sim.create import create_cluster, model_image, release_source  # noqa: E402
-from kupgrade.sim.profile import Budget, Pool, Profile, Spec, Workload  # noqa: E402
-from kupgrade.sim.runner import Runner, workdir  # noqa: E402
-from kupgrade.sim.store import Store  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
+
 
 TARGET = "4.14.27"
 PODS_PER_WORKER = 20

@@ -1,0 +1,184 @@
+"""The CLI contract of the update-service issue, run as a real process."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import kupgrade
+from tests.support.conformance import conformance_path
+
+
+def test_build_filter_round_trip(tmp_path: Path) -> None:
+    e2e = conformance_path("cincinnati", "e2e")
+    out = tmp_path / "full.json"
+    result = kupgrade(
+        "graph",
+        "build",
+        "--releases",
+        str(e2e / "synthetic-raw.json"),
+        "--graph-data",
+        str(e2e / "graph-data-134475077"),
+        "-o",
+        str(out),
+    )
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes() == (e2e / "synthetic-full.json").read_bytes()
+    result = kupgrade(
+        "graph", "filter", "--graph", str(out), "--channel", "stable-4.8", "--arch", "s390x"
+    )
+    assert result.returncode == 0
+    doc = json.loads(result.stdout)
+    snapshot = json.loads(
+        (e2e / "134475077ed4eeaedf3c339f12915b9cdaf7d194_stable-4.8_s390x_v1.json").read_text()
+    )
+    assert doc["version"] == 1 and len(doc["nodes"]) == len(snapshot["nodes"])
+    text = kupgrade("graph", "filter", "--graph", str(out), "--channel", "stable-4.8", "-o", "text")
+    assert "conditional edges" in text.stdout and "VSphereNodeNameChanges" in text.stdout
+
+
+def test_build_to_stdout(sample_dir: Path) -> None:
+    result = kupgrade(
+        "graph",
+        "build",
+        "--releases",
+        str(sample_dir / "releases"),
+        "--graph-data",
+        str(sample_dir / "graph-data"),
+        "-o",
+        "-",
+    )
+    assert result.returncode == 0
+    assert len(json.loads(result.stdout)["nodes"]) == 162
+
+
+def test_failed_build_writes_nothing(tmp_path: Path, sample_dir: Path) -> None:
+    out = tmp_path / "graph.json"
+    out.write_text("previous content")
+    bad = tmp_path / "raw.json"
+    bad.write_text('{"nodes": [{"version": "1.0.0"}], "edges": [[0, 5]]}')
+    result = kupgrade(
+        "graph",
+        "build",
+        "--releases",
+        str(bad),
+        "--graph-data",
+        str(sample_dir / "graph-data"),
+        "-o",
+        str(out),
+    )
+    assert result.returncode == 1
+    assert "edges[0]" in result.stderr and "out of range" in result.stderr
+    assert out.read_text() == "previous content"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "graph.json",
+        "raw.json",
+    ]  # no temp file left
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["graph", "filter", "--graph", "{raw}", "--channel", "UPPER"], "does not match regex"),
+        (["graph", "filter", "--graph", "{junk}", "--channel", "a-1"], "not valid JSON"),
+        (
+            ["graph", "build", "--releases", "{raw}", "--graph-data", "{junk}", "-o", "{out}"],
+            "not a readable tar archive",
+        ),
+        (["graph", "lint", "{junk}"], "not a readable tar archive"),
+        (["graph", "diff", "{raw}", "{junk}"], "not valid JSON"),
+    ],
+)
+def test_bad_input_is_a_clear_error(tmp_path: Path, args: list[str], needle: str) -> None:
+    raw = tmp_path / "raw.json"
+    raw.write_text('{"nodes": [{"version": "1.0.0"}], "edges": []}')
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"\x00\x01 not json")
+    values = {"raw": str(raw), "junk": str(junk), "out": str(tmp_path / "o.json")}
+    result = kupgrade(*(a.format(**values) for a in args))
+    assert result.returncode == 1 and needle in result.stderr, result.stderr
+    assert result.stderr.startswith("error:")
+
+
+def test_lint_exit_codes_and_json(tmp_path: Path, sample_dir: Path) -> None:
+    assert kupgrade("graph", "lint", str(sample_dir / "graph-data")).returncode == 0
+    bad = conformance_path("cincinnati", "parser-fixtures", "invalid0", "cincinnati-graph-data")
+    result = kupgrade("graph", "lint", str(bad))
+    assert result.returncode == 1
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 5 and all(": " in line for line in lines)
+    as_json = json.loads(kupgrade("graph", "lint", str(bad), "-o", "json").stdout)
+    assert {p["file"] for p in as_json} >= {"blocked-edges/invalid_format.yaml", "channels/"}
+
+
+def test_diff(tmp_path: Path) -> None:
+    e2e = conformance_path("cincinnati", "e2e")
+    same = kupgrade(
+        "graph",
+        "diff",
+        str(e2e / "synthetic-full.json"),
+        str(e2e / "synthetic-full.json"),
+        "-o",
+        "json",
+    )
+    assert same.returncode == 0 and json.loads(same.stdout) == {"equal": True, "differences": []}
+    doc = json.loads((e2e / "synthetic-full.json").read_text())
+    doc["edges"] = doc["edges"][1:]
+    doc["conditionalEdges"] = []
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps(doc))
+    result = kupgrade("graph", "diff", str(e2e / "synthetic-full.json"), str(changed))
+    assert (
+        result.returncode == 1
+        and "edges missing" in result.stdout
+        and "conditional edges missing" in result.stdout
+    )
+    assert (
+        kupgrade(
+            "graph", "diff", str(e2e / "synthetic-full.json"), str(changed), "--cincinnati"
+        ).stdout.count("\n")
+        == 1
+    )
+
+
+def test_serve_reports_a_busy_port(sample_dir: Path) -> None:
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = str(sock.getsockname()[1])
+        result = kupgrade(
+            "serve",
+            "--releases",
+            str(sample_dir / "releases"),
+            "--graph-data",
+            str(sample_dir / "graph-data"),
+            "--port",
+            port,
+        )
+    assert result.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["graph", "build"],
+        ["graph", "filter"],
+        ["graph", "lint"],
+        ["graph", "diff"],
+        ["serve"],
+        ["demo"],
+        ["sample", "write"],
+    ],
+)
+def test_every_command_documents_examples_and_json(command: list[str]) -> None:
+    result = kupgrade(*command, "--help")
+    assert result.returncode == 0 and "Examples" in result.stdout
+    assert "-o" in result.stdout
+
+
+def test_version() -> None:
+    assert kupgrade("--version").stdout.startswith("kupgrade ")

@@ -1,0 +1,113 @@
+"""Budget arithmetic, the Eviction API, kubectl drain's filters, distributed-cloud drains
+(conformance/skew/drain.yaml) and other engines' rollout arithmetic (rollout.yaml)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kupgrade.cluster.disruption import budget_status, eviction, gdc_drain
+from kupgrade.cluster.drain_filters import DAEMONSET_FATAL, DrainPod, Flags, drain
+from kupgrade.plan.engines import rollout
+from tests.support.cli import kupgrade
+from tests.support.conformance import conformance_cases, conformance_doc, need_case
+
+
+def _cases(section: str) -> list[Any]:
+    return conformance_cases(
+        "cases", "skew", "drain.yaml", where=lambda c: c.get("section") == section
+    )
+
+
+@pytest.mark.parametrize("case", _cases("pdb_status"))
+def test_pdb_status(case: Any) -> None:
+    case = need_case(case, "skew", "drain.yaml")
+    inp = case["input"]
+    assert budget_status(inp["pdb"], inp["expectedPods"], inp["currentHealthy"]) == case["expect"]
+
+
+@pytest.mark.parametrize("case", _cases("eviction"))
+def test_eviction_answer(case: Any) -> None:
+    case = need_case(case, "skew", "drain.yaml")
+    inp = case["input"]
+    pods = inp["pods"]
+    spec = inp.get("pdb")
+    budgets = []
+    if inp.get("pdbs_selecting_pod", 1 if spec else 0) > 1:
+        budgets = [("a", {"maxUnavailable": 1}, budget_status({"maxUnavailable": 1}, 1, 1))] * 2
+    elif spec is not None:
+        healthy = sum(1 for p in pods if p == "ready")
+        budgets = [("pdb", spec, budget_status(spec, len(pods), healthy))]
+    answer = eviction(pods[inp["evict"]] == "ready", budgets)
+    assert answer.code == case["expect"]["status"]
+
+
+@pytest.mark.parametrize("case", _cases("kubectl_drain"))
+def test_kubectl_drain(case: Any) -> None:
+    case = need_case(case, "skew", "drain.yaml")
+    inp = case["input"]
+    pods = [
+        DrainPod(
+            p["name"],
+            inp["namespace"],
+            p.get("owner", "none"),
+            p.get("emptyDir", False),
+            p.get("phase", "Running"),
+        )
+        for p in inp["pods"]
+    ]
+    assert drain(pods, Flags.of(inp["flags"])).to_json() == case["expect"]
+
+
+def test_kubectl_drain_aggregates_and_skips() -> None:
+    """Errors group pods by message; mirror and long-deleted pods are skipped silently."""
+    pods = [
+        DrainPod("a", owner="DaemonSet"), DrainPod("b", owner="DaemonSet"),
+        DrainPod("static", mirror=True), DrainPod("old", deleted_seconds_ago=600),
+        DrainPod("web", owner="ReplicaSet"),
+    ]  # fmt: skip
+    result = drain(pods, Flags.of(["--skip-wait-for-delete-timeout=60"])).to_json()
+    assert result["errors"] == [
+        {"message": "cannot delete " + DAEMONSET_FATAL, "pods": ["default/a", "default/b"]}
+    ]
+    assert result["evicted"] == []  # any error aborts before evicting
+    ignoring = Flags.of(["--ignore-daemonsets", "--skip-wait-for-delete-timeout=60"])
+    assert drain(pods, ignoring).evicted == ["default/web"]
+
+
+@pytest.mark.parametrize("case", _cases("gdc_drain"))
+def test_gdc_drain(case: Any) -> None:
+    case = need_case(case, "skew", "drain.yaml")
+    inp = case["input"]
+    major, minor = inp["platform"].removeprefix("gdc-").split(".")
+    got = gdc_drain((int(major), int(minor)), inp["pdb_blocks_until_minute"], inp["minute"])
+    assert {k: got.get(k) for k in case["expect"]} == case["expect"]
+
+
+@pytest.mark.parametrize("case", conformance_cases("cases", "skew", "rollout.yaml"))
+def test_rollout_engines(case: Any) -> None:
+    case = need_case(case, "skew", "rollout.yaml")
+    got = rollout(case["engine"], case["input"])
+    assert {k: got.get(k) for k in case["expect"]} == case["expect"]
+
+
+def test_rollout_command(tmp_path: Path) -> None:
+    """`kupgrade rollout` answers every rollout.yaml case as the function does, and turns a
+    missing setting into one line naming the file."""
+
+    cases = conformance_doc("skew", "rollout.yaml")["cases"]
+    for case in cases:
+        settings = tmp_path / f"{case['id'].replace('/', '_')}.yaml"
+        settings.write_text(json.dumps(case["input"]))
+        done = kupgrade("rollout", case["engine"], str(settings), "-o", "json")
+        assert done.returncode == 0, done.stderr
+        got = json.loads(done.stdout)
+        assert {k: got.get(k) for k in case["expect"]} == case["expect"], case["id"]
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("{}\n")
+    done = kupgrade("rollout", "capi-machinedeployment", str(empty))
+    assert done.returncode == 1
+    assert done.stderr.strip() == f"error: {empty}: capi-machinedeployment needs replicas"

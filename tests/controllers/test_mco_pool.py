@@ -1,0 +1,154 @@
+"""Pool rules against ../shared/conformance/mco/rollout.yaml (SPEC E1-E6)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kupgrade.controllers.nodes import pool as mcp
+from kupgrade.controllers.nodes.tracker import PoolTracker
+from kupgrade.errors import InputError
+from tests.support.conformance import conformance_cases, need_case
+from tests.support.mcokit import node_of
+
+FILE = ("mco", "rollout.yaml")
+
+
+def cases(section: str) -> list[Any]:
+    return conformance_cases(section, *FILE)
+
+
+def need(case: Any) -> dict[str, Any]:
+    return need_case(case, *FILE)
+
+
+@pytest.mark.parametrize("case", cases("max_unavailable"))
+def test_max_unavailable(case: Any) -> None:
+    case = need(case)
+    i, expect = case["input"], case["expect"]
+    if expect["error"]:
+        with pytest.raises(InputError):
+            mcp.max_unavailable(i["max_unavailable"], i["nodes_in_pool"], i["pool"])
+    else:
+        assert (
+            mcp.max_unavailable(i["max_unavailable"], i["nodes_in_pool"], i["pool"])
+            == expect["value"]
+        )
+
+
+@given(st.integers(0, 100), st.integers(1, 500))
+def test_max_unavailable_percent_is_floor_at_least_one(percent: int, nodes: int) -> None:
+    got = mcp.max_unavailable(f"{percent}%", nodes)
+    assert got == max(1, percent * nodes // 100)
+    assert 1 <= got <= max(1, nodes)
+
+
+@pytest.mark.parametrize("case", cases("node_ready"))
+def test_node_ready(case: Any) -> None:
+    case = need(case)
+    nodes = [node_of(n) for n in case["input"]["nodes"]]
+    assert [mcp.name_of(n) for n in nodes if mcp.is_ready(n)] == case["expect"]["ready"]
+
+
+@pytest.mark.parametrize("case", cases("unavailable_nodes"))
+def test_unavailable_nodes(case: Any) -> None:
+    case = need(case)
+    nodes = [node_of(n) for n in case["input"]["nodes"]]
+    assert [mcp.name_of(n) for n in nodes if mcp.is_unavailable(n)] == case["expect"]["unavailable"]
+
+
+@pytest.mark.parametrize("case", cases("candidates"))
+def test_candidates(case: Any) -> None:
+    case = need(case)
+    i = case["input"]
+    got = mcp.candidates([node_of(n) for n in i["nodes"]], i["pool_target"], i["max_unavailable"])
+    assert got.to_json() == case["expect"]
+
+
+@pytest.mark.parametrize("case", cases("zone_sort"))
+def test_zone_sort(case: Any) -> None:
+    case = need(case)
+    nodes = [node_of(n) for n in case["input"]["nodes"]]
+    assert [mcp.name_of(n) for n in mcp.zone_order(nodes)] == case["expect"]["order"]
+
+
+def test_control_plane_defers_the_operator_node() -> None:
+    nodes = [
+        node_of(
+            {"name": f"master-{i}", "currentConfig": "a", "desiredConfig": "a", "state": "Done"}
+        )
+        for i in range(3)
+    ]
+    got = mcp.candidates(nodes, "b", 1, defer="master-0")
+    assert got.targeted == ["master-1"] and got.others == ["master-2", "master-0"]
+
+
+@pytest.mark.parametrize("case", cases("get_mcp"))
+def test_get_mcp(case: Any) -> None:
+    case = need(case)
+    i, expect = case["input"], case["expect"]
+    got = mcp.pool_status(
+        [node_of(n) for n in i["nodes"]],
+        i["pool_target"],
+        i["status_configuration_before"],
+        paused=i["paused"],
+        render_degraded="rendering failed" if i["render_degraded"] else None,
+    )
+    assert got.columns() == expect["columns"]
+    assert got.unavailable == expect["unavailableMachineCount"]
+    assert got.conditions == expect["conditions"]
+
+
+_node_specs = st.fixed_dictionaries(
+    {
+        "currentConfig": st.sampled_from(["old", "new", None]),
+        "desiredConfig": st.sampled_from(["old", "new", "other", None]),
+        "state": st.sampled_from(["Done", "Working", "Degraded", "Unreconcilable", None]),
+        "reason": st.sampled_from(["", "disk full", None]),
+        "desiredImage": st.sampled_from([None, "img"]),
+        "zone": st.sampled_from([None, "a", "b"]),
+        "created": st.sampled_from(["2024-01-01T00:00:01Z", "2024-01-01T00:00:01.5Z", None]),
+        "unschedulable": st.booleans(),
+        "conditions": st.sampled_from(
+            [None, {"Ready": "True"}, {"Ready": "False"}, {"Ready": "True", "DiskPressure": "True"}]
+        ),
+    }
+)
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 7), _node_specs), min_size=1, max_size=40),
+    st.sampled_from(["new", "old"]),
+    st.integers(1, 6),
+    st.sampled_from([None, "n3"]),
+    st.booleans(),
+)
+def test_tracker_agrees_with_the_rules_after_every_change(
+    changes: list[tuple[int, dict[str, Any]]],
+    target: str,
+    limit: int,
+    defer: str | None,
+    paused: bool,
+) -> None:
+    """The incremental PoolTracker gives what candidates()/pool_status() give, change by change."""
+
+    tracker = PoolTracker("old")
+    tracker.retarget(target)
+    nodes: dict[str, dict[str, Any]] = {}
+    for i, (which, spec) in enumerate(changes):
+        name = f"n{which}"
+        if i % 11 == 10:
+            nodes.pop(name, None)
+            tracker.remove(name)
+        else:
+            nodes[name] = node_of({**spec, "name": name})
+            tracker.put(nodes[name])
+        ordered = [nodes[n] for n in sorted(nodes)]
+        expected = mcp.candidates(ordered, target, limit, defer)
+        assert tracker.candidates(limit, defer) == expected.targeted
+        assert tracker.status("old", paused=paused) == mcp.pool_status(
+            ordered, target, "old", paused=paused
+        )

@@ -1,0 +1,285 @@
+"""The rollout timelines of mco/rollout.yaml replayed on the simulated cluster (SPEC E1-E6).
+
+Each node's phases become real simulated behaviour: a pod pinned to the node that takes
+`cordon_drain` minutes to terminate, and update/reboot times fixed per node. Pauses,
+NotReady spells and blocked evictions are scheduled profile changes. The node and drain
+controllers and the node daemons then run unaided on the virtual clock.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kupgrade.cluster import mco
+from kupgrade.controllers.nodes.pool import mcp_columns
+from kupgrade.controllers.version.controller import Wiring
+from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.create import create_cluster, release_source
+from kupgrade.sim.profile import (
+    Budget,
+    Change,
+    Machine,
+    NodePhases,
+    NodeTiming,
+    Pool,
+    Profile,
+    Spec,
+    Workload,
+)
+from kupgrade.sim.releases import rendered_config
+from kupgrade.sim.runner import Runner, workdir
+from kupgrade.sim.store import Store
+from tests.support.conformance import conformance_cases
+
+OLD = rendered_config("worker", Spec().version)
+Obj = dict[str, Any]
+
+
+def _ready(status: str) -> Obj:
+    return {"status": {"conditions": [{"type": "Ready", "status": status}]}}
+
+
+def _spec(case: Obj) -> Spec:
+    pool, nodes = case["input"]["pool"], case["input"]["nodes"]
+    name = pool["name"]
+    changes = []
+    if pool.get("paused_until_minute") is not None:
+        changes.append(
+            Change(
+                pool["paused_until_minute"], "MachineConfigPool", name, {"spec": {"paused": False}}
+            )
+        )
+    for n in nodes:
+        if n.get("not_ready_until_minute") is not None:
+            changes.append(Change(0, "Node", n["name"], _ready("False")))
+            changes.append(Change(n["not_ready_until_minute"], "Node", n["name"], _ready("True")))
+    return Spec(
+        pools=[
+            Pool(
+                name,
+                machines=[Machine(n["name"], n.get("zone"), n["created"]) for n in nodes],
+                max_unavailable=pool.get("max_unavailable"),
+                paused=pool.get("paused_until_minute") is not None,
+            )
+        ],
+        workloads=[
+            Workload(
+                f"pinned-{n['name']}",
+                "apps",
+                1,
+                pool=name,
+                node=n["name"],
+                termination_seconds=n["phases_minutes"]["cordon_drain"] * 60.0,
+            )
+            for n in nodes
+        ],
+        node_phases=NodePhases(
+            overrides={
+                n["name"]: NodeTiming(
+                    update=n["phases_minutes"]["update"] * 60.0,
+                    reboot=n["phases_minutes"]["reboot_uncordon"] * 60.0,
+                )
+                for n in nodes
+            }
+        ),
+        changes=changes,
+    )
+
+
+def _runner(tmp_path: Path, spec: Spec, pool: str, target: str) -> tuple[Runner, float]:
+    root = create_cluster(tmp_path, "t", Profile(spec=spec))
+    store = Store(root / "cluster.db")
+    found = store.get("MachineConfigPool", pool)
+    assert found is not None
+    found["spec"]["configuration"]["name"] = target  # a new MachineConfig was rendered
+    store.put(found)
+    store.commit()
+    wiring = Wiring(workdir(store), lambda i, v: release_source(spec, root, i, v))
+    runner = Runner(store, spec, wiring)
+    return runner, runner.sim.now()
+
+
+def _minutes(at: float, t0: float) -> float:
+    value = (at - t0) / 60
+    return int(value) if value == int(value) else round(value, 3)
+
+
+def _events(store: Store, t0: float) -> list[Obj]:
+    """start/finish events from the daemons' own records: drain requested, done."""
+    out: list[Obj] = []
+    for e in store.events():
+        if not e["object"].startswith("node/"):
+            continue
+        node, t = e["object"].removeprefix("node/"), _minutes(e["at"], t0)
+        if e["reason"] == "Drain":
+            if out and out[-1]["event"] == "start" and out[-1]["t"] == t:
+                out[-1]["nodes"].append(node)
+            else:
+                out.append({"t": t, "event": "start", "nodes": [node]})
+        elif e["reason"] == "Done":
+            out.append({"t": t, "event": "finish", "node": node})
+    return out
+
+
+def _names(target: str) -> dict[str, str]:
+    """The simulator's rendered configs under the names the cases use."""
+    return {OLD: "rendered-worker-old", target: "rendered-worker-new"}
+
+
+def _named(columns: Obj, target: str) -> Obj:
+    names = _names(target)
+    return {**columns, "CONFIG": names.get(columns["CONFIG"], columns["CONFIG"])}
+
+
+@pytest.mark.parametrize(
+    "case", conformance_cases("timelines", "mco", "rollout.yaml"), ids=lambda c: c["id"]
+)
+def test_timeline_replays_on_the_simulator(tmp_path: Path, case: Obj) -> None:
+    pool = case["input"]["pool"]
+    target = pool["target_config"]
+    runner, t0 = _runner(tmp_path, _spec(case), pool["name"], target)
+    seen: dict[float, Obj] = {}
+
+    def snapshot(r: Runner) -> None:
+        found = r.store.get("MachineConfigPool", pool["name"])
+        assert found is not None
+        seen[_minutes(r.sim.now(), t0)] = _named(mcp_columns(found), target)
+
+    for action in runner.store.pop_due(t0):
+        runner.world.fire(action)
+    runner.settle()
+    snapshot(runner)
+    outcome = runner.run(on_step=snapshot, max_seconds=86400.0)
+    assert outcome.reason == "completed"
+
+    expect = case["expect"]
+    events = _events(runner.store, t0)
+    assert events == expect["events"]
+    starts = [n for e in events if e["event"] == "start" for n in e["nodes"]]
+    finishes = [e["node"] for e in events if e["event"] == "finish"]
+    assert starts == expect["start_order"]
+    assert finishes == expect["finish_order"]
+    busy, worst = 0, 0
+    for e in events:
+        busy += len(e["nodes"]) if e["event"] == "start" else -1
+        worst = max(worst, busy)
+    assert worst == expect["max_unavailable_at_once"]
+    for row in expect["pool_after_each_step"]:
+        t = row["t"]
+        assert seen[t] == {k: v for k, v in row.items() if k != "t"}, f"t={t}"
+
+
+def _step_view(node: Obj, target: str) -> Obj:
+    names = _names(target)
+    notes = node["metadata"]["annotations"]
+    annotations = {}
+    for key in (mco.CURRENT, mco.DESIRED, mco.STATE, mco.DESIRED_DRAIN, mco.LAST_APPLIED_DRAIN):
+        value = notes.get(key, "")
+        for old, new in names.items():
+            value = value.replace(old, new)
+        annotations[key] = value
+    annotations[mco.REASON] = notes.get(mco.REASON, "")
+    return {"annotations": annotations, "unschedulable": bool(node["spec"].get("unschedulable"))}
+
+
+@pytest.mark.parametrize(
+    "case", conformance_cases("node_state_machine", "mco", "rollout.yaml"), ids=lambda c: c["id"]
+)
+def test_node_goes_through_the_daemon_state_machine(
+    tmp_path: Path, case: Obj, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every state the node object passes through, in order, as the daemon writes it."""
+    target = "rendered-worker-new"
+    spec = Spec(
+        pools=[Pool("worker", machines=[Machine("worker-0")])],
+        workloads=[Workload("app", "apps", 1, node="worker-0", termination_seconds=60.0)],
+        node_phases=NodePhases(overrides={"worker-0": NodeTiming(update=120.0, reboot=240.0)}),
+    )
+    runner, _ = _runner(tmp_path, spec, "worker", target)
+    states: list[Obj] = [_step_view(runner.store.get("Node", "worker-0") or {}, target)]
+    original = SimCluster.write
+
+    def spy(self: SimCluster, obj: Obj) -> None:
+        if obj["kind"] == "Node":
+            view = _step_view(copy.deepcopy(obj), target)
+            if view != states[-1]:
+                states.append(view)
+        original(self, obj)
+
+    monkeypatch.setattr(SimCluster, "write", spy)
+    assert runner.run(max_seconds=3600.0).reason == "completed"
+    expected = [
+        {"annotations": s["annotations"], "unschedulable": s["unschedulable"]}
+        for s in case["steps"]
+    ]
+    deduped = [s for i, s in enumerate(expected) if i == 0 or s != expected[i - 1]]
+    assert [s for s in states if s in deduped] == deduped
+    # The only state in between: cordoned while the pods are still leaving, which the
+    # case folds into "cordoned-drained" (the cordon is its own write, as in the cluster).
+    for before, extra in itertools.pairwise(states):
+        if extra not in deduped:
+            assert extra == {**before, "unschedulable": True}
+
+
+@pytest.mark.parametrize(
+    "case", conformance_cases("drain_timelines", "mco", "rollout.yaml"), ids=lambda c: c["id"]
+)
+def test_drain_blocked_by_a_budget(tmp_path: Path, case: Obj) -> None:
+    inp = case["input"]
+    node = inp["node"]
+    blocked = inp["evictions_blocked_until_minute"]
+    half = inp["update_and_reboot_after_drain_minutes"] * 30.0
+    spec = Spec(
+        pools=[Pool("worker", machines=[Machine(node), Machine(f"{node}-spare")])],
+        workloads=[
+            Workload("db", "data", 1, node=node, pdb=Budget(min_available=1), termination_seconds=0)
+        ],
+        node_phases=NodePhases(overrides={node: NodeTiming(update=half, reboot=half)}),
+        changes=[
+            Change(blocked, "PodDisruptionBudget", "db", {"spec": {"minAvailable": 0}}, "data")
+        ],
+    )
+    runner, t0 = _runner(tmp_path, spec, "worker", "rendered-worker-new")
+    checkpoints = {c["t"]: c for c in case["expect"]["checkpoints"]}
+    observed: dict[int, Obj] = {}
+    last = {"view": _drain_view(runner, node)}
+
+    def on_step(r: Runner) -> None:
+        """The cluster at minute t is what the last step at or before t left."""
+        now = _minutes(r.sim.now(), t0)
+        for t in checkpoints:
+            if t not in observed and now > t:
+                observed[t] = last["view"]
+        last["view"] = _drain_view(r, node)
+
+    outcome = runner.run(on_step=on_step, max_seconds=6 * 3600.0)
+    assert outcome.reason == "completed"
+    for t, view in checkpoints.items():
+        got = observed.get(t, last["view"])  # the run ended before t
+        for key, value in view.items():
+            if key != "t":
+                assert got[key] == value, f"t={t} {key}"
+
+
+def _drain_view(r: Runner, node: str) -> Obj:
+    found = r.store.get("Node", node)
+    assert found is not None
+    notes = found["metadata"]["annotations"]
+    drain = r.sim.state(f"drain:{node}") or {}
+    pool = r.store.get("MachineConfigPool", "worker")
+    assert pool is not None
+    return {
+        "draining": notes.get(mco.DESIRED_DRAIN) != notes.get(mco.LAST_APPLIED_DRAIN)
+        and str(notes.get(mco.DESIRED_DRAIN, "")).startswith("drain-"),
+        "node_state": notes.get(mco.STATE),
+        "drain_retry_every_minutes": drain.get("retry", 60.0) / 60,
+        "drain_threshold_event_seen": any(
+            e["reason"] == "DrainThresholdExceeded" for e in r.store.events()
+        ),
+        "pool_degraded": mcp_columns(pool)["DEGRADED"] == "True",
+    }

@@ -1,0 +1,226 @@
+"""Update availability and `kupgrade updates` (SPEC A3-A5), over real HTTP on loopback."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kupgrade.cluster.upgrade_text import (
+    check_for_upgrade,
+    render_upgrade,
+    sort_versions_desc,
+)
+from kupgrade.controllers.availability import ClusterView, evaluate, fetch
+from kupgrade.risks.rules import Registry
+from kupgrade.service.process import PrometheusProcess
+from kupgrade.sim.sample import EXAMPLE_CLUSTER, SNAPSHOT_END_S
+from tests.support.conformance import conformance_path
+from tests.support.service import running_server
+
+UUID = "3eb13b90-4668-4257-bdd6-40fb06671ad1"
+
+
+def _oc_cases() -> dict[str, Any]:
+    return dict(yaml.safe_load(conformance_path("cvo", "oc-adm-upgrade.yaml").read_text()))
+
+
+def test_oc_adm_upgrade_cases_render_byte_for_byte() -> None:
+    doc = _oc_cases()
+    for case in doc["cases"]:
+        out, err = render_upgrade(case["clusterversion"], case["flags"]["include_not_recommended"])
+        assert out == case["expect"]["stdout_lines"], case["id"]
+        assert err == (case["expect"].get("stderr_lines") or []), case["id"]
+    for case in doc["sort_cases"]:
+        assert sort_versions_desc(case["input"]) == case["expect"]
+    for case in doc["guard_cases"]:
+        cv = {
+            "status": {
+                "conditions": case["input"]["conditions"],
+                "desired": {"version": case["input"]["desired_version"]},
+            }
+        }
+        assert check_for_upgrade(cv) == case["expect_error"], case["id"]
+
+
+@pytest.fixture(scope="module")
+def sample_service(sample_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    log = tmp_path_factory.mktemp("svc") / "serve.log"
+    with running_server(sample_dir / "releases", sample_dir / "graph-data", log) as server:
+        yield f"{server.base}/api/upgrades_info/graph"
+
+
+def kupgrade(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kupgrade", *args], capture_output=True, text=True, check=False
+    )
+
+
+def _updates(
+    url: str, *backend: str, version: str = "4.13.40", fmt: str = "json"
+) -> subprocess.CompletedProcess[str]:
+    return kupgrade("updates", "--upstream", url, "--channel", "stable-4.14", "--version", version, "--id", UUID,
+                    *backend, "--include-not-recommended", "-o", fmt)  # fmt: skip
+
+
+def test_updates_for_the_sample_cluster(sample_service: str, sample_dir: Path) -> None:
+    done = _updates(sample_service, "--metrics", str(sample_dir / "metrics" / "cluster.om"))
+    assert done.returncode == 0, done.stderr
+    status = json.loads(done.stdout)
+    versions = [u["version"] for u in status["availableUpdates"]]
+    assert versions == ["4.14.27", "4.14.26", "4.14.25", "4.14.24", "4.14.23", "4.13.42", "4.13.41"]
+    conditional = {
+        c["release"]["version"]: c["conditions"][0] for c in status["conditionalUpdates"]
+    }
+    assert (
+        conditional["4.14.22"]["status"] == "False"
+        and conditional["4.14.22"]["reason"] == "MultipleReasons"
+    )
+    assert "user-provisioned registry storage" in conditional["4.14.22"]["message"]
+    assert [c["release"]["version"] for c in status["conditionalUpdates"]][:2] == [
+        "4.14.22",
+        "4.14.21",
+    ]
+    assert (
+        status["conditions"][0]["type"] == "RetrievedUpdates"
+        and status["conditions"][0]["status"] == "True"
+    )
+    text = _updates(
+        sample_service, "--metrics", str(sample_dir / "metrics" / "cluster.om"), fmt="text"
+    )
+    lines = text.stdout.split("\n")
+    assert lines[0] == "Cluster version is 4.13.40"
+    assert "Updates with known issues:" in lines and "  Version: 4.14.22" in lines
+
+
+@pytest.mark.skipif(
+    shutil.which("prometheus") is None, reason="Debian's prometheus package is not installed"
+)
+def test_same_answer_from_a_real_prometheus(
+    sample_service: str, sample_dir: Path, tmp_path: Path
+) -> None:
+    snapshot = sample_dir / "metrics" / "cluster.om"
+    offline = _updates(sample_service, "--metrics", str(snapshot))
+    prom = PrometheusProcess(tmp_path / "prom")
+    prom.backfill(snapshot)
+    with prom:
+        prom.wait_for("/-/ready")
+        live = _updates(sample_service, "--prometheus", prom.base, "--time", str(SNAPSHOT_END_S))
+    assert live.returncode == 0, live.stderr
+
+    def strip(doc: dict[str, Any]) -> dict[str, Any]:
+        for c in doc["conditions"] + [
+            c for u in doc["conditionalUpdates"] for c in u["conditions"]
+        ]:
+            c.pop("lastTransitionTime")
+        return doc
+
+    assert strip(json.loads(live.stdout)) == strip(json.loads(offline.stdout))
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    body: bytes = b""
+    status: int = 200
+
+    def do_GET(self) -> None:
+        self.send_response(self.status)
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def answering() -> Iterator[type[_Handler]]:
+    handler = type("H", (_Handler,), {})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    handler.base = f"http://127.0.0.1:{server.server_address[1]}/graph"  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield handler
+    server.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("view", "reason"),
+    [
+        (ClusterView("", "stable-4.14", "4.14.1", cluster_id=UUID), "NoUpstream"),
+        (ClusterView("not a url", "stable-4.14", "4.14.1", cluster_id=UUID), "InvalidURI"),
+        (
+            ClusterView("http://127.0.0.1:9/graph", "stable-4.14", "4.14.1", cluster_id="nope"),
+            "InvalidID",
+        ),
+        (
+            ClusterView("http://127.0.0.1:9/graph", "stable-4.14", "4.14.1", "", UUID),
+            "NoArchitecture",
+        ),
+        (
+            ClusterView("http://127.0.0.1:9/graph", "stable-4.14", "", cluster_id=UUID),
+            "NoCurrentVersion",
+        ),
+        (ClusterView("http://127.0.0.1:9/graph", "", "4.14.1", cluster_id=UUID), "NoChannel"),
+        (
+            ClusterView("http://127.0.0.1:9/graph", "stable-4.14", "4.14", cluster_id=UUID),
+            "InvalidCurrentVersion",
+        ),
+        (
+            ClusterView("http://127.0.0.1:9/graph", "stable-4.14", "4.14.1", cluster_id=UUID),
+            "RemoteFailed",
+        ),
+    ],
+)
+def test_retrieved_updates_reasons_before_a_graph(view: ClusterView, reason: str) -> None:
+    retrieval = fetch(view, lambda: 0.0)
+    assert retrieval.condition["status"] == "False"
+    assert retrieval.condition["reason"] == reason
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "reason", "message"),
+    [
+        (404, b"{}", "ResponseFailed", "unexpected HTTP status: 404"),
+        (200, b"<html>", "ResponseInvalid", "Unable to retrieve available updates"),
+        (200, b'{"nodes": [{"version": "4.14.2", "payload": "x", "metadata": {}}], "edges": []}', "VersionNotFound",
+         'currently reconciling cluster version 4.14.1 not found in the "stable-4.14" channel'),
+    ],
+)  # fmt: skip
+def test_retrieved_updates_reasons_from_the_answer(
+    answering: type[_Handler], status: int, body: bytes, reason: str, message: str
+) -> None:
+    answering.status, answering.body = status, body
+    view = ClusterView(answering.base, "stable-4.14", "4.14.1", cluster_id=UUID)  # type: ignore[attr-defined]
+    result = evaluate(view, fetch(view, lambda: 0.0), Registry.standard(None), lambda: 0.0)
+    assert result.retrieved["reason"] == reason
+    assert message in result.retrieved["message"]
+
+
+def test_cli_unreachable_upstream_is_a_message_not_a_traceback(sample_dir: Path) -> None:
+    done = _updates(
+        "http://127.0.0.1:9/graph",
+        "--metrics",
+        str(sample_dir / "metrics" / "cluster.om"),
+        fmt="text",
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "Reason: RemoteFailed" in done.stderr
+
+
+def test_cli_needs_a_backend_and_a_good_snapshot(sample_service: str, tmp_path: Path) -> None:
+    done = _updates(sample_service)
+    assert done.returncode == 1 and "--metrics" in done.stderr
+    bad = tmp_path / "bad.om"
+    bad.write_text("up 1\n")
+    done = _updates(sample_service, "--metrics", str(bad))
+    assert done.returncode == 1 and "bad.om" in done.stderr and "Traceback" not in done.stderr
+    assert EXAMPLE_CLUSTER["version"] == "4.13.40"

@@ -1,0 +1,251 @@
+"""Release payloads against the version controller's conformance data (SPEC B, C5, D).
+
+Every load of payloads/expected.yaml (hash included), every inclusion case and every
+task-graph case, read from ../shared at run time.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kupgrade.release.inclusion import Capabilities, Options, Override, exclusion_reason
+from kupgrade.release.manifest import ResourceId
+from kupgrade.release.payload import LoadOptions, load_payload, read_directory
+from kupgrade.release.taskgraph import (
+    CancelledError,
+    Task,
+    TaskGraph,
+    TaskNode,
+    by_number_and_component,
+    flatten_by_number_and_component,
+    is_job,
+    run_graph,
+    shift_order,
+)
+from tests.support.conformance import CONFORMANCE, conformance_path
+
+
+def _doc(*parts: str) -> dict[str, Any]:
+    return yaml.safe_load(conformance_path("cvo", *parts).read_text())
+
+
+def _ids(*parts: str, key: str = "cases") -> list[str]:
+    path = CONFORMANCE.joinpath("cvo", *parts)
+    if not path.exists():
+        return ["conformance-data-missing"]
+    doc = yaml.safe_load(path.read_text())
+    if key == "loads":
+        return [load["id"] for fixture in doc["fixtures"] for load in fixture["loads"]]
+    return [case["id"] for case in doc[key]]
+
+
+def _capabilities(value: dict[str, list[str]] | None) -> Capabilities | None:
+    return Capabilities(tuple(value["known"]), tuple(value["enabled"])) if value else None
+
+
+def _gates(value: list[str] | None) -> frozenset[str] | None:
+    return frozenset(value) if value is not None else None
+
+
+# --- payloads/expected.yaml -------------------------------------------------------------------
+
+
+def _load_case(load_id: str) -> tuple[Path, dict[str, Any]]:
+    root = conformance_path("cvo", "payloads")
+    doc = yaml.safe_load((root / "expected.yaml").read_text())
+    for fixture in doc["fixtures"]:
+        for load in fixture["loads"]:
+            if load["id"] == load_id:
+                return root / fixture["path"], load
+    raise AssertionError(load_id)
+
+
+@pytest.mark.parametrize("load_id", _ids("payloads", "expected.yaml", key="loads"))
+def test_payload_loads_as_the_controller_does(load_id: str) -> None:
+    """SPEC C5: files, order, raw bytes, exclusions with reasons, total and versionHash."""
+    root, load = _load_case(load_id)
+    o = load["options"]
+    options = LoadOptions(
+        o["release_image"],
+        Options(
+            exclude=o["exclude"],
+            required_feature_set=o["required_feature_set"],
+            profile=o["profile"],
+            capabilities=_capabilities(o["capabilities"]),
+            enabled_feature_gates=_gates(o["enabled_feature_gates"]),
+        ),
+    )
+    payload = load_payload(read_directory(root), options)
+    assert payload.release_json() == load["release"]
+    assert payload.metadata.major == load["major_version"]
+    got_included = [
+        {"index": i, "file": m.file, "group": m.id.group, "kind": m.id.kind,
+         "namespace": m.id.namespace, "name": m.id.name, "raw": m.raw.decode()}
+        for i, m in enumerate(payload.included, start=1)
+    ]  # fmt: skip
+    assert [g["raw"] for g in got_included] == [e["raw"] for e in load["included"]]
+    assert got_included == load["included"]
+    got_excluded = [
+        {"file": e.manifest.file, "group": e.manifest.id.group, "kind": e.manifest.id.kind,
+         "namespace": e.manifest.id.namespace, "name": e.manifest.id.name, "reason": e.reason}
+        for e in payload.excluded
+    ]  # fmt: skip
+    assert got_excluded == load["excluded"]
+    assert payload.ignored == load["ignored_files"]
+    assert [{"file": s.file, "reason": s.reason} for s in payload.skipped] == load["skipped_files"]
+    assert payload.total == load["total"]
+    assert payload.version_hash == load["version_hash"]
+    assert payload.version_hash != load["fnv1a_would_give"] or load["total"] == 0
+
+
+def test_release_metadata_of_every_fixture() -> None:
+    doc = _doc("payloads", "expected.yaml")
+    root = conformance_path("cvo", "payloads")
+    for fixture in doc["fixtures"]:
+        payload = load_payload(read_directory(root / fixture["path"]))
+        meta, expected = payload.metadata, fixture["release_metadata"]
+        assert meta.version == expected["version"]
+        assert list(meta.previous) == expected["previous"]
+        assert list(meta.next) == expected["next"]
+        assert meta.url == expected["url"]
+        assert meta.channels == expected["channels_sorted"]
+        assert payload.image_references.name == fixture["image_references_name"]
+
+
+# --- inclusion.yaml -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case_id", _ids("inclusion.yaml"))
+def test_inclusion_case(case_id: str) -> None:
+    """SPEC C5: the inclusion checks in library-go's order, with its exact reasons."""
+    case = next(c for c in _doc("inclusion.yaml")["cases"] if c["id"] == case_id)
+    m, o = case["manifest"], case["options"]
+    group = m["apiVersion"].rsplit("/", 1)[0] if "/" in m["apiVersion"] else ""
+    overrides = o["overrides"]
+    options = Options(
+        exclude=o["exclude"],
+        required_feature_set=o["required_feature_set"],
+        profile=o["profile"],
+        capabilities=_capabilities(o["capabilities"]),
+        overrides=tuple(
+            Override(x["kind"], x["group"], x["namespace"], x["name"], x["unmanaged"])
+            for x in overrides
+        )
+        if overrides is not None
+        else None,
+        enabled_feature_gates=_gates(o["enabled_feature_gates"]),
+        major_version=o["major_version"],
+        allow_unknown_capabilities=o["allow_unknown_capabilities"],
+    )
+    reason = exclusion_reason(
+        ResourceId(group, m["kind"], m["namespace"], m["name"]), case["annotations"], options
+    )
+    assert reason == case["expect"]["reason"]
+    assert (reason is None) == case["expect"]["included"]
+
+
+# --- taskgraph.yaml -----------------------------------------------------------------------------
+
+
+def _task(item: str | dict[str, str]) -> Task:
+    return Task(item) if isinstance(item, str) else Task(item["file"], item.get("kind") == "Job")
+
+
+def _nodes(items: list[dict[str, Any]]) -> list[TaskNode]:
+    return [TaskNode([_task(t) for t in n["tasks"]], list(n["in"]), list(n["out"])) for n in items]
+
+
+def _buckets(buckets: list[list[list[Task]]]) -> list[list[list[str]]] | None:
+    return [[[t.file for t in node] for node in bucket] for bucket in buckets] or None
+
+
+BREAK_FNS = {
+    "by_number_and_component": by_number_and_component,
+    "flatten_by_number_and_component": flatten_by_number_and_component,
+}
+
+
+def _run_case(case: dict[str, Any]) -> None:
+    graph = TaskGraph(_nodes(case["input"]["nodes"]))
+    callbacks = case["callbacks"]
+    executed: list[str] = []
+    lock = threading.Lock()
+
+    def fn(tasks: list[Task], cancel: threading.Event) -> None:
+        for task in tasks:
+            behaviour = callbacks.get(task.file, callbacks.get("*", {}))
+            assert not behaviour.get("must_not_run"), task.file
+            if "error" in behaviour:
+                raise RuntimeError(behaviour["error"])
+            if behaviour.get("cancel_then_return_context_error"):
+                cancel.set()
+                raise CancelledError()
+            if behaviour.get("cancel_then_succeed"):
+                cancel.set()
+            elif behaviour.get("return_context_error_if_cancelled") and cancel.is_set():
+                raise CancelledError()
+            with lock:
+                executed.append(task.file)
+
+    errors = sorted(str(e) for e in run_graph(graph, case["max_parallelism"], fn))
+    wanted = case["expect"]["errors_sorted_contain"]
+    assert len(errors) == len(wanted), errors
+    assert all(w in e for e, w in zip(errors, wanted, strict=True)), errors
+    for invariant in case["expect"]["invariants"]:
+        ((kind, value),) = invariant.items()
+        if kind == "exactly":
+            assert executed == value
+        elif kind == "permutation":
+            assert sorted(executed) == sorted(value)
+        elif kind == "at_index":
+            assert executed[value["index"]] == value["task"]
+        elif kind == "subsequence":
+            assert any(executed[i : i + len(value)] == value for i in range(len(executed)))
+        elif kind == "before" and value[0] in executed and value[1] in executed:
+            assert executed.index(value[0]) < executed.index(value[1])
+
+
+@pytest.mark.parametrize("case_id", _ids("taskgraph.yaml"))
+def test_taskgraph_case(case_id: str) -> None:
+    """SPEC D1-D3: the controller's graph, node for node and index for index."""
+    case = next(c for c in _doc("taskgraph.yaml")["cases"] if c["id"] == case_id)
+    op, given, expect = case["op"], case["input"], case["expect"]
+    if op == "split_on_jobs":
+        graph = TaskGraph(_nodes(given["nodes"]))
+        graph.split(is_job)
+        assert graph.to_json()["nodes"] == expect["nodes"]
+    elif op in BREAK_FNS:
+        assert _buckets(BREAK_FNS[op]([_task(t) for t in given["tasks"]])) == expect["buckets"]
+    elif op == "shift_order":
+        buckets = [[[Task(t) for t in node] for node in bucket] for bucket in given["buckets"]]
+        shifted = shift_order(lambda _tasks: buckets, case["step"], case["stride"])([])
+        assert _buckets(shifted) == expect["buckets"]
+    elif op == "permute_order":
+        pytest.skip("property-only in the data; covered by test_permute_keeps_every_node")
+    elif op == "split_then_parallelize":
+        graph = TaskGraph.of([_task(t) for t in given["tasks"]])
+        graph.split(is_job)
+        graph.parallelize(BREAK_FNS[case["break_fn"]])
+        assert graph.to_json()["nodes"] == expect["nodes"]
+        if "steps" in expect:
+            layers = [
+                [[t.file for t in graph.nodes[i].tasks] for i in layer] for layer in graph.steps()
+            ]
+            assert layers == [s["parallel_nodes"] for s in expect["steps"]]
+            order: list[str] = []
+            run_graph(graph, 1, lambda tasks, _c: order.extend(t.file for t in tasks))
+            assert order == expect["sequential_execution_order"]
+    elif op == "bulk_add":
+        graph = TaskGraph(_nodes(given["nodes"]))
+        added = graph.bulk_add([TaskNode([Task(t) for t in a]) for a in given["add"]], given["in"])
+        assert added == expect["returns"]
+        assert graph.to_json()["nodes"] == expect["nodes"]
+    elif op == "run_graph":
+        _run_case(case)
+    else:
+        raise AssertionError(f"unknown op {op}")

@@ -1,0 +1,303 @@
+"""Release signature verification (SPEC C3) with real GnuPG, real keys and real stores.
+
+The conformance cases use library-go's own signatures and keyrings (including a key that
+expired in 2021); the round trips sign with keys generated here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kupgrade.errors import InputError
+from kupgrade.release.signature import (
+    DirectoryStore,
+    HttpStore,
+    Keyring,
+    MemoryStore,
+    ReleaseVerifier,
+    SignatureRejectedError,
+    Store,
+    VerificationError,
+    check_signed_content,
+    config_from_data,
+    config_from_manifests,
+    next_signature_path,
+    sign,
+    signature_document,
+)
+from tests.support.conformance import CONFORMANCE, conformance_path
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("gpg") is None,
+    reason="GnuPG (Debian's gnupg) is not installed; .ci/run installs it",
+)
+DIGEST = "sha256:" + "ab" * 32
+
+
+def _doc() -> dict[str, Any]:
+    return yaml.safe_load(conformance_path("cvo", "signatures", "cases.yaml").read_text())
+
+
+def _ids(key: str) -> list[str]:
+    path = CONFORMANCE / "cvo" / "signatures" / "cases.yaml"
+    return (
+        [c["id"] for c in yaml.safe_load(path.read_text())[key]] if path.exists() else ["missing"]
+    )
+
+
+@contextlib.contextmanager
+def _serve(root: Path) -> Iterator[str]:
+    """A real HTTP server on loopback serving `root` as a signature store."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *_a, **_k: None  # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _constructed(root: Path, entries: list[dict[str, Any]], target: Path) -> None:
+    for entry in entries:
+        data = bytearray((root / entry["from"]).read_bytes())
+        tamper = entry.get("tamper") or {}
+        if "flip_byte" in tamper:
+            data[tamper["flip_byte"]] ^= 0xFF
+        if "truncate_to" in tamper:
+            data = data[: tamper["truncate_to"]]
+        directory = target / entry["digest_dir"]
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / f"signature-{entry['n']}").write_bytes(bytes(data))
+
+
+@contextlib.contextmanager
+def _store(root: Path, spec: dict[str, Any], tmp: Path) -> Iterator[Store]:
+    kind = spec["kind"]
+    if kind == "memory":
+        yield MemoryStore(
+            {k: [(root / f).read_bytes() for f in v] for k, v in spec["signatures"].items()}
+        )
+        return
+    if kind.startswith("constructed"):
+        _constructed(root, spec["entries"], tmp)
+        directory = tmp
+    else:
+        directory = root / spec["path"]
+    if kind in ("http", "constructed-http"):
+        with _serve(directory) as url:
+            yield HttpStore(url)
+    else:
+        yield DirectoryStore(directory)
+
+
+@pytest.mark.parametrize("case_id", _ids("cases"))
+def test_signature_case(case_id: str, tmp_path: Path) -> None:
+    """SPEC C3: verdict and the controller's exact top-level error."""
+    root = conformance_path("cvo", "signatures")
+    case = next(c for c in _doc()["cases"] if c["id"] == case_id)
+    keyrings = {name: Keyring.read(name, root / file) for name, file in case["keyrings"].items()}
+    with (
+        _store(root, case["store"], tmp_path) as store,
+        ReleaseVerifier(keyrings, store) as verifier,
+    ):
+        expect = case["expect"]
+        if expect["verdict"] == "valid":
+            assert verifier.verify(case["digest"]).digest == case["digest"]
+            return
+        with pytest.raises(VerificationError) as caught:
+            verifier.verify(case["digest"])
+        assert caught.value.message == expect["error"]
+        assert expect.get("nested_error_contains", "") in caught.value.detail()
+
+
+@pytest.mark.parametrize("case_id", _ids("config_cases"))
+def test_verifier_configuration_case(case_id: str) -> None:
+    root = conformance_path("cvo", "signatures")
+    case = next(c for c in _doc()["config_cases"] if c["id"] == case_id)
+    expect = case["expect"]
+    if "data" in case:
+        data = {
+            k: (root / v[len("<contents of ") : -1]).read_text()
+            if v.startswith("<contents of ")
+            else v
+            for k, v in case["data"].items()
+        }
+        attempts = [
+            lambda: config_from_data(
+                "the config map openshift-config-managed/release-verification", data
+            )
+        ]
+    else:
+        groups = (
+            [[f] for f in case["manifests_each"]]
+            if "manifests_each" in case
+            else [case.get("manifests", [case.get("manifest")])]
+        )
+        attempts = [
+            functools.partial(
+                config_from_manifests, [yaml.safe_load((root / f).read_text()) for f in group if f]
+            )
+            for group in groups
+        ]
+    for attempt in attempts:
+        if "error" in expect:
+            with pytest.raises(InputError) as caught:
+                attempt()
+            assert caught.value.message == expect["error"]
+        elif expect.get("verifier", "") is None:
+            assert attempt() is None
+        else:
+            config = attempt()
+            assert config is not None
+            assert sorted(config.keyrings) == expect["verifiers"]
+            assert config.stores == expect["stores"]
+
+
+@pytest.mark.parametrize("case_id", _ids("string_cases"))
+def test_verifier_description(case_id: str) -> None:
+    root = conformance_path("cvo", "signatures")
+    case = next(c for c in _doc()["string_cases"] if c["id"] == case_id)
+    keyrings = {name: Keyring.read(name, root / file) for name, file in case["verifiers"].items()}
+    spec = case["store"] or ""
+    store: Store | None = None
+    if spec.startswith("file store "):
+        store = DirectoryStore(spec.removeprefix("file store "))
+    elif spec.startswith("http store "):
+        store = HttpStore(spec.removeprefix("http store "))
+    with ReleaseVerifier(keyrings, store) as verifier:
+        assert str(verifier) == case["expect"]
+
+
+# --- signing with keys made here ------------------------------------------------------------
+
+
+def _signed_store(
+    tmp: Path, home: str, who: str, digest: str = DIGEST, **kw: Any
+) -> DirectoryStore:
+    data = sign(
+        digest, "example.com/release:1", f"{who}@example.com", creator="test", gnupghome=home, **kw
+    )
+    path = next_signature_path(tmp, digest)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return DirectoryStore(tmp)
+
+
+def test_round_trip_with_a_fresh_key(
+    tmp_path: Path, gnupg_home: tuple[str, dict[str, Path]]
+) -> None:
+    home, keys = gnupg_home
+    store = _signed_store(tmp_path, home, "release")
+    with ReleaseVerifier({"release": Keyring.read("release", keys["release"])}, store) as verifier:
+        assert verifier.verify(DIGEST).signed_by == {"release": 1}
+
+
+def test_another_key_and_another_digest_are_refused(
+    tmp_path: Path, gnupg_home: tuple[str, dict[str, Path]]
+) -> None:
+    home, keys = gnupg_home
+    store = _signed_store(tmp_path, home, "other")
+    ring = {"release": Keyring.read("release", keys["release"])}
+    with (
+        ReleaseVerifier(ring, store) as verifier,
+        pytest.raises(VerificationError, match="against keyrings: release"),
+    ):
+        verifier.verify(DIGEST)
+    # a genuine signature copied under another digest's directory
+    other = "sha256:" + "cd" * 32
+    replay = tmp_path / "replay"
+    target = next_signature_path(replay, other)
+    target.parent.mkdir(parents=True)
+    target.write_bytes(
+        next(iter(_signed_store(tmp_path / "s2", home, "release").signatures(DIGEST)))
+    )  # type: ignore[arg-type]
+    with ReleaseVerifier(
+        {"release": Keyring.read("release", keys["release"])}, DirectoryStore(replay)
+    ) as verifier:
+        with pytest.raises(VerificationError) as caught:
+            verifier.verify(other)
+        assert "signature digest does not match" in caught.value.detail()
+
+
+def test_every_keyring_must_sign_and_signatures_are_searched_in_order(
+    tmp_path: Path, gnupg_home: tuple[str, dict[str, Path]]
+) -> None:
+    home, keys = gnupg_home
+    _signed_store(tmp_path, home, "other")
+    store = _signed_store(tmp_path, home, "release")  # signature-2
+    rings = {name: Keyring.read(name, keys[name]) for name in ("release", "other")}
+    with ReleaseVerifier(rings, store) as verifier:
+        assert verifier.verify(DIGEST).signed_by == {"other": 1, "release": 2}
+
+
+def test_an_expired_signature_is_refused(
+    tmp_path: Path, gnupg_home: tuple[str, dict[str, Path]]
+) -> None:
+    """Key expiry is ignored (SPEC C3 as the controller), signature expiry is not."""
+    home, keys = gnupg_home
+    store = _signed_store(tmp_path, home, "release", expires_in=86400)
+    ring = {"release": Keyring.read("release", keys["release"])}
+    with ReleaseVerifier(ring, store) as verifier:
+        verifier.verify(DIGEST)
+    with ReleaseVerifier(
+        {"release": Keyring.read("release", keys["release"])},
+        store,
+        lambda: time.time() + 3 * 86400,
+    ) as later:
+        with pytest.raises(VerificationError) as caught:
+            later.verify(DIGEST)
+        assert "signature expired" in caught.value.detail()
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        (b'{"critical": {"type": "atomic container signature", "image": {"docker-manifest-digest": "%s"}, '
+         b'"identity": {"docker-reference": "x"}, "extra": 1}}', "unknown field"),
+        (b'{"critical": {"type": "cosign", "image": {"docker-manifest-digest": "%s"}, '
+         b'"identity": {"docker-reference": "x"}}}', "signature is not the correct type"),
+        (b'{"critical": {"type": "atomic container signature", "image": {"docker-manifest-digest": "%s"}, '
+         b'"identity": {"docker-reference": ""}}}', "signature must have an identity"),
+        (b'{"critical": {"type": "atomic container signature", "image": {"docker-manifest-digest": "%s"}, '
+         b'"identity": {"docker-reference": "x"}}, "optional": {"timestamp": "soon"}}', "not valid JSON"),
+        (b"not json %s", "not valid JSON"),
+    ],
+)  # fmt: skip
+def test_signed_content_rules(content: bytes, error: str) -> None:
+    with pytest.raises(SignatureRejectedError, match=error):
+        check_signed_content(content.replace(b"%s", DIGEST.encode()), DIGEST)
+
+
+def test_signed_content_of_our_own_documents_passes() -> None:
+    check_signed_content(signature_document(DIGEST, "example.com/r:1", "kupgrade", 1), DIGEST)
+    with pytest.raises(SignatureRejectedError, match="digest does not match"):
+        check_signed_content(signature_document("sha256:" + "00" * 32, "r", "kupgrade", 1), DIGEST)
+
+
+def test_a_store_holds_at_most_nine_signatures(tmp_path: Path) -> None:
+    directory = tmp_path / ("sha256=" + "ab" * 32)
+    directory.mkdir()
+    for index in range(1, 10):
+        (directory / f"signature-{index}").write_bytes(b"x")
+    with pytest.raises(InputError, match="already holds 9 signatures"):
+        next_signature_path(tmp_path, DIGEST)
+
+
+def test_an_invalid_keyring_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.asc"
+    bad.write_text("not a key")
+    with pytest.raises(InputError, match="bad has no OpenPGP public key"):
+        Keyring.read("bad", bad)
