@@ -20,7 +20,7 @@ import yaml
 from rich.table import Table
 
 from kupgrade.cli.backends import promql_condition
-from kupgrade.cli.cluster_view import KINDS, live_view, oc_table, print_report, report
+from kupgrade.cli.cluster_view import KINDS, live_view, oc_table, print_report
 from kupgrade.cli.output import (
     Format,
     OutputOpt,
@@ -41,6 +41,7 @@ from kupgrade.sim.create import create_cluster
 from kupgrade.sim.homes import CLUSTER_NAME, cluster_names, cluster_root, home, opened, wiring_for
 from kupgrade.sim.lock import ControllerLock, die_with_parent
 from kupgrade.sim.profile import Pool, Spec, load_profile, node_names
+from kupgrade.sim.report import report
 from kupgrade.sim.runner import Runner
 from kupgrade.sim.store import Store, StoreError
 

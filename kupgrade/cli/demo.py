@@ -14,7 +14,7 @@ import typer
 
 from kupgrade.cli.backends import promql_condition
 from kupgrade.cli.cluster import availability, refresh_availability
-from kupgrade.cli.cluster_view import live_view, oc_table, print_report, report
+from kupgrade.cli.cluster_view import live_view, oc_table, print_report
 from kupgrade.cli.graph import risk_table, summary_table
 from kupgrade.cli.output import (
     Format,
@@ -25,11 +25,15 @@ from kupgrade.cli.output import (
     stdout,
     user_errors,
 )
-from kupgrade.cli.updates import cluster_version
 from kupgrade.cluster.clusterversion import request_update, requested_release
-from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.upgrade_text import render_upgrade
-from kupgrade.controllers.availability import Availability, ClusterView, evaluate, fetch
+from kupgrade.controllers.availability import (
+    Availability,
+    ClusterView,
+    cluster_version,
+    evaluate,
+    fetch,
+)
 from kupgrade.controllers.nodes.pool import mcp_columns
 from kupgrade.errors import KupgradeError
 from kupgrade.graph.summary import summarize
@@ -38,10 +42,12 @@ from kupgrade.service.app import DEFAULT_PREFIX
 from kupgrade.service.process import ServiceProcess
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
+from kupgrade.sim.demo import DEMO_PROFILE
 from kupgrade.sim.homes import wiring_for
-from kupgrade.sim.profile import Budget, Pool, Profile, Spec, Workload
+from kupgrade.sim.profile import Profile
+from kupgrade.sim.report import report
 from kupgrade.sim.runner import Runner
-from kupgrade.sim.sample import EXAMPLE_CLUSTER, SNAPSHOT_END_S, write_sample
+from kupgrade.sim.sample import EXAMPLE_CLUSTER, write_sample
 from kupgrade.sim.store import Store
 
 sample_app = typer.Typer(
@@ -162,21 +168,6 @@ def _show(
     )
     stdout.print("\n".join(lines), highlight=False, markup=False)
     return {}
-
-
-DEMO_PROFILE = Spec(
-    version=EXAMPLE_CLUSTER["version"],
-    channel=EXAMPLE_CLUSTER["channel"],
-    start=rfc3339(SNAPSHOT_END_S),  # the moment its metrics snapshot was taken
-    pools=[
-        Pool("master", 3, max_unavailable=1, zones=["a", "b", "c"]),
-        Pool("worker", 6, max_unavailable=2, zones=["a", "b", "c"]),
-    ],
-    workloads=[
-        Workload("web", "shop", 6, pdb=Budget(min_available=5), termination_seconds=45),
-        Workload("db", "data", 3, pdb=Budget(max_unavailable=1), termination_seconds=120),
-    ],
-)
 
 
 class Rehearsal:

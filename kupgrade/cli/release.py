@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -33,9 +33,8 @@ from kupgrade.release.inclusion import (
     DEFAULT_PROFILE,
     Capabilities,
     Options,
-    apply_action,
 )
-from kupgrade.release.manifest import Manifest
+from kupgrade.release.listing import manifests_json
 from kupgrade.release.oci import (
     PAYLOAD_DIRS,
     build_image,
@@ -44,7 +43,7 @@ from kupgrade.release.oci import (
     open_image,
     read_tree,
 )
-from kupgrade.release.payload import LoadOptions, Payload, PayloadFiles, load_payload
+from kupgrade.release.payload import LoadOptions, PayloadFiles, load_payload
 from kupgrade.release.registry import Reference, Registry
 from kupgrade.release.signature import (
     VALID_DIGEST,
@@ -313,43 +312,6 @@ def _inclusion(
         enabled_feature_gates=frozenset(_list(feature_gates)),
         allow_unknown_capabilities=capabilities is not None,
     )
-
-
-def _manifest_row(manifest: Manifest) -> dict[str, Any]:
-    return {
-        "file": manifest.file,
-        "group": manifest.id.group,
-        "kind": manifest.id.kind,
-        "namespace": manifest.id.namespace,
-        "name": manifest.id.name,
-        "action": apply_action(manifest.annotations, manifest.file),
-    }
-
-
-def manifests_json(payload: Payload, raw: bool = False) -> dict[str, Any]:
-    """The load result; field names follow the conformance data (version_hash also as
-    versionHash, the controller's own spelling)."""
-    return {
-        "release": payload.release_json(),
-        "major_version": payload.metadata.major,
-        "included": [
-            {
-                "index": i,
-                **_manifest_row(m),
-                **({"raw": m.raw.decode("utf-8", "replace")} if raw else {}),
-            }
-            for i, m in enumerate(payload.included, start=1)
-        ],
-        "excluded": [{**_manifest_row(e.manifest), "reason": e.reason} for e in payload.excluded],
-        "ignored_files": payload.ignored,
-        "skipped_files": [
-            {"file": s.file, "reason": s.reason, "detail": s.detail} for s in payload.skipped
-        ],
-        "total": payload.total,
-        "version_hash": payload.version_hash,
-        "versionHash": payload.version_hash,
-        "warnings": list(payload.metadata.warnings),
-    }
 
 
 @user_errors

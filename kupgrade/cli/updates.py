@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -18,7 +18,12 @@ from kupgrade.cli.backends import (
 )
 from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, user_errors
 from kupgrade.cluster.upgrade_text import render_upgrade
-from kupgrade.controllers.availability import Availability, ClusterView, evaluate, fetch, rfc3339
+from kupgrade.controllers.availability import (
+    ClusterView,
+    cluster_version,
+    evaluate,
+    fetch,
+)
 from kupgrade.risks.rules import Registry
 
 UpstreamOpt = Annotated[
@@ -28,35 +33,6 @@ ChannelOpt = Annotated[
     str, typer.Option("--channel", help="The cluster's channel, e.g. stable-4.14.")
 ]
 ArchOpt = Annotated[str, typer.Option("--arch", help="The cluster's architecture.")]
-
-
-def cluster_version(view: ClusterView, result: Availability, now: float) -> dict[str, Any]:
-    """A settled ClusterVersion at `view.version` holding this availability."""
-    stamp = rfc3339(now)
-    desired = result.current or {"version": view.version, "image": ""}
-    conditions = [
-        {
-            "type": "Available",
-            "status": "True",
-            "lastTransitionTime": stamp,
-            "message": f"Done applying {view.version}",
-        },
-        {"type": "Failing", "status": "False", "lastTransitionTime": stamp},
-        {
-            "type": "Progressing",
-            "status": "False",
-            "lastTransitionTime": stamp,
-            "message": f"Cluster version is {view.version}",
-        },
-        result.retrieved,
-    ]
-    return {
-        "apiVersion": "config.openshift.io/v1",
-        "kind": "ClusterVersion",
-        "metadata": {"name": "version"},
-        "spec": {"channel": view.channel, "upstream": view.upstream, "clusterID": view.cluster_id},
-        "status": {**result.status(), "desired": desired, "conditions": conditions},
-    }
 
 
 @user_errors

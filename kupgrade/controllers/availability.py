@@ -22,7 +22,14 @@ from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import remove, set_condition
 from kupgrade.cluster.objects import rfc3339
 
-__all__ = ["AvailabilityController", "ClusterView", "evaluate", "fetch", "rfc3339"]
+__all__ = [
+    "AvailabilityController",
+    "ClusterView",
+    "cluster_version",
+    "evaluate",
+    "fetch",
+    "rfc3339",
+]
 from kupgrade.errors import KupgradeError
 from kupgrade.graph.codec import decode_json, graph_from_doc
 from kupgrade.graph.model import Graph, Node, Risk
@@ -346,3 +353,32 @@ class AvailabilityController:
         set_condition(conditions, result.retrieved, rfc3339(self.api.now()))
         self.api.write(cv)
         return result.notes
+
+
+def cluster_version(view: ClusterView, result: Availability, now: float) -> dict[str, Any]:
+    """A settled ClusterVersion at `view.version` holding this availability."""
+    stamp = rfc3339(now)
+    desired = result.current or {"version": view.version, "image": ""}
+    conditions = [
+        {
+            "type": "Available",
+            "status": "True",
+            "lastTransitionTime": stamp,
+            "message": f"Done applying {view.version}",
+        },
+        {"type": "Failing", "status": "False", "lastTransitionTime": stamp},
+        {
+            "type": "Progressing",
+            "status": "False",
+            "lastTransitionTime": stamp,
+            "message": f"Cluster version is {view.version}",
+        },
+        result.retrieved,
+    ]
+    return {
+        "apiVersion": "config.openshift.io/v1",
+        "kind": "ClusterVersion",
+        "metadata": {"name": "version"},
+        "spec": {"channel": view.channel, "upstream": view.upstream, "clusterID": view.cluster_id},
+        "status": {**result.status(), "desired": desired, "conditions": conditions},
+    }

@@ -1,0 +1,60 @@
+"""What a rehearsal reports: how it ended, how long it took (simulated and real), and the
+timeline of what took how long and what held things up."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kupgrade.controllers.version.status import clusterversion_columns
+from kupgrade.sim.runner import Outcome, Runner
+from kupgrade.sim.store import Store
+
+
+def timeline(store: Store, since: float) -> list[dict[str, Any]]:
+    """What took how long, in the order it started: operators, nodes (with how long their
+    drain took) and whatever held things up; what is still under way has no end."""
+    rows: list[dict[str, Any]] = []
+    started: dict[str, float] = {}
+    drained: dict[str, str] = {}
+    for e in store.events():
+        if e["at"] < since:
+            continue
+        obj = e["object"]
+        if e["reason"] in ("Progressing", "Drain"):
+            started.setdefault(obj, e["at"])
+        elif e["reason"] == "Drained":
+            drained[obj] = e["message"]
+        elif e["reason"] in ("VersionReached", "Done") and obj in started:
+            row = {"object": obj, "from": started.pop(obj), "to": e["at"]}
+            if obj in drained:
+                row["note"] = drained.pop(obj)
+            rows.append(row)
+        elif e["kind"] == "Warning" or e["reason"] in HOLD_UPS:
+            rows.append(
+                {
+                    "object": obj,
+                    "from": e["at"],
+                    "to": e["at"],
+                    "note": f"{e['reason']}: {e['message']}",
+                }
+            )
+    rows += [
+        {"object": o, "from": at, "to": None, "note": "not finished"} for o, at in started.items()
+    ]
+    return sorted(rows, key=lambda r: r["from"])
+
+
+HOLD_UPS = ("DrainThresholdExceeded", "DrainFailed", "EvictionBlocked", "Handoff", "Completed")
+
+
+def report(runner: Runner, outcome: Outcome, started: float, wall: float) -> dict[str, Any]:
+    """How the run ended, how long it took (simulated and real) and its timeline."""
+    cv = runner.store.get("ClusterVersion", "version") or {"status": {}}
+    return {
+        "outcome": outcome.reason,
+        "simulatedSeconds": round(outcome.now - started, 3),
+        "wallSeconds": round(wall, 3),
+        "steps": outcome.steps,
+        "clusterversion": clusterversion_columns(cv["status"]),
+        "timeline": timeline(runner.store, started),
+    }
