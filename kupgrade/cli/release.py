@@ -45,7 +45,9 @@ from kupgrade.release.oci import (
 )
 from kupgrade.release.payload import LoadOptions, PayloadFiles, load_payload
 from kupgrade.release.registry import Reference, Registry
-from kupgrade.release.signature import (
+from kupgrade.release.sources import Opened, open_payload, open_source, pull_spec, write_tree
+from kupgrade.release.taskgraph import MODES, Mode, build_graph, workers
+from kupgrade.release.verify import (
     VALID_DIGEST,
     Keyring,
     ReleaseVerifier,
@@ -55,8 +57,6 @@ from kupgrade.release.signature import (
     sign,
     store_for,
 )
-from kupgrade.release.sources import Opened, open_payload, open_source, pull_spec, write_tree
-from kupgrade.release.taskgraph import MODES, Mode, build_graph, workers
 
 app = typer.Typer(
     help="Release payloads: build, inspect, extract, push, sign, verify, order.",

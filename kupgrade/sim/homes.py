@@ -15,7 +15,7 @@ import msgspec
 
 from kupgrade.controllers.version.controller import Wiring
 from kupgrade.errors import InputError
-from kupgrade.release.signature import Keyring, ReleaseVerifier, store_for
+from kupgrade.release.verify import Keyring, ReleaseVerifier, store_for
 from kupgrade.sim.create import release_source
 from kupgrade.sim.profile import Profile, Spec
 from kupgrade.sim.runner import workdir

@@ -37,8 +37,8 @@ from kupgrade.release.documents import split_documents
 from kupgrade.release.metadata import parse_image_references, parse_release_metadata
 from kupgrade.release.oci import build_image, layout_files
 from kupgrade.release.payload import load_payload
-from kupgrade.release.signature import SignatureRejectedError, check_signed_content
 from kupgrade.release.sources import open_payload
+from kupgrade.release.verify import SignatureRejectedError, check_signed_content
 from kupgrade.risks.promql.engine import evaluate_text
 from kupgrade.risks.promql.snapshot import load_snapshot, parse_snapshot
 from kupgrade.sim.profile import Profile, check_profile, load_profile

@@ -20,14 +20,14 @@ import pytest
 import yaml
 
 from kupgrade.errors import InputError
-from kupgrade.release.signature import (
+from kupgrade.release.verify import (
     DirectoryStore,
     HttpStore,
     Keyring,
     MemoryStore,
     ReleaseVerifier,
     SignatureRejectedError,
-    Store,
+    SignatureStore,
     VerificationError,
     check_signed_content,
     config_from_data,
@@ -84,7 +84,7 @@ def _constructed(root: Path, entries: list[dict[str, Any]], target: Path) -> Non
 
 
 @contextlib.contextmanager
-def _store(root: Path, spec: dict[str, Any], tmp: Path) -> Iterator[Store]:
+def _store(root: Path, spec: dict[str, Any], tmp: Path) -> Iterator[SignatureStore]:
     kind = spec["kind"]
     if kind == "memory":
         yield MemoryStore(
@@ -172,7 +172,7 @@ def test_verifier_description(case_id: str) -> None:
     case = next(c for c in _doc()["string_cases"] if c["id"] == case_id)
     keyrings = {name: Keyring.read(name, root / file) for name, file in case["verifiers"].items()}
     spec = case["store"] or ""
-    store: Store | None = None
+    store: SignatureStore | None = None
     if spec.startswith("file store "):
         store = DirectoryStore(spec.removeprefix("file store "))
     elif spec.startswith("http store "):
