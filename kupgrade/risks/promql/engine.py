@@ -9,9 +9,7 @@ the *order* of an answer matches too, because risk rules pick representatives wi
 from __future__ import annotations
 
 import math
-import time as _time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
@@ -21,16 +19,16 @@ import promql_parser as pp
 from kupgrade.risks.promql import functions as fn
 from kupgrade.risks.promql import labels as lbl
 from kupgrade.risks.promql.aggregate import aggregate
-from kupgrade.risks.promql.arith import COMPARISON, SET_OPS, elem_binop
+from kupgrade.risks.promql.arith import COMPARISON, elem_binop
+from kupgrade.risks.promql.dates import date_part
 from kupgrade.risks.promql.errors import PromQLError
 from kupgrade.risks.promql.guards import Guard, QueryLimits, check_text
 from kupgrade.risks.promql.labels import Labels
+from kupgrade.risks.promql.matching import ensure_unique, vector_scalar, vector_vector
 from kupgrade.risks.promql.snapshot import LOOKBACK_MS, Matcher, Snapshot
 from kupgrade.risks.promql.values import Matrix, Scalar, String, Value, Vector, to_api
 
 DEFAULT_STEP_MS = 60_000  # Prometheus's default global evaluation_interval: subquery step
-# Prometheus drops `__name__` for these operators only (`shouldDropMetricName`): not atan2.
-_DROPS_NAME = frozenset({"+", "-", "*", "/", "%", "^"})
 # The parser's enums do not hash; their names do.
 _MATCH_OPS = {
     "MatchOp.Equal": "=",
@@ -72,20 +70,6 @@ def _unwrap(node: Any) -> Any:
     while isinstance(node, pp.ParenExpr):
         node = node.expr
     return node
-
-
-def _ensure_unique(vec: Vector) -> Vector:
-    """Prometheus refuses any (intermediate) vector holding one label set twice."""
-    if len(vec) > 1 and len({labels for labels, _ in vec}) != len(vec):
-        raise PromQLError("vector cannot contain metrics with the same labelset")
-    return vec
-
-
-def _signature(on: bool, names: frozenset[str]) -> Callable[[Labels], Labels]:
-    if on:
-        return lambda labels: lbl.keep(labels, names)
-    dropped = names | {lbl.NAME}
-    return lambda labels: lbl.without(labels, dropped)
 
 
 class Evaluator:
@@ -201,7 +185,7 @@ class Evaluator:
                 "unary expression only allowed on expressions of type scalar or instant vector",
                 "bad_data",
             )
-        return _ensure_unique(Vector((lbl.drop_name(labels), -v) for labels, v in value))
+        return ensure_unique(Vector((lbl.drop_name(labels), -v) for labels, v in value))
 
     def _binary(self, node: pp.BinaryExpr, t: int) -> Value:
         op = str(node.op)
@@ -215,11 +199,11 @@ class Evaluator:
                 value = 1.0 if keep else 0.0
             return Scalar(value)
         if isinstance(lhs, Vector) and isinstance(rhs, Scalar):
-            return _ensure_unique(_vector_scalar(op, lhs, rhs.value, False, return_bool))
+            return ensure_unique(vector_scalar(op, lhs, rhs.value, False, return_bool))
         if isinstance(lhs, Scalar) and isinstance(rhs, Vector):
-            return _ensure_unique(_vector_scalar(op, rhs, lhs.value, True, return_bool))
+            return ensure_unique(vector_scalar(op, rhs, lhs.value, True, return_bool))
         if isinstance(lhs, Vector) and isinstance(rhs, Vector):
-            return _ensure_unique(_vector_vector(op, lhs, rhs, mod))
+            return ensure_unique(vector_vector(op, lhs, rhs, mod))
         raise PromQLError(
             f"binary expression must contain only scalar and instant vector types, not {op}",
             "bad_data",
@@ -237,7 +221,7 @@ class Evaluator:
         if node.modifier is not None:
             grouping = frozenset(node.modifier.labels)
             without = node.modifier.type == pp.AggModifierType.Without
-        return _ensure_unique(aggregate(op, vec, grouping, without, param))
+        return ensure_unique(aggregate(op, vec, grouping, without, param))
 
     # -- functions --------------------------------------------------------------------
 
@@ -279,17 +263,17 @@ class Evaluator:
             value = _apply_range(name, points, scalar_args, window, t)
             if value is not None:
                 out.append((labels if name == "last_over_time" else lbl.drop_name(labels), value))
-        return _ensure_unique(out)
+        return ensure_unique(out)
 
     def _simple(self, name: str, args: list[Any], t: int) -> Value:
         vec = self._vector(args[0], t)
         fun = fn.SIMPLE[name]
-        return _ensure_unique(Vector((lbl.drop_name(labels), fun(v)) for labels, v in vec))
+        return ensure_unique(Vector((lbl.drop_name(labels), fun(v)) for labels, v in vec))
 
     def _time_part(self, name: str, args: list[Any], t: int) -> Value:
         vec = self._vector(args[0], t) if args else Vector([((), t / 1000)])
-        return _ensure_unique(
-            Vector((lbl.drop_name(labels), _date_part(name, v)) for labels, v in vec)
+        return ensure_unique(
+            Vector((lbl.drop_name(labels), date_part(name, v)) for labels, v in vec)
         )
 
 
@@ -324,203 +308,6 @@ def _apply_range(
     raise PromQLError(f"function {name}() is not supported by kupgrade's embedded engine")
 
 
-def _date_part(name: str, v: float) -> float:
-    if math.isnan(v) or math.isinf(v):
-        return math.nan
-    seconds = int(v) if -(2**63) <= v < 2**63 else -(2**63)  # Go's int64(v) on amd64
-    try:
-        tm = _time.gmtime(seconds)
-        year, month, mday, yday = tm.tm_year, tm.tm_mon, tm.tm_mday, tm.tm_yday
-        wday, hour, minute = (tm.tm_wday + 1) % 7, tm.tm_hour, tm.tm_min  # Go: Sunday = 0
-    except (OverflowError, OSError, ValueError):
-        # Past what the C library's gmtime holds: the proleptic Gregorian calendar by hand.
-        year, month, mday, yday = _civil(seconds // 86400)
-        wday = (seconds // 86400 + 4) % 7  # 1970-01-01 was a Thursday
-        hour, minute = seconds % 86400 // 3600, seconds % 3600 // 60
-    if name == "days_in_month":
-        return float(_days_in_month(year, month))
-    return float(
-        {
-            "day_of_month": mday,
-            "day_of_week": wday,
-            "day_of_year": yday,
-            "hour": hour,
-            "minute": minute,
-            "month": month,
-            "year": year,
-        }[name]
-    )
-
-
-def _civil(days: int) -> tuple[int, int, int, int]:
-    """(year, month, day, day of year) of a day count from 1970-01-01 (H. Hinnant's
-    days_from_civil inverse), exact for any integer."""
-    z = days + 719468
-    era = z // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    day = doy - (153 * mp + 2) // 5 + 1
-    month = mp + 3 if mp < 10 else mp - 9
-    year = yoe + era * 400 + (1 if month <= 2 else 0)
-    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    before = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)[month - 1]
-    return year, month, day, before + day + (1 if leap and month > 2 else 0)
-
-
-def _days_in_month(year: int, month: int) -> int:
-    if month == 2:
-        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
-    return 30 if month in (4, 6, 9, 11) else 31
-
-
-def _vector_scalar(op: str, vec: Vector, scalar: float, swap: bool, return_bool: bool) -> Vector:
-    """`VectorscalarBinop`: a comparison always yields the vector's own value."""
-    out = Vector()
-    for labels, v in vec:
-        left, right = (scalar, v) if swap else (v, scalar)
-        value, keep = elem_binop(op, left, right)
-        if op in COMPARISON and swap:
-            value = right
-        if return_bool:
-            value, keep = (1.0 if keep else 0.0), True
-        if keep:
-            out.append(
-                (lbl.drop_name(labels) if op in _DROPS_NAME or return_bool else labels, value)
-            )
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class Matching:
-    """A binary operator's vector matching: `on`/`ignoring`, cardinality, `group_x` labels."""
-
-    op: str
-    on: bool = False
-    names: frozenset[str] = frozenset()
-    card: str = "OneToOne"
-    include: tuple[str, ...] = ()
-    return_bool: bool = False
-
-    @classmethod
-    def of(cls, op: str, mod: Any) -> Matching:
-        if mod is None:
-            return cls(op, card="ManyToMany" if op in SET_OPS else "OneToOne")
-        fill = getattr(mod, "fill_values", None)
-        if fill is not None and (fill.lhs is not None or fill.rhs is not None):
-            raise PromQLError(
-                "fill modifiers are not PromQL as Prometheus 2.42 parses it", "bad_data"
-            )
-        on = mod.matching is not None and mod.matching.type == pp.LabelModifierType.Include
-        names = frozenset(mod.matching.labels) if mod.matching is not None else frozenset()
-        card = str(mod.card).rsplit(".", 1)[-1]
-        return cls(op, on, names, card, tuple(mod.group_labels or ()), bool(mod.return_bool))
-
-    def signature(self) -> Callable[[Labels], Labels]:
-        return _signature(self.on, self.names)
-
-
-def _vector_vector(op: str, lhs: Vector, rhs: Vector, mod: Any) -> Vector:
-    matching = Matching.of(op, mod)
-    if op in SET_OPS:
-        return _set_op(op, lhs, rhs, matching.signature())
-    return _binop(lhs, rhs, matching)
-
-
-def _set_op(op: str, lhs: Vector, rhs: Vector, sig: Callable[[Labels], Labels]) -> Vector:
-    if op == "and":
-        if not lhs or not rhs:
-            return Vector()
-        right = {sig(labels) for labels, _ in rhs}
-        return Vector(s for s in lhs if sig(s[0]) in right)
-    if op == "or":
-        if not lhs or not rhs:
-            return Vector(lhs or rhs)
-        left = {sig(labels) for labels, _ in lhs}
-        return Vector([*lhs, *(s for s in rhs if sig(s[0]) not in left)])
-    if not lhs or not rhs:
-        return Vector(lhs)
-    right = {sig(labels) for labels, _ in rhs}
-    return Vector(s for s in lhs if sig(s[0]) not in right)
-
-
-def _binop(lhs: Vector, rhs: Vector, m: Matching) -> Vector:
-    """`VectorBinop`, including its errors and the swap for `group_right`."""
-    if not lhs or not rhs:
-        return Vector()
-    sig = m.signature()
-    one_to_many = m.card == "OneToMany"
-    if one_to_many:
-        lhs, rhs = rhs, lhs
-    right = _one_side(rhs, sig, "left" if one_to_many else "right")
-    matched: dict[Labels, set[Labels]] = {}
-    out = Vector()
-    for labels, v in lhs:
-        key = sig(labels)
-        found = right.get(key)
-        if found is None:
-            continue
-        vl, vr = (found[1], v) if one_to_many else (v, found[1])
-        value, keep = elem_binop(m.op, vl, vr)
-        if m.return_bool:
-            value = 1.0 if keep else 0.0
-        elif not keep:
-            continue
-        metric = _result_metric(labels, found[0], m)
-        _check_unique_match(matched, key, metric, m.card == "OneToOne")
-        out.append((metric, value))
-    return out
-
-
-def _one_side(
-    samples: Vector, sig: Callable[[Labels], Labels], side: str
-) -> dict[Labels, tuple[Labels, float]]:
-    """Index the "one" side by signature; two samples in one group is many-to-many."""
-    index: dict[Labels, tuple[Labels, float]] = {}
-    for sample in samples:
-        key = sig(sample[0])
-        dup = index.get(key)
-        if dup is not None:
-            raise PromQLError(
-                f"found duplicate series for the match group {lbl.go_string(key)} on the {side} "
-                f"hand-side of the operation: [{lbl.go_string(sample[0])}, {lbl.go_string(dup[0])}]"
-                ";many-to-many matching not allowed: matching labels must be unique on one side"
-            )
-        index[key] = sample
-    return index
-
-
-def _check_unique_match(
-    matched: dict[Labels, set[Labels]], key: Labels, metric: Labels, one_to_one: bool
-) -> None:
-    seen = matched.get(key)
-    if one_to_one:
-        if seen is not None:
-            raise PromQLError(
-                "multiple matches for labels: many-to-one matching must be explicit (group_left/group_right)"
-            )
-        matched[key] = set()
-        return
-    if seen is None:
-        seen = matched[key] = set()
-    elif metric in seen:
-        raise PromQLError("multiple matches for labels: grouping labels must ensure unique matches")
-    seen.add(metric)
-
-
-def _result_metric(many: Labels, one: Labels, m: Matching) -> Labels:
-    metric = lbl.drop_name(many) if m.op in _DROPS_NAME else many
-    if m.card == "OneToOne":
-        metric = lbl.keep(metric, m.names) if m.on else lbl.without(metric, m.names)
-    for name in m.include:
-        metric = lbl.with_label(metric, name, lbl.get(one, name))
-    return lbl.drop_name(metric) if m.return_bool else metric
-
-
-# -- function table -----------------------------------------------------------------------
-
-
 def _fn_vector(ev: Evaluator, args: list[Any], t: int) -> Value:
     return Vector([((), ev._scalar(args[0], t))])
 
@@ -543,22 +330,22 @@ def _fn_timestamp(ev: Evaluator, args: list[Any], t: int) -> Value:
     if isinstance(arg, pp.VectorSelector):  # the sample's own time, as 2.42 reports it
         ref = ev._ref_time(arg.at, arg.offset, t)
         pairs = ev.snapshot.instant_times(_matchers(arg), ref, ev.lookback_ms)
-        return _ensure_unique(Vector((lbl.drop_name(labels), ts / 1000) for labels, ts in pairs))
+        return ensure_unique(Vector((lbl.drop_name(labels), ts / 1000) for labels, ts in pairs))
     vec = ev._vector(arg, t)
-    return _ensure_unique(Vector((lbl.drop_name(labels), t / 1000) for labels, _ in vec))
+    return ensure_unique(Vector((lbl.drop_name(labels), t / 1000) for labels, _ in vec))
 
 
 def _fn_label_replace(ev: Evaluator, args: list[Any], t: int) -> Value:
     vec = ev._vector(args[0], t)
     dst, repl, src, pattern = (ev._string(a, t) for a in args[1:5])
-    return _ensure_unique(fn.label_replace(vec, dst, repl, src, pattern))
+    return ensure_unique(fn.label_replace(vec, dst, repl, src, pattern))
 
 
 def _fn_label_join(ev: Evaluator, args: list[Any], t: int) -> Value:
     vec = ev._vector(args[0], t)
     dst, sep = ev._string(args[1], t), ev._string(args[2], t)
     sources = [ev._string(a, t) for a in args[3:]]
-    return _ensure_unique(fn.label_join(vec, dst, sep, sources))
+    return ensure_unique(fn.label_join(vec, dst, sep, sources))
 
 
 def _fn_sort(descending: bool) -> Callable[[Evaluator, list[Any], int], Value]:
@@ -580,7 +367,7 @@ def _fn_clamp(name: str) -> Callable[[Evaluator, list[Any], int], Value]:
             lo, hi = bounds[0], math.inf
         else:
             lo, hi = -math.inf, bounds[0]
-        return _ensure_unique(
+        return ensure_unique(
             Vector((lbl.drop_name(labels), fn.clamp(v, lo, hi)) for labels, v in vec)
         )
 
@@ -590,7 +377,7 @@ def _fn_clamp(name: str) -> Callable[[Evaluator, list[Any], int], Value]:
 def _fn_round(ev: Evaluator, args: list[Any], t: int) -> Value:
     vec = ev._vector(args[0], t)
     to = ev._scalar(args[1], t) if len(args) > 1 else 1.0
-    return _ensure_unique(Vector((lbl.drop_name(labels), fn.round_to(v, to)) for labels, v in vec))
+    return ensure_unique(Vector((lbl.drop_name(labels), fn.round_to(v, to)) for labels, v in vec))
 
 
 def _by_name(
