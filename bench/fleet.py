@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kupgrade.plan.fleet import Goal, plan_fleet
+from kupgrade.plan.gdc_fleet import Goal, plan_fleet
 from kupgrade.skew.fleet import parse_fleet
 
 REPO = Path(__file__).resolve().parents[1]

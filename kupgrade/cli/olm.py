@@ -13,10 +13,10 @@ from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, stdout, u
 from kupgrade.errors import InputError, KupgradeError, VersionError
 from kupgrade.olm.index import CatalogIndex
 from kupgrade.olm.load import load_catalog
+from kupgrade.olm.next_steps import one_step_findings
 from kupgrade.olm.render import RenderOptions, render_dot, render_mermaid
 from kupgrade.olm.resolver import POLICIES, resolve_and_walk
 from kupgrade.olm.resolver.model import DEFAULT_GLOBAL_NAMESPACE, Installed, Source, Subscription
-from kupgrade.olm.steps import one_step_findings
 from kupgrade.olm.validate import Validation, validate_catalog
 from kupgrade.versions import parse_blang, parse_range
 

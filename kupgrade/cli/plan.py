@@ -12,7 +12,7 @@ from rich.table import Table
 
 from kupgrade.cli.output import Format, OutputOpt, print_json, stdout, user_errors
 from kupgrade.plan.engines import rollout
-from kupgrade.plan.inputs import PlanRequest, plan_document
+from kupgrade.plan.request import PlanRequest, plan_document
 from kupgrade.plan.steps import Plan
 from kupgrade.skew.fleet import load_history
 from kupgrade.skew.inventory import read_yaml

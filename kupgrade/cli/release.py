@@ -44,7 +44,7 @@ from kupgrade.release.oci import (
     read_tree,
 )
 from kupgrade.release.payload import LoadOptions, PayloadFiles, load_payload
-from kupgrade.release.registry import Reference, Registry
+from kupgrade.release.registry import Reference, RegistryClient
 from kupgrade.release.sources import Opened, open_payload, open_source, pull_spec, write_tree
 from kupgrade.release.taskgraph import MODES, Mode, build_graph, workers
 from kupgrade.release.verify import (
@@ -276,7 +276,7 @@ def push_command(
         raise InputError(f"{destination!r} is not registry/repository[:tag]", field="REGISTRY/REPO")
     source = open_source(ref, plain_http=plain_http)
     image = open_image(source)
-    registry = Registry(target.registry, plain_http=plain_http)
+    registry = RegistryClient(target.registry, plain_http=plain_http)
     descriptors = [*image.layers, image.config_descriptor]
     with progress("pushing", len(descriptors) + 1) as step:
         for descriptor in descriptors:

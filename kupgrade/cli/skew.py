@@ -14,7 +14,7 @@ from kupgrade.skew.fleet import Fleet, is_fleet_document, load_history, parse_fl
 from kupgrade.skew.gdc import WARNINGS, check_fleet, judge_request, parse_request
 from kupgrade.skew.inventory import Inventory, parse_inventory, read_yaml
 from kupgrade.skew.k8s import check, resolve_policy
-from kupgrade.skew.steps import judge, parse_step
+from kupgrade.skew.step_rules import judge, parse_step
 from kupgrade.skew.verdict import Verdict, Violation
 
 app = typer.Typer(help="Version-skew rules (SPEC G, H).", no_args_is_help=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from kupgrade.plan.phases import Track, add_edges, check_pair, widen
 from kupgrade.plan.steps import BlockedError, Plan, PlanStep, Refusal, number
-from kupgrade.skew.inventory import Instance, Inventory, Node
+from kupgrade.skew.inventory import Instance, Inventory, InventoryNode
 from kupgrade.skew.k8s import check, resolve_policy
 from kupgrade.skew.verdict import Violation
 from kupgrade.versions import SemVer
@@ -38,7 +38,7 @@ def state(cp: SemVer, pools: dict[str, SemVer]) -> Inventory:
     plane = [Instance("cp", text)]
     return Inventory(
         apiservers=plane, kube_controller_manager=plane, kube_scheduler=plane,
-        nodes=[Node(name, str(v), str(v)) for name, v in pools.items()],
+        nodes=[InventoryNode(name, str(v), str(v)) for name, v in pools.items()],
     )  # fmt: skip
 
 

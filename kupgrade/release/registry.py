@@ -85,7 +85,7 @@ def _loopback(host: str) -> bool:
         return False
 
 
-class Registry:
+class RegistryClient:
     """A client for one registry; plain HTTP for loopback hosts or when asked, else HTTPS."""
 
     def __init__(
@@ -240,9 +240,9 @@ class Registry:
 class RegistrySource:
     """An image in a registry, read by digest (a tag is resolved to one first)."""
 
-    def __init__(self, reference: Reference, registry: Registry | None = None) -> None:
+    def __init__(self, reference: Reference, registry: RegistryClient | None = None) -> None:
         self.reference = reference
-        self.registry = registry or Registry(reference.registry)
+        self.registry = registry or RegistryClient(reference.registry)
         self.name = str(reference)
 
     def manifest(self) -> tuple[Descriptor, bytes]:

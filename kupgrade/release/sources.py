@@ -32,7 +32,7 @@ from kupgrade.release.oci import (
     select_manifest,
 )
 from kupgrade.release.payload import RELEASE_DIR, PayloadFiles, read_directory
-from kupgrade.release.registry import Reference, Registry, RegistrySource
+from kupgrade.release.registry import Reference, RegistryClient, RegistrySource
 
 
 def _json(data: bytes, where: str) -> Any:
@@ -159,7 +159,7 @@ def open_source(ref: str, *, plain_http: bool = False) -> ImageSource:
             f"{ref!r} is neither an OCI layout (directory or tar) nor registry/repository@sha256:<hex>",
             field="REF",
         )
-    return RegistrySource(reference, Registry(reference.registry, plain_http=plain_http))
+    return RegistrySource(reference, RegistryClient(reference.registry, plain_http=plain_http))
 
 
 def write_tree(target: Path, files: Mapping[str, bytes], directories: Iterable[str] = ()) -> None:

@@ -23,7 +23,7 @@ import msgspec
 from kupgrade.errors import KupgradeError
 from kupgrade.graph.codec import graph_from_doc, graph_to_json
 from kupgrade.graph.graphdata import Skipped, yaml_extension
-from kupgrade.graph.inputs import build_from_paths
+from kupgrade.graph.loading import build_from_paths
 from kupgrade.graph.model import Graph
 from kupgrade.graph.tree import Tree, pack_tree
 

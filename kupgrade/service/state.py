@@ -20,7 +20,7 @@ from pathlib import Path
 
 from kupgrade.errors import KupgradeError
 from kupgrade.graph.codec import encode_json
-from kupgrade.graph.inputs import fingerprint
+from kupgrade.graph.loading import fingerprint
 from kupgrade.graph.policy import PolicyError, PolicyView, check_arch, check_channel
 from kupgrade.service.metrics import ServiceMetrics
 from kupgrade.service.rebuild import (

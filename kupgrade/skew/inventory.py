@@ -24,7 +24,7 @@ class Instance(_Base):
     talks_to: list[str] | None = None  # apiserver names; None: any of them (SPEC H2)
 
 
-class Node(_Base):
+class InventoryNode(_Base):
     name: str
     kubelet: str | None = None
     kube_proxy: str | None = None
@@ -40,7 +40,7 @@ class Inventory(_Base):
     cloud_controller_manager: list[Instance] = msgspec.field(
         default_factory=list, name="cloud-controller-manager"
     )
-    nodes: list[Node] = msgspec.field(default_factory=list)
+    nodes: list[InventoryNode] = msgspec.field(default_factory=list)
     kubectl: list[Instance] = msgspec.field(default_factory=list)
     webhooks_cover_new_versions: bool = True
 

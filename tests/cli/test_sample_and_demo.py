@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from kupgrade.errors import InputError
-from kupgrade.graph.inputs import build_from_paths
 from kupgrade.graph.lint import lint_tree
+from kupgrade.graph.loading import build_from_paths
 from kupgrade.graph.policy import PolicyView
 from kupgrade.sim.sample import write_sample
 

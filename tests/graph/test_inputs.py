@@ -12,7 +12,7 @@ import pytest
 
 from kupgrade.errors import InputError
 from kupgrade.graph.codec import decode_graph, encode_graph
-from kupgrade.graph.inputs import build_from_paths, fingerprint
+from kupgrade.graph.loading import build_from_paths, fingerprint
 from kupgrade.graph.releases import load_releases
 from kupgrade.graph.tree import open_tree
 from kupgrade.service.rebuild import graph_data_tarball

@@ -32,7 +32,7 @@ from kupgrade.graph.releases import load_releases
 from kupgrade.graph.tree import Entry, Tree, open_tree, pack_tree
 from kupgrade.olm.load import load_catalog
 from kupgrade.olm.validate import validate_catalog
-from kupgrade.plan.inputs import PlanRequest, plan_document
+from kupgrade.plan.request import PlanRequest, plan_document
 from kupgrade.release.documents import split_documents
 from kupgrade.release.metadata import parse_image_references, parse_release_metadata
 from kupgrade.release.oci import build_image, layout_files

@@ -17,10 +17,10 @@ from kupgrade.olm.graph import HeadError, channel_head, replaces_chain_error
 from kupgrade.olm.index import CatalogIndex
 from kupgrade.olm.load import load_catalog
 from kupgrade.olm.manifests import read_package_manifests
+from kupgrade.olm.next_steps import one_step_findings
 from kupgrade.olm.render import RenderError, RenderOptions, render_mermaid
 from kupgrade.olm.resolver import resolve
 from kupgrade.olm.resolver.model import Installed, Source, Subscription
-from kupgrade.olm.steps import one_step_findings
 from kupgrade.olm.validate import validate_catalog
 from kupgrade.versions import RangeError, SemVer, parse_blang, parse_range
 from tests.support.cli import kupgrade

@@ -16,7 +16,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kupgrade.plan.fleet import Goal, plan_fleet
+from kupgrade.plan.gdc_fleet import Goal, plan_fleet
 from kupgrade.plan.kube import KubeCluster, control_plane_chain, plan_cluster, state
 from kupgrade.plan.stages import StageCluster, stages, status_fields
 from kupgrade.skew.fleet import Fleet, History, parse_fleet, parse_history

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kupgrade.skew.inventory import parse_inventory
 from kupgrade.skew.k8s import check
-from kupgrade.skew.steps import Step, apply_step, judge, parse_step
+from kupgrade.skew.step_rules import Step, apply_step, judge, parse_step
 from tests.support.cli import kupgrade
 from tests.support.conformance import conformance_cases, need_case
 

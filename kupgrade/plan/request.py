@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 
 from kupgrade.errors import InputError
-from kupgrade.plan.fleet import Goal, plan_fleet
+from kupgrade.plan.gdc_fleet import Goal, plan_fleet
 from kupgrade.plan.kube import KubeCluster, plan_cluster
 from kupgrade.plan.stages import stage_plan
 from kupgrade.plan.steps import Plan, Refusal
