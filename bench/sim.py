@@ -21,18 +21,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kupgrade.cluster.clusterversion import request_update
-from kupgrade.controllers.version.controller import Wiring
-from kupgrade.sim.cluster import SimCluster
-from kupgrade.sim.create import create_cluster, model_image, release_source
+from kupgrade.sim.create import create_cluster
 from kupgrade.sim.profile import Budget, Pool, Profile, Spec, Workload
-from kupgrade.sim.runner import Runner, workdir
 from kupgrade.sim.store import Store
+from tests.support.sim import ask_for_target
+from tests.support.sim import runner as simulated_runner
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-TARGET = "4.14.27"
 PODS_PER_WORKER = 20
 REPLICAS = 20
 EXTRA_MANIFESTS = 960  # plus the ~45 of the operators: about 1,000 in all
@@ -69,15 +66,8 @@ def upgrade(nodes: int, tmp: Path) -> dict[str, Any]:
     root = create_cluster(tmp, f"n{nodes}", Profile(spec=spec))
     created = time.perf_counter() - started
     store = Store(root / "cluster.db")
-    cv = store.get("ClusterVersion", "version")
-    assert cv is not None
-    request_update(
-        SimCluster(store), {"version": TARGET, "image": model_image(spec, TARGET, root)}, False
-    )
-    store.commit()
-    runner = Runner(
-        store, spec, Wiring(workdir(store), lambda i, v: release_source(spec, root, i, v))
-    )
+    ask_for_target(root, store, spec)
+    runner = simulated_runner(root, store, spec)
     t0, wall = runner.sim.now(), time.perf_counter()
     outcome = runner.run()
     wall = time.perf_counter() - wall

@@ -19,13 +19,16 @@ TARGET = "4.14.27"
 def start(tmp_path: Path, spec: Spec) -> tuple[Path, Store]:
     root = create_cluster(tmp_path, "c", Profile(spec=spec))
     store = Store(root / "cluster.db")
-    cv = store.get("ClusterVersion", "version")
-    assert cv is not None
+    ask_for_target(root, store, spec)
+    return root, store
+
+
+def ask_for_target(root: Path, store: Store, spec: Spec) -> None:
+    """`oc adm upgrade --to-image` the model release of TARGET, committed."""
     request_update(
         SimCluster(store), {"version": TARGET, "image": model_image(spec, TARGET, root)}, False
     )
     store.commit()
-    return root, store
 
 
 def runner(root: Path, store: Store, spec: Spec) -> Runner:
