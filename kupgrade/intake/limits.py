@@ -51,7 +51,3 @@ class Limit:
 BYTES = Limit("bytes", "KUPGRADE_MAX_INPUT_BYTES", 1024 * _MIB, "bytes")
 DEPTH = Limit("depth", "KUPGRADE_MAX_DEPTH", 200, "levels")
 NODES = Limit("alias nodes", "KUPGRADE_MAX_YAML_ALIAS_NODES", 1_000_000, "nodes")
-ENTRIES = Limit("entries", "KUPGRADE_MAX_ENTRIES", 200_000, "entries")
-
-
-ALL = (BYTES, DEPTH, NODES, ENTRIES)
