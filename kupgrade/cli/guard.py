@@ -94,4 +94,14 @@ def guarded(app: Callable[..., Any]) -> int:
             f"({DEBUG_ENV}=1 shows the traceback)"
         )
         return EXIT_INTERNAL
+    except BaseException as exc:
+        # A Rust panic in an extension (pyo3's PanicException) is not an Exception.
+        if debug or not _is_panic(exc):
+            raise
+        _say(f"internal error: a library panicked: {exc}; please report it")
+        return EXIT_INTERNAL
     return code if isinstance(code, int) else 0
+
+
+def _is_panic(exc: BaseException) -> bool:
+    return type(exc).__name__ == "PanicException"

@@ -438,6 +438,11 @@ def parse(expr: str) -> Any:
         return pp.parse(expr)
     except (ValueError, OverflowError) as exc:
         raise PromQLError(f"parse error: {exc}", "bad_data") from None
+    except BaseException as exc:
+        # pyo3 turns a Rust panic into PanicException, which is not an Exception.
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise PromQLError("parse error: the expression could not be parsed", "bad_data") from None
 
 
 def evaluate(
