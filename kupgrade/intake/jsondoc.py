@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import msgspec
@@ -86,20 +87,17 @@ def _brackets(raw: bytes | str) -> int:
     return raw.count("[") + raw.count("{")
 
 
-class _stack_for:  # noqa: N801 - used as a context manager, reads like one
+@contextmanager
+def _stack_for(depth: int) -> Iterator[None]:
     """Room on Python's stack for a decoder that recurses once per level up to `depth`."""
-
-    def __init__(self, depth: int) -> None:
-        self.needed = depth * 4 + 200
-
-    def __enter__(self) -> None:
-        self.saved = sys.getrecursionlimit()
-        frames = _frames_in_use()
-        if frames + self.needed > self.saved:
-            sys.setrecursionlimit(frames + self.needed)
-
-    def __exit__(self, *exc: object) -> None:
-        sys.setrecursionlimit(self.saved)
+    saved = sys.getrecursionlimit()
+    needed = _frames_in_use() + depth * 4 + 200
+    if needed > saved:
+        sys.setrecursionlimit(needed)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(saved)
 
 
 def _frames_in_use() -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import re
 from array import array
 from bisect import bisect_left, bisect_right
@@ -22,7 +23,7 @@ from typing import TypeVar, cast
 
 from kupgrade.errors import InputError
 from kupgrade.graph.regex import RegexError, compile_regex
-from kupgrade.intake.files import open_regular, os_problem, require_regular
+from kupgrade.intake.files import open_regular, os_problem
 from kupgrade.intake.limits import BYTES
 from kupgrade.risks.promql.errors import PromQLError
 from kupgrade.risks.promql.labels import NAME, Labels, make
@@ -288,14 +289,12 @@ def load_snapshot(path: Path) -> Snapshot:
         raise InputError("no such file", file=str(path))
     if path.is_dir():
         raise InputError("is a directory, expected an OpenMetrics file", file=str(path))
-    if require_regular(path, "metrics snapshot").st_size > BYTES.value():
-        raise BYTES.exceeded("the snapshot's size", str(path))
     try:
-        with (
-            open_regular(path, "metrics snapshot") as raw,
-            io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as handle,
-        ):
-            return parse_snapshot(handle, source=str(path))
+        with open_regular(path, "metrics snapshot") as raw:
+            if os.fstat(raw.fileno()).st_size > BYTES.value():
+                raise BYTES.exceeded("the snapshot's size", str(path))
+            with io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as handle:
+                return parse_snapshot(handle, source=str(path))
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path), rule=RULE) from None
     except OSError as exc:
