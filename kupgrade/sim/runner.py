@@ -180,6 +180,11 @@ class Runner:
                 self.settle()
                 self.commit()
                 continue
+            at = self.store.next_at()
+            if at is not None and at - start > max_seconds:
+                # Nothing happens before the limit: what is due later (a retry, a resync)
+                # is left for the next run instead of firing past the limit.
+                return Outcome("limit", self.sim.now(), steps)
             if not self.step():
                 return Outcome("idle", self.sim.now(), steps)
             steps += 1

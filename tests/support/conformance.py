@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.support.caseuse import track
+
 REPO = Path(__file__).resolve().parents[2]
 
 SHARED = Path(os.environ.get("KUPGRADE_SHARED", REPO.parent / "shared"))
@@ -36,10 +38,11 @@ def conformance_cases(
     section: str, *parts: str, where: Callable[[dict[str, Any]], bool] | None = None
 ) -> list[Any]:
     """One pytest param per case of `section` (those `where` keeps), by id; one skipping
-    param when the data is absent."""
+    param when the data is absent. Each case is tracked: a test that leaves one of its
+    fields unread fails (tests/support/caseuse.py)."""
     try:
         return [
-            pytest.param(case, id=case["id"])
+            pytest.param(track(case), id=case["id"])
             for case in conformance_doc(*parts)[section]
             if where is None or where(case)
         ]
@@ -51,7 +54,8 @@ def need_case(case: Any, *parts: str) -> dict[str, Any]:
     """The case, or a skip naming the missing data file when it was absent at collection."""
     if case is None:
         conformance_path(*parts)
-    return dict(case)
+    assert isinstance(case, dict)
+    return case
 
 
 def conformance_path(*parts: str) -> Path:

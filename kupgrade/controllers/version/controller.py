@@ -53,6 +53,7 @@ from kupgrade.release.payload import (
 )
 from kupgrade.release.sources import open_payload, write_tree
 from kupgrade.release.taskgraph import build_graph, workers
+from kupgrade.versions import go_quote
 
 NAMESPACE = "openshift-cluster-version"
 SELF_DEPLOYMENT = "cluster-version-operator"
@@ -219,7 +220,11 @@ class VersionController:
                         release_accepted("RetrievePayload", version, image, failure=text),
                         UpdateError("ImageVerificationFailed", text),
                     )
-                risks.append(f"Forced through blocking failures: {text}")
+                # updatepayload.go RetrievePayload: a forced update goes on, and says so.
+                risks.append(
+                    f"Target release version={go_quote(version)} image={go_quote(image)} cannot "
+                    f"be verified, but continuing anyway because the update was forced: {exc.message}"
+                )
         # C4-C5: extract (the Job) and load
         try:
             payload = self._extract(image, version)
@@ -230,6 +235,18 @@ class VersionController:
                 image,
                 release_accepted("LoadPayload", version, image, failure=text),
                 UpdateError("UpdatePayloadIntegrity", text),
+            )
+        if version and payload.version != version:
+            # sync_worker.go syncPayload: the payload must be the release that was asked for.
+            text = (
+                f"release image version {payload.version} does not match the expected "
+                f"upstream version {version}"
+            )
+            return self._refuse(
+                state,
+                image,
+                release_accepted("VerifyPayloadVersion", version, image, failure=text),
+                UpdateError("VerifyPayloadVersion", text),
             )
         version = version or payload.version
         # C6: preconditions, only when updating from a completed release

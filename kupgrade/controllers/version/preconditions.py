@@ -5,6 +5,12 @@ Each check returns None or a PreconditionError; a warning never blocks, a blocki
 is only overridden by `--force`, and whatever was overridden or warned about is recorded
 in the new history entry as accepted risks, so an audit later shows what was waved
 through.
+
+Every branch and text follows cluster-version-operator
+pkg/payload/precondition/clusterversion/{rollback,gianthop,upgradeable,recommendedupdate}.go
+and pkg/payload/precondition/precondition.go (commit 6e719331f): a current version that
+does not parse only warns (fixing it takes an update), a target that does not parse
+blocks.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kupgrade.cluster.conditions import find
-from kupgrade.versions import SemVer, blang_error
+from kupgrade.versions import SemVer, blang_error, go_quote, parse_blang
 
 OVERRIDES_MESSAGE = (
     "Disabling ownership via cluster version overrides prevents upgrades between minor or "
@@ -32,8 +38,10 @@ class PreconditionError:
     def __str__(self) -> str:
         if not self.precondition:
             return self.message
+        # precondition.go Summarize: "Precondition %q failed because of %q: %v"
         return (
-            f'Precondition "{self.precondition}" failed because of "{self.reason}": {self.message}'
+            f"Precondition {go_quote(self.precondition)} failed because of "
+            f"{go_quote(self.reason)}: {self.message}"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -59,92 +67,150 @@ def _status(cv: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _current(cv: Mapping[str, Any]) -> str:
-    return str((_status(cv).get("desired") or {}).get("version", ""))
+    return str((_status(cv).get("desired") or {}).get("version") or "")
 
 
-def _parse(text: str) -> SemVer | None:
-    return None if blang_error(text) else SemVer.try_parse(text)
+def _current_image(cv: Mapping[str, Any]) -> str:
+    return str((_status(cv).get("desired") or {}).get("image") or "")
 
 
-def _previous_version(cv: Mapping[str, Any], current: str) -> str:
-    """The release the cluster completed before the current target, if any."""
-    for entry in _status(cv).get("history") or []:
-        if (
-            entry.get("state") == "Completed"
-            and entry.get("version")
-            and entry["version"] != current
-        ):
-            return str(entry["version"])
-    return ""
+def _history(cv: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return list(_status(cv).get("history") or [])
+
+
+def _versions(
+    name: str, cv: Mapping[str, Any], target: str
+) -> tuple[SemVer, SemVer] | PreconditionError:
+    """Both versions parsed as blang/semver does, or the check's parse error.
+
+    The current one only warns: "do not block on issues that require an update to fix".
+    """
+    current = _current(cv)
+    if error := blang_error(current):
+        return PreconditionError(error, name, "InvalidCurrentVersion", warning=True)
+    if error := blang_error(target):
+        return PreconditionError(error, name, "InvalidDesiredVersion")
+    return parse_blang(current), parse_blang(target)
+
+
+def _previous(cv: Mapping[str, Any], current: SemVer) -> tuple[SemVer, str] | None:
+    """rollback.go: the newest history entry that is not the current release.
+
+    An entry counts as the current release only when both its version and its image
+    match; the first other entry is the previous one, and if its version does not
+    parse there is no previous version at all (the CVO does not look further).
+    """
+    image = _current_image(cv)
+    for entry in _history(cv):
+        version = str(entry.get("version") or "")
+        if version != str(current) or str(entry.get("image") or "") != image:
+            if blang_error(version):
+                return None
+            return parse_blang(version), str(entry.get("image") or "")
+    return None
 
 
 def rollback(cv: Mapping[str, Any], target: str) -> PreconditionError | None:
     """Only a rollback to the previous release of the same minor is allowed."""
     name = "ClusterVersionRollback"
-    current_text = _current(cv)
-    current, wanted = _parse(current_text), _parse(target)
-    if current is None or wanted is None or not wanted < current:
+    parsed = _versions(name, cv, target)
+    if isinstance(parsed, PreconditionError):
+        return parsed
+    current, wanted = parsed
+    if not wanted < current:
         return None
-    previous_text = _previous_version(cv, current_text)
-    previous = _parse(previous_text)
+    previous = _previous(cv, current)
     if previous is None:
         return PreconditionError(
-            f"{target} is less than the current target {current_text}, and the cluster has no previous Semantic Version",
+            f"{wanted} is less than the current target {current}, and the cluster has no "
+            "previous Semantic Version",
             name,
             "LowDesiredVersion",
         )
-    if previous != wanted:
+    version, image = previous
+    if wanted.precedence != version.precedence:
         return PreconditionError(
-            f"{target} is less than the current target {current_text}, but the cluster's previous "
-            f"version was {previous_text}, and only rollbacks to the previous version are supported",
+            f"{wanted} is less than the current target {current}, and the only supported "
+            f"rollback is to the cluster's previous version {version} ({image})",
             name,
             "LowDesiredVersion",
         )
-    if (previous.major, previous.minor) != (current.major, current.minor):
-        return PreconditionError(
-            f"{target} is less than the current target {current_text} and matches the cluster's "
-            "previous version, but rollbacks that change major or minor versions are not recommended",
-            name,
-            "LowDesiredVersion",
-        )
-    return None
+    if (version.major, version.minor) == (current.major, current.minor):
+        return None
+    return PreconditionError(
+        f"{wanted} is less than the current target {current} and matches the cluster's "
+        "previous version, but rollbacks that change major or minor versions are not recommended",
+        name,
+        "LowDesiredVersion",
+    )
 
 
 def giant_hop(cv: Mapping[str, Any], target: str) -> PreconditionError | None:
-    """Updates stay within a major version and go at most one minor at a time."""
+    """Updates stay within a major version and go at most one minor at a time.
+
+    As in gianthop.go the minor check compares minors whatever the majors: 5.0 -> 4.20 is
+    a "giant hop" too, and 4.x -> 5.0 is the one major update allowed.
+    """
     name = "ClusterVersionGiantHop"
-    current_text = _current(cv)
-    if error := blang_error(current_text):
-        return PreconditionError(error, name, "InvalidCurrentVersion", warning=True)
-    if error := blang_error(target):
-        return PreconditionError(error, name, "InvalidTargetVersion", warning=True)
-    current, wanted = SemVer.parse(current_text), SemVer.parse(target)
+    parsed = _versions(name, cv, target)
+    if isinstance(parsed, PreconditionError):
+        return parsed
+    current, wanted = parsed
     if wanted.major > current.major:
-        # The 4 -> 5.0 hop is the one major update the platform plans for.
-        if (current.major, wanted.major, wanted.minor) == (4, 5, 0):
-            return None
+        supported = "within the current major version"
+        if (current.major, wanted.major) == (4, 5):
+            if wanted.minor == 0:
+                return None
+            supported += " or to 5.0"
         return PreconditionError(
-            f"{target} has a larger major version than the current target {current_text} "
-            f"({wanted.major} > {current.major}), and only updates within the current major version are supported.",
+            f"{wanted} has a larger major version than the current target {current} "
+            f"({wanted.major} > {current.major}), and only updates {supported} are supported.",
             name,
             "MajorVersionUpdate",
         )
-    if wanted.major == current.major and wanted.minor > current.minor + 1:
+    if wanted.minor > current.minor + 1:
         return PreconditionError(
-            f"{target} is more than one minor version beyond the current target {current_text} "
-            f"({wanted.major}.{wanted.minor} > {current.major}.({current.minor}+1)), and only updates "
-            "within the current minor version or to the next minor version are supported.",
+            f"{wanted} is more than one minor version beyond the current target {current} "
+            f"({wanted.major}.{wanted.minor} > {current.major}.({current.minor}+1)), and only "
+            "updates within the current minor version or to the next minor version are supported.",
             name,
             "MultipleMinorVersionsUpdate",
         )
     return None
 
 
-def _minor_or_major_update(current: str, target: str) -> bool | None:
-    a, b = _parse(current), _parse(target)
-    if a is None or b is None:
-        return None
-    return (b.major, b.minor) > (a.major, a.minor)
+def update_type(source: SemVer, target: SemVer) -> str:
+    """pkg/internal/constants.go UpdateType: Major, Minor, Patch or Unknown."""
+    if source.major < target.major:
+        return "Major"
+    if source.major == target.major and source.minor < target.minor:
+        return "Minor"
+    if source < target:
+        return "Patch"
+    return "Unknown"
+
+
+def current_version(history: Sequence[Mapping[str, Any]] | None) -> str:
+    """upgradeable.go GetCurrentVersion: the newest Completed entry's version, else the
+    oldest entry's (the install), else ""."""
+    history = list(history or [])
+    for entry in history:
+        if entry.get("state") == "Completed":
+            return str(entry.get("version") or "")
+    return str(history[-1].get("version") or "") if history else ""
+
+
+def _update_in_progress(cv: Mapping[str, Any], current: SemVer) -> tuple[str, str]:
+    """upgradeable.go majorOrMinorUpdateFrom: (completed version, "Major"|"Minor") when a
+    major or minor update is still Progressing, else ("", "")."""
+    completed = current_version(_history(cv))
+    if not completed or blang_error(completed):
+        return "", ""
+    progressing = find(_status(cv).get("conditions"), "Progressing")
+    if progressing is None or progressing.get("status") != "True":
+        return "", ""
+    kind = update_type(parse_blang(completed), current)
+    return (completed, kind) if kind in ("Major", "Minor") else ("", "")
 
 
 def upgradeable(cv: Mapping[str, Any], target: str) -> PreconditionError | None:
@@ -153,41 +219,32 @@ def upgradeable(cv: Mapping[str, Any], target: str) -> PreconditionError | None:
     condition = find(_status(cv).get("conditions"), "Upgradeable")
     if condition is None or condition.get("status") != "False":
         return None
-    current = _current(cv)
-    if not current or not target:
-        return None
-    is_minor = _minor_or_major_update(current, target)
-    if is_minor is not False:
+    parsed = _versions(name, cv, target)
+    if isinstance(parsed, PreconditionError):
+        return parsed
+    current, wanted = parsed
+    patch_only = (wanted.major, wanted.minor) == (current.major, current.minor)
+    if not (wanted <= current or patch_only):
         return PreconditionError(
-            str(condition.get("message", "")), name, str(condition.get("reason", ""))
-        )
-    completed = next(
-        (
-            str(e.get("version", ""))
-            for e in _status(cv).get("history") or []
-            if e.get("state") == "Completed"
-        ),
-        "",
-    )
-    progressing = find(_status(cv).get("conditions"), "Progressing")
-    if (
-        progressing is not None
-        and progressing.get("status") == "True"
-        and _minor_or_major_update(completed, current)
-    ):
-        return PreconditionError(
-            f"Retarget to {target} while a minor version update from {completed} to {current} is in progress",
-            name,
-            "MinorVersionClusterUpdateInProgress",
-            warning=True,
+            str(condition.get("message") or ""), name, str(condition.get("reason") or "")
         )
     if _has_overrides(cv):
         return PreconditionError(
-            f"Retarget from {current} to {target} is not blocked by ClusterVersionOverridesSet. "
+            f"Retarget from {current} to {wanted} is not blocked by ClusterVersionOverridesSet. "
             "But the cluster-version operator is not managing these resources; they are currently "
             f"the responsibility of the agent that set the overrides: {OVERRIDES_MESSAGE}",
             name,
             "ClusterVersionOverridesSet",
+            warning=True,
+        )
+    completed, kind = _update_in_progress(cv, current)
+    if completed and patch_only:
+        # The accepted risk of 4.y.z -> 4.y+1.z' -> 4.y+1.z'' (a z retarget mid-minor).
+        return PreconditionError(
+            f"Retarget to {wanted} while a {kind.lower()} version update from {completed} "
+            f"to {current} is in progress",
+            name,
+            f"{kind}VersionClusterUpdateInProgress",
             warning=True,
         )
     return None
@@ -195,6 +252,30 @@ def upgradeable(cv: Mapping[str, Any], target: str) -> PreconditionError | None:
 
 def _has_overrides(cv: Mapping[str, Any]) -> bool:
     return any(o.get("unmanaged") for o in (cv.get("spec") or {}).get("overrides") or [])
+
+
+def _recommended(current: str, target: str, update: Mapping[str, Any]) -> PreconditionError | None:
+    """recommendedupdate.go: the first Recommended condition of the target's entry."""
+    name = "ClusterVersionRecommendedUpdate"
+    for condition in update.get("conditions") or []:
+        if condition.get("type") != "Recommended":
+            continue
+        status, reason = condition.get("status"), str(condition.get("reason") or "")
+        message = str(condition.get("message") or "")
+        if status == "True":
+            return None
+        if status == "False":
+            text = f"Update from {current} to {target} is not recommended:\n\n{message}"
+        else:
+            text = f"Update from {current} to {target} is Recommended={status or ''}: {reason}: {message}"
+        return PreconditionError(text, name, reason, warning=True)
+    return PreconditionError(
+        f"Update from {current} to {target} has a status.conditionalUpdates entry, but no "
+        "Recommended condition.",
+        name,
+        "UnknownConditionType",
+        warning=True,
+    )
 
 
 def recommended_update(cv: Mapping[str, Any], target: str) -> PreconditionError | None:
@@ -205,44 +286,31 @@ def recommended_update(cv: Mapping[str, Any], target: str) -> PreconditionError 
     if any(u.get("version") == target for u in status.get("availableUpdates") or []):
         return None
     for update in status.get("conditionalUpdates") or []:
-        if (update.get("release") or {}).get("version") != target:
-            continue
-        recommended = find(update.get("conditions"), "Recommended")
-        if recommended is None:
-            break
-        if recommended.get("status") == "True":
-            return None
-        verdict = (
-            "not recommended"
-            if recommended.get("status") == "False"
-            else "of unknown recommendation"
-        )
-        return PreconditionError(
-            f"Update from {current} to {target} is {verdict}:\n\n{recommended.get('message', '')}",
-            name,
-            str(recommended.get("reason", "")),
-            warning=True,
-        )
+        if (update.get("release") or {}).get("version") == target:
+            return _recommended(current, target, update)
     if not (cv.get("spec") or {}).get("channel"):
         return PreconditionError(
-            f"Configured channel is unset, so the recommended status of updating from {current} to {target} is unknown.",
+            f"Configured channel is unset, so the recommended status of updating from {current} "
+            f"to {target} is unknown.",
             name,
             "NoChannel",
             warning=True,
         )
     retrieved = find(status.get("conditions"), "RetrievedUpdates")
     if retrieved is None:
-        text = f"No RetrievedUpdates, so the recommended status of updating from {current} to {target} is unknown."
-    elif retrieved.get("status") == "True":
         text = (
-            f"RetrievedUpdates=True ({retrieved.get('reason', '')}), so the update from {current} "
-            f"to {target} is probably neither recommended nor supported."
+            f"No RetrievedUpdates, so the recommended status of updating from {current} to "
+            f"{target} is unknown."
         )
     else:
-        text = (
-            f"RetrievedUpdates={retrieved.get('status')} ({retrieved.get('reason', '')}), so the "
-            f"recommended status of updating from {current} to {target} is unknown."
-        )
+        said = f"RetrievedUpdates={retrieved.get('status') or ''} ({retrieved.get('reason') or ''})"
+        if retrieved.get("status") == "True":
+            text = (
+                f"{said}, so the update from {current} to {target} is probably neither "
+                "recommended nor supported."
+            )
+        else:
+            text = f"{said}, so the recommended status of updating from {current} to {target} is unknown."
     return PreconditionError(text, name, "UnknownUpdate", warning=True)
 
 

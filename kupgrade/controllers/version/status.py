@@ -25,6 +25,7 @@ from kupgrade.controllers.version.errors import (
     without_effect,
 )
 from kupgrade.release.taskgraph import percent_complete
+from kupgrade.versions import go_quote
 
 MAX_HISTORY = 100
 SLOW_MINUTES = 30
@@ -339,18 +340,21 @@ def release_accepted(
     failure: str = "",
 ) -> dict[str, str]:
     """The ReleaseAccepted condition for one step of loading the desired release."""
-    ident = f'version="{version}" image="{image}"'
+    # sync_worker.go syncPayload words each step, quoting with Go's %q.
+    ident = f"version={go_quote(version)} image={go_quote(image)}"
     if step == "PayloadLoaded":
         return {
             "type": "ReleaseAccepted",
             "status": "True",
             "reason": step,
-            "message": f'Payload loaded {ident} architecture="{architecture}"',
+            "message": f"Payload loaded {ident} architecture={go_quote(architecture)}",
         }
     if step == "PreconditionChecks":
         message = f"Preconditions failed for payload loaded {ident}: {failure}"
     elif step == "LoadPayload":
         message = f"Loading payload failed {ident} failure={failure}"
+    elif step == "VerifyPayloadVersion":
+        message = f"Verifying payload failed {ident} failure={failure}"
     elif failure:
         message = f"Retrieving payload failed {ident} failure={failure}"
     else:

@@ -1,23 +1,36 @@
 """The ClusterVersion Upgradeable condition (SPEC C6): what holds back a minor update.
 
-Each check names one reason — overrides that take resources away from the controller,
-an update already running, ClusterOperators that say Upgradeable=False, admin
-acknowledgements not yet given. The condition is absent when nothing holds the cluster
-back, so that an absent condition reads as "upgradeable".
+Two forms, both from the cluster-version operator:
+
+- the long-standing checks (pkg/cvo/upgradeable.go at ea13ba611^), one condition per
+  check, in the controller's order: ClusterVersion overrides, admin acknowledgements,
+  ClusterOperators that say Upgradeable=False, resource deletions in progress, an update
+  in progress. `reasons` runs them and `condition` folds them into Upgradeable=False.
+- today's risk-based form (pkg/cvo/status.go setUpgradeableCondition at 6e719331f):
+  `risk_condition` folds named risks, whose names must be valid condition reasons.
+
+The condition is absent when nothing holds the cluster back, so that an absent
+condition reads as "upgradeable".
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kupgrade.controllers.version.preconditions import OVERRIDES_MESSAGE
 from kupgrade.risks.recommend import REASON_RE
-from kupgrade.versions import SemVer
+from kupgrade.versions import go_quote
 
 Reason = tuple[str, str]  # (reason, message)
 
 OPERATOR_TEXT = "should not be upgraded between minor or major versions"
+ADMIN_GATES = "admin-gates"
+ADMIN_ACKS = "admin-acks"
+# upgradeable.go adminAckGateFmt: the gate names a 4.y or 5.y release and then its topic.
+ADMIN_ACK_GATE = "^ack-[4-5][.]([0-9]{1,})-[^-]"
+_ADMIN_ACK_GATE_RE = re.compile(ADMIN_ACK_GATE)
 
 
 def _operators(operators: Sequence[Mapping[str, Any]]) -> list[Reason]:
@@ -32,12 +45,13 @@ def _operators(operators: Sequence[Mapping[str, Any]]) -> list[Reason]:
         name, c = held[0]
         return [
             (
-                str(c.get("reason", "")),
-                f"Cluster operator {name} {OPERATOR_TEXT}: {c.get('message', '')}",
+                str(c.get("reason") or ""),
+                f"Cluster operator {name} {OPERATOR_TEXT}: {c.get('message') or ''}",
             )
         ]
     lines = "".join(
-        f"\n* Cluster operator {name} {OPERATOR_TEXT}: {c.get('reason', '')}: {c.get('message', '')}"
+        f"\n* Cluster operator {name} {OPERATOR_TEXT}: {c.get('reason') or ''}: "
+        f"{c.get('message') or ''}"
         for name, c in held
     )
     return [
@@ -45,15 +59,76 @@ def _operators(operators: Sequence[Mapping[str, Any]]) -> list[Reason]:
     ]
 
 
-def _admin_acks(version: str, gates: Mapping[str, str], acks: Mapping[str, str]) -> list[Reason]:
-    parsed = SemVer.try_parse(version)
-    if parsed is None:
+def effective_minor(version: str) -> str:
+    """status_history.go getEffectiveMinor: the second dot-separated field, or ""."""
+    parts = version.split(".")
+    return parts[1] if len(parts) >= 2 else ""
+
+
+def _gate(name: str, value: str, version: str, acks: Mapping[str, str]) -> Reason | None:
+    """upgradeable.go checkAdminGate for one admin-gates entry."""
+    match = _ADMIN_ACK_GATE_RE.match(name)
+    if match is None:
+        return (
+            "AdminAckConfigMapGateNameError",
+            f"{ADMIN_GATES} configmap gate name {name} has invalid format; must comply with "
+            f"{go_quote(ADMIN_ACK_GATE)}",
+        )
+    # Only the minor is compared, as the controller does: ack-5.14-x applies to 4.14.z.
+    if effective_minor(match.group(0).split("-")[1]) != effective_minor(version):
+        return None
+    if not value:
+        return (
+            "AdminAckConfigMapGateValueError",
+            f"{ADMIN_GATES} configmap gate {name} must contain a non-empty value.",
+        )
+    if acks.get(name) != "true":
+        return ("AdminAckRequired", value)
+    return None
+
+
+def _admin_acks(
+    version: str, gates: Mapping[str, str] | None, acks: Mapping[str, str] | None
+) -> list[Reason]:
+    """upgradeable.go clusterAdminAcksCompletedUpgradeable: one reason for all gates.
+
+    `version` is the cluster's current version (the newest completed one); before any
+    history exists there is nothing to acknowledge. A missing ConfigMap is None.
+    """
+    if not version:
         return []
-    prefix = f"ack-{parsed.major}.{parsed.minor}-"
+    if gates is None:
+        return [("UnableToAccessAdminGatesConfigMap", f"{ADMIN_GATES} configmap not found.")]
+    if acks is None:
+        return [("UnableToAccessAdminAcksConfigMap", f"{ADMIN_ACKS} configmap not found.")]
+    by_reason: dict[str, list[str]] = {}
+    for name, value in gates.items():
+        if found := _gate(str(name), str(value or ""), version, acks):
+            by_reason.setdefault(found[0], []).append(found[1])
+    messages = [" ".join(sorted(texts)) for texts in by_reason.values()]
+    if len(by_reason) == 1:
+        return [(next(iter(by_reason)), messages[0])]
+    if by_reason:
+        return [("MultipleReasons", " ".join(sorted(messages)))]
+    return []
+
+
+def deletes_text(deletes: Iterable[tuple[str, str, str]]) -> str:
+    """lib/resourcedelete Resource.String for each (kind, namespace, name), comma-joined."""
+    return ",".join(
+        sorted(f'{kind} "{f"{ns}/{name}" if ns else name}"' for kind, ns, name in deletes)
+    )
+
+
+def _deletes(deletes: Sequence[tuple[str, str, str]]) -> list[Reason]:
+    if not deletes:
+        return []
     return [
-        ("AdminAckRequired", str(message))
-        for key, message in sorted(gates.items())
-        if key.startswith(prefix) and acks.get(key) != "true"
+        (
+            "ResourceDeletesInProgress",
+            "Cluster minor or major version upgrades are not allowed while resource deletions "
+            f"are in progress; resources={deletes_text(deletes)}",
+        )
     ]
 
 
@@ -65,10 +140,16 @@ def reasons(
     version: str = "",
     admin_gates: Mapping[str, str] | None = None,
     admin_acks: Mapping[str, str] | None = None,
+    deletes: Sequence[tuple[str, str, str]] = (),
 ) -> list[Reason]:
+    """What holds the cluster back, one entry per check in the controller's order."""
     found: list[Reason] = []
     if overrides:
         found.append(("ClusterVersionOverridesSet", OVERRIDES_MESSAGE))
+    if admin_gates is not None or admin_acks is not None:
+        found += _admin_acks(version, admin_gates, admin_acks)
+    found += _operators(operators)
+    found += _deletes(deletes)
     if progressing:
         found.append(
             (
@@ -76,21 +157,35 @@ def reasons(
                 "An update is already in progress and the details are in the Progressing condition",
             )
         )
-    found += _operators(operators)
-    found += _admin_acks(version, admin_gates or {}, admin_acks or {})
     return found
 
 
 def condition(found: Sequence[Reason]) -> dict[str, str] | None:
-    """Upgradeable=False for what was found, or None (no condition at all)."""
+    """Upgradeable=False for what the checks found, or None (no condition at all)."""
     if not found:
         return None
     if len(found) == 1:
         reason, message = found[0]
-        if not REASON_RE.match(reason):
-            reason = "RiskNameNotCompatibleWithReasonProperty"
         return {"type": "Upgradeable", "status": "False", "reason": reason, "message": message}
+    names = ",".join(reason for reason, _ in found)
     lines = "".join(f"\n* {message}" for _, message in found)
+    return {
+        "type": "Upgradeable",
+        "status": "False",
+        "reason": "MultipleReasons",
+        "message": f"Cluster {OPERATOR_TEXT} for multiple reasons: {names}{lines}",
+    }
+
+
+def risk_condition(risks: Sequence[Reason]) -> dict[str, str] | None:
+    """Upgradeable=False for applying risks (name, message), or None (removed)."""
+    if not risks:
+        return None
+    if len(risks) == 1:
+        name, message = risks[0]
+        reason = name if REASON_RE.match(name) else "RiskNameNotCompatibleWithReasonProperty"
+        return {"type": "Upgradeable", "status": "False", "reason": reason, "message": message}
+    lines = "".join(f"\n* {message}" for _, message in risks)
     return {
         "type": "Upgradeable",
         "status": "False",
