@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from kupgrade.errors import VersionError
 from kupgrade.versions.semver import SemVer, parse_semver
 
@@ -11,9 +13,48 @@ _DIGITS = frozenset("0123456789")
 _ALNUM = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-")
 
 
+_GO_ESCAPES = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    "\\": "\\\\",
+    '"': '\\"',
+}
+
+
+def _go_printable(char: str) -> bool:
+    """Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and ASCII space."""
+    return char == " " or unicodedata.category(char)[0] in "LMNPS"
+
+
 def go_quote(text: str) -> str:
-    """Go's %q for the strings version errors quote (printable text; escapes " and \\)."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """Go's %q (strconv.Quote), which the reference tools use in their messages.
+
+    Hand-written because no library reproduces Go's rules: printable runes as they are,
+    the C escapes, other control and non-printable runes as \\x / \\u / \\U, and bytes
+    that were not UTF-8 (surrogate escapes here) as \\xNN.
+    """
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[char])
+        elif 0xDC80 <= code <= 0xDCFF:  # an undecodable byte kept by surrogateescape
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif _go_printable(char):
+            out.append(char)
+        elif code < 0x80:
+            out.append(f"\\x{code:02x}")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
 
 
 def _blang_number(text: str, what: str) -> str | None:

@@ -30,6 +30,7 @@ def test_max_unavailable(case: Any) -> None:
     case = need(case)
     i, expect = case["input"], case["expect"]
     if expect["error"]:
+        assert expect["value"] is None  # an error gives no value
         with pytest.raises(InputError):
             mcp.max_unavailable(i["max_unavailable"], i["nodes_in_pool"], i["pool"])
     else:
@@ -95,7 +96,11 @@ def test_get_mcp(case: Any) -> None:
         i["pool_target"],
         i["status_configuration_before"],
         paused=i["paused"],
-        render_degraded="rendering failed" if i["render_degraded"] else None,
+        # render_controller.go syncFailingStatus words RenderDegraded this way.
+        render_degraded=f"Failed to render configuration for pool {i.get('pool', 'worker')}: "
+        "could not generate rendered MachineConfig"
+        if i["render_degraded"]
+        else None,
     )
     assert got.columns() == expect["columns"]
     assert got.unavailable == expect["unavailableMachineCount"]
@@ -152,3 +157,31 @@ def test_tracker_agrees_with_the_rules_after_every_change(
         assert tracker.status("old", paused=paused) == mcp.pool_status(
             ordered, target, "old", paused=paused
         )
+
+
+def test_render_failure_degrades_the_pool_without_a_node_message() -> None:
+    """status.go (dc7fd14f7^): Degraded = NodeDegraded or RenderDegraded, and only the
+    nodes' reasons are carried into its message."""
+    done = node_of(
+        {"name": "w-0", "currentConfig": "r1", "desiredConfig": "r1", "state": "Done"}
+    )
+    got = mcp.pool_status([done], "r1", "r1", render_degraded="Failed to render configuration")
+    assert got.conditions["Degraded"] == {"status": "True", "reason": "", "message": ""}
+    assert got.conditions["NodeDegraded"]["status"] == "False"
+    assert got.columns()["DEGRADED"] == "True"
+
+
+def test_node_reasons_are_go_quoted() -> None:
+    broken = node_of(
+        {
+            "name": "w-1",
+            "currentConfig": "r0",
+            "desiredConfig": "r1",
+            "state": "Degraded",
+            "reason": 'open "/etc/x": no such file\nretrying',
+        }
+    )
+    got = mcp.pool_status([broken], "r1", "r0", render_degraded="render failed")
+    assert got.conditions["Degraded"]["message"] == (
+        'Node w-1 is reporting: "open \\"/etc/x\\": no such file\\nretrying"'
+    )

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from kupgrade.cluster import mco
-from kupgrade.controllers.nodes.pool import mcp_columns
+from kupgrade.controllers.nodes.pool import is_unavailable, is_updated, mcp_columns
 from kupgrade.controllers.version.controller import Wiring
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster, release_source
@@ -34,6 +34,7 @@ from kupgrade.sim.profile import (
 from kupgrade.sim.releases import rendered_config
 from kupgrade.sim.runner import Runner, workdir
 from kupgrade.sim.store import Store
+from tests.support.caseuse import plain, unused
 from tests.support.conformance import conformance_cases
 
 OLD = rendered_config("worker", Spec().version)
@@ -126,13 +127,14 @@ def _events(store: Store, t0: float) -> list[Obj]:
     return out
 
 
-def _names(target: str) -> dict[str, str]:
-    """The simulator's rendered configs under the names the cases use."""
-    return {OLD: "rendered-worker-old", target: "rendered-worker-new"}
+def _names(current: str) -> dict[str, str]:
+    """The simulator's rendered config of the running release under the case's name (the
+    target is set by name, so it needs none)."""
+    return {OLD: current}
 
 
-def _named(columns: Obj, target: str) -> Obj:
-    names = _names(target)
+def _named(columns: Obj, current: str) -> Obj:
+    names = _names(current)
     return {**columns, "CONFIG": names.get(columns["CONFIG"], columns["CONFIG"])}
 
 
@@ -148,7 +150,7 @@ def test_timeline_replays_on_the_simulator(tmp_path: Path, case: Obj) -> None:
     def snapshot(r: Runner) -> None:
         found = r.store.get("MachineConfigPool", pool["name"])
         assert found is not None
-        seen[_minutes(r.sim.now(), t0)] = _named(mcp_columns(found), target)
+        seen[_minutes(r.sim.now(), t0)] = _named(mcp_columns(found), pool["current_config"])
 
     for action in runner.store.pop_due(t0):
         runner.world.fire(action)
@@ -174,8 +176,8 @@ def test_timeline_replays_on_the_simulator(tmp_path: Path, case: Obj) -> None:
         assert seen[t] == {k: v for k, v in row.items() if k != "t"}, f"t={t}"
 
 
-def _step_view(node: Obj, target: str) -> Obj:
-    names = _names(target)
+def _step_view(node: Obj, current: str, target: str) -> Obj:
+    names = _names(current)
     notes = node["metadata"]["annotations"]
     annotations = {}
     for key in (mco.CURRENT, mco.DESIRED, mco.STATE, mco.DESIRED_DRAIN, mco.LAST_APPLIED_DRAIN):
@@ -184,7 +186,12 @@ def _step_view(node: Obj, target: str) -> Obj:
             value = value.replace(old, new)
         annotations[key] = value
     annotations[mco.REASON] = notes.get(mco.REASON, "")
-    return {"annotations": annotations, "unschedulable": bool(node["spec"].get("unschedulable"))}
+    return {
+        "annotations": annotations,
+        "unschedulable": bool(node["spec"].get("unschedulable")),
+        "counts_as_unavailable": is_unavailable(node),
+        "counts_as_updated": is_updated(node, target),
+    }
 
 
 @pytest.mark.parametrize(
@@ -194,19 +201,28 @@ def test_node_goes_through_the_daemon_state_machine(
     tmp_path: Path, case: Obj, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every state the node object passes through, in order, as the daemon writes it."""
-    target = "rendered-worker-new"
+    steps = case["steps"]
+    current = steps[0]["annotations"][mco.CURRENT]
+    target = next(
+        s["annotations"][mco.DESIRED]
+        for s in steps
+        if s["annotations"][mco.DESIRED] != current
+    )
+    unused(case, "steps[].step", "steps[].actor")  # labels for the reader
     spec = Spec(
         pools=[Pool("worker", machines=[Machine("worker-0")])],
         workloads=[Workload("app", "apps", 1, node="worker-0", termination_seconds=60.0)],
         node_phases=NodePhases(overrides={"worker-0": NodeTiming(update=120.0, reboot=240.0)}),
     )
     runner, _ = _runner(tmp_path, spec, "worker", target)
-    states: list[Obj] = [_step_view(runner.store.get("Node", "worker-0") or {}, target)]
+    states: list[Obj] = [
+        _step_view(runner.store.get("Node", "worker-0") or {}, current, target)
+    ]
     original = SimCluster.write
 
     def spy(self: SimCluster, obj: Obj) -> None:
         if obj["kind"] == "Node":
-            view = _step_view(copy.deepcopy(obj), target)
+            view = _step_view(copy.deepcopy(obj), current, target)
             if view != states[-1]:
                 states.append(view)
         original(self, obj)
@@ -214,8 +230,13 @@ def test_node_goes_through_the_daemon_state_machine(
     monkeypatch.setattr(SimCluster, "write", spy)
     assert runner.run(max_seconds=3600.0).reason == "completed"
     expected = [
-        {"annotations": s["annotations"], "unschedulable": s["unschedulable"]}
-        for s in case["steps"]
+        {
+            "annotations": plain(s["annotations"]),
+            "unschedulable": s["unschedulable"],
+            "counts_as_unavailable": s["counts_as_unavailable"],
+            "counts_as_updated": s["counts_as_updated"],
+        }
+        for s in steps
     ]
     deduped = [s for i, s in enumerate(expected) if i == 0 or s != expected[i - 1]]
     assert [s for s in states if s in deduped] == deduped
@@ -234,14 +255,28 @@ def test_drain_blocked_by_a_budget(tmp_path: Path, case: Obj) -> None:
     node = inp["node"]
     blocked = inp["evictions_blocked_until_minute"]
     half = inp["update_and_reboot_after_drain_minutes"] * 30.0
+    requested = inp["drain_requested_at_minute"]
+    # The drain is requested when the node is targeted: a paused pool holds that back.
+    held = (
+        [Change(requested, "MachineConfigPool", "worker", {"spec": {"paused": False}})]
+        if requested
+        else []
+    )
     spec = Spec(
-        pools=[Pool("worker", machines=[Machine(node), Machine(f"{node}-spare")])],
+        pools=[
+            Pool(
+                "worker",
+                machines=[Machine(node), Machine(f"{node}-spare")],
+                paused=bool(requested),
+            )
+        ],
         workloads=[
             Workload("db", "data", 1, node=node, pdb=Budget(min_available=1), termination_seconds=0)
         ],
         node_phases=NodePhases(overrides={node: NodeTiming(update=half, reboot=half)}),
         changes=[
-            Change(blocked, "PodDisruptionBudget", "db", {"spec": {"minAvailable": 0}}, "data")
+            Change(blocked, "PodDisruptionBudget", "db", {"spec": {"minAvailable": 0}}, "data"),
+            *held,
         ],
     )
     runner, t0 = _runner(tmp_path, spec, "worker", "rendered-worker-new")
@@ -259,6 +294,12 @@ def test_drain_blocked_by_a_budget(tmp_path: Path, case: Obj) -> None:
 
     outcome = runner.run(on_step=on_step, max_seconds=6 * 3600.0)
     assert outcome.reason == "completed"
+    drains = [
+        _minutes(e["at"], t0)
+        for e in runner.store.events()
+        if e["object"] == f"node/{node}" and e["reason"] == "Drain"
+    ]
+    assert drains[:1] == [requested]
     for t, view in checkpoints.items():
         got = observed.get(t, last["view"])  # the run ended before t
         for key, value in view.items():

@@ -17,6 +17,7 @@ from kupgrade.versions import (
     ReleaseLine,
     SemVer,
     format_kube,
+    go_quote,
     parse_kube,
     split_arch,
     version_sort_key,
@@ -181,3 +182,20 @@ def test_gdc_conformance_versions_and_release_line() -> None:
         r"\b1\.\d+\.\d+(?:-gke\.\d+)?\b", conformance_path("skew", "gdc.yaml").read_text()
     )
     assert all(str(GdcVersion.parse(t)) == t for t in texts)
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        ('a"b\\c', '"a\\"b\\\\c"'),
+        ("x\ny\t\a\b\f\r\v", '"x\\ny\\t\\a\\b\\f\\r\\v"'),
+        ("\x00\x7f", '"\\x00\\x7f"'),
+        ("é中 😀", '"é中 😀"'),
+        ("\u00a0\u200b", '"\\u00a0\\u200b"'),
+        ("\U000e0001", '"\\U000e0001"'),
+        (b"ok\xff".decode("utf-8", "surrogateescape"), '"ok\\xff"'),
+    ],
+)
+def test_go_quote_is_strconv_quote(text: str, quoted: str) -> None:
+    """Go's %q as strconv.Quote writes it (rules from Go's strconv/quote.go appendQuotedWith)."""
+    assert go_quote(text) == quoted

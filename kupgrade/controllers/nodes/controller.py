@@ -14,7 +14,7 @@ from typing import Any
 
 from kupgrade.cluster import mco
 from kupgrade.cluster.backend import Backend
-from kupgrade.cluster.conditions import set_condition
+from kupgrade.cluster.conditions import find, set_condition
 from kupgrade.cluster.drain_filters import Flags, drain, drain_pod
 from kupgrade.cluster.objects import key_of, rfc3339
 from kupgrade.controllers.nodes import pool as rules
@@ -150,7 +150,14 @@ class NodeController:
                     f"Set target for {len(targeted)} nodes to MachineConfig: {target}",
                 )
         current = (pool.get("status") or {}).get("configuration", {}).get("name", target)
-        computed = tracker.status(current, paused=bool(spec.get("paused")))
+        render = find((pool.get("status") or {}).get("conditions"), "RenderDegraded")
+        computed = tracker.status(
+            current,
+            paused=bool(spec.get("paused")),
+            render_degraded=str(render.get("message") or "")
+            if render is not None and render.get("status") == "True"
+            else None,
+        )
         status = dict(pool.get("status") or {})
         new = {**status, **computed.status()}
         conditions = [dict(c) for c in status.get("conditions") or []]
@@ -228,7 +235,9 @@ class NodeController:
                 self.api.record(key_of(node), "EvictionBlocked", blocked[0])
             failing = state["failing"] if state["failing"] is not None else now
             state["failing"] = failing
-            slow = now - failing >= SLOW_AFTER
+            # drain_controller.go drainNode: both thresholds count from the start of the
+            # drain (its ongoingDrains entry) and are exceeded only strictly.
+            slow = now - state["started"] > SLOW_AFTER
             if slow and not state.get("threshold"):
                 state["threshold"] = True
                 self.api.record(
@@ -237,7 +246,7 @@ class NodeController:
                     "Drain failed. Drain has been failing for more than 10 minutes. Waiting 5 minutes then retrying. "
                     f"Error message from drain: {blocked[0]}",
                 )
-            if now - state["started"] >= DRAIN_TIMEOUT and not state.get("timeout"):
+            if now - state["started"] > DRAIN_TIMEOUT and not state.get("timeout"):
                 state["timeout"] = True
                 self.api.record(
                     key_of(node),

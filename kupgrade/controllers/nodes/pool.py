@@ -33,6 +33,7 @@ from kupgrade.cluster.mco import (  # noqa: F401  (re-exported: the pool rules' 
     ZONE_LABEL,
 )
 from kupgrade.errors import InputError
+from kupgrade.versions import go_quote
 
 Node = Mapping[str, Any]
 
@@ -270,8 +271,10 @@ def summarize_pool(
             if paused
             else _condition("True", message=f"All nodes are updating to MachineConfig {target}")
         )
+    # machine-config-operator pkg/controller/node/status.go (dc7fd14f7^): reasons with %q.
     node_message = ", ".join(
-        f'Node {name_of(n)} is reporting: "{notes_of(n).get(REASON, "")}"' for n in degraded
+        f"Node {name_of(n)} is reporting: {go_quote(notes_of(n).get(REASON, ''))}"
+        for n in degraded
     )
     conditions["NodeDegraded"] = (
         _condition(
@@ -280,9 +283,13 @@ def summarize_pool(
         if degraded
         else _condition("False")
     )
-    reasons = [m for m in (node_message if degraded else None, render_degraded) if m is not None]
+    # Degraded = NodeDegraded or RenderDegraded; only the nodes' message is carried over (a
+    # render failure is explained by the pool's RenderDegraded condition, which the render
+    # controller owns).
     conditions["Degraded"] = (
-        _condition("True", message=", ".join(reasons)) if reasons else _condition("False")
+        _condition("True", message=node_message if degraded else "")
+        if degraded or render_degraded is not None
+        else _condition("False")
     )
     return PoolStatus(
         configuration, machines, ready, counts.updated, unavailable, len(degraded), conditions

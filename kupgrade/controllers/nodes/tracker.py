@@ -117,8 +117,17 @@ class PoolTracker:
             names = [n for n in names if n != defer] + [defer]
         return names[:capacity]
 
-    def status(self, configuration: str, *, paused: bool = False) -> rules.PoolStatus:
+    def status(
+        self, configuration: str, *, paused: bool = False, render_degraded: str | None = None
+    ) -> rules.PoolStatus:
         """What `rules.pool_status` reports for the same nodes."""
         counts = rules.Counts(len(self.nodes), self.updated, self.ready_updated, self.unavailable)
         degraded = [self.nodes[n] for n in sorted(self.degraded)]  # the pool lists nodes by name
-        return rules.summarize_pool(self.target, configuration, counts, degraded, paused=paused)
+        return rules.summarize_pool(
+            self.target,
+            configuration,
+            counts,
+            degraded,
+            paused=paused,
+            render_degraded=render_degraded,
+        )
