@@ -47,6 +47,11 @@ class Eviction(Protocol):
     @property
     def message(self) -> str: ...
 
+    @property
+    def cause(self) -> str:
+        """The Status cause that names the budget ("" when there is none)."""
+        ...
+
 
 class Backend(Protocol):
     def now(self) -> float: ...

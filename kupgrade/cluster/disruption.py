@@ -46,6 +46,7 @@ def budget_status(spec: dict[str, Any], expected: int, healthy: int) -> dict[str
 class Answer:
     code: int  # 200 evicted, 429 refused by the budget, 500 misconfigured budgets
     message: str
+    cause: str = ""  # the Status's DisruptionBudget cause, which names the budget
 
 
 def eviction(ready: bool, budgets: list[tuple[str, dict[str, Any], dict[str, int]]]) -> Answer:
@@ -62,11 +63,17 @@ def eviction(ready: bool, budgets: list[tuple[str, dict[str, Any], dict[str, int
             return Answer(200, "evicted")
     if status["disruptionsAllowed"] > 0:
         return Answer(200, "evicted")
-    return Answer(
-        429,
-        "Cannot evict pod as it would violate the pod's disruption budget "
-        f"({name}: {status['currentHealthy']} healthy, {status['desiredHealthy']} needed).",
-    )
+    # kubernetes pkg/registry/core/pod/storage/eviction.go checkAndDecrement: a 429 whose
+    # cause names the budget (disruptionDeniedMessage, the CurrentHealthy <= DesiredHealthy
+    # branch, or the generic one).
+    if status["currentHealthy"] <= status["desiredHealthy"]:
+        cause = (
+            f"The disruption budget {name} needs {status['desiredHealthy']} healthy pods "
+            f"and has {status['currentHealthy']} currently"
+        )
+    else:
+        cause = f"The disruption budget {name} does not allow evicting pods currently"
+    return Answer(429, "Cannot evict pod as it would violate the pod's disruption budget.", cause)
 
 
 def gdc_drain_policy(minor: tuple[int, int]) -> dict[str, Any]:
@@ -79,11 +86,23 @@ def gdc_drain_policy(minor: tuple[int, int]) -> dict[str, Any]:
     }
 
 
+def _holds(budget: dict[str, Any] | None, replicas: int) -> bool:
+    """Whether a budget over `replicas` healthy pods refuses the next eviction."""
+    if budget is None:
+        return True  # no budget given: whatever holds the pod is taken as given
+    return budget_status(budget, replicas, replicas)["disruptionsAllowed"] == 0
+
+
 def gdc_drain(
-    minor: tuple[int, int], blocked_until: int | Literal["never"] | None, minute: float
+    minor: tuple[int, int],
+    blocked_until: int | Literal["never"] | None,
+    minute: float,
+    budget: dict[str, Any] | None = None,
+    replicas: int = 1,
 ) -> dict[str, Any]:
     """A node's drain at `minute` when a budget (or a stuck pod) holds its last pod until
-    `blocked_until` (None: nothing holds it).
+    `blocked_until` (None: nothing holds it). With `budget` and `replicas`, a budget that
+    allows a disruption holds nothing from 1.29 on.
 
     From 1.29 the pod goes through the Eviction API, which answers 429 while the budget
     holds; up to 1.28 the maintenance taint removes pods and budgets are ignored. Either
@@ -91,6 +110,8 @@ def gdc_drain(
     time for the pods to leave we keep the node draining until then.
     """
     policy = gdc_drain_policy(minor)
+    if policy["pdb_honoured"] and not _holds(budget, replicas):
+        blocked_until = None  # the Eviction API lets the pod go: the budget holds nothing
     blocked = blocked_until == "never" or (
         isinstance(blocked_until, int) and minute < blocked_until
     )

@@ -12,6 +12,7 @@ import pytest
 from kupgrade.cluster.disruption import budget_status, eviction, gdc_drain
 from kupgrade.cluster.drain_filters import DAEMONSET_FATAL, DrainPod, Flags, drain
 from kupgrade.plan.engines import rollout
+from tests.support.caseuse import plain, unused
 from tests.support.cli import kupgrade
 from tests.support.conformance import conformance_cases, conformance_doc, need_case
 
@@ -41,7 +42,10 @@ def test_eviction_answer(case: Any) -> None:
     elif spec is not None:
         healthy = sum(1 for p in pods if p == "ready")
         budgets = [("pdb", spec, budget_status(spec, len(pods), healthy))]
-    answer = eviction(pods[inp["evict"]] == "ready", budgets)
+    ready = pods[inp["evict"]] == "ready"
+    if ready:  # the policy is only about pods that are not ready
+        unused(case, "input.pdb.unhealthyPodEvictionPolicy")
+    answer = eviction(ready, budgets)
     assert answer.code == case["expect"]["status"]
 
 
@@ -83,7 +87,13 @@ def test_gdc_drain(case: Any) -> None:
     case = need_case(case, "skew", "drain.yaml")
     inp = case["input"]
     major, minor = inp["platform"].removeprefix("gdc-").split(".")
-    got = gdc_drain((int(major), int(minor)), inp["pdb_blocks_until_minute"], inp["minute"])
+    got = gdc_drain(
+        (int(major), int(minor)),
+        inp["pdb_blocks_until_minute"],
+        inp["minute"],
+        budget=plain(inp["pdb"]),
+        replicas=inp["replicas"],
+    )
     assert {k: got.get(k) for k in case["expect"]} == case["expect"]
 
 
@@ -111,3 +121,22 @@ def test_rollout_command(tmp_path: Path) -> None:
     done = kupgrade("rollout", "capi-machinedeployment", str(empty))
     assert done.returncode == 1
     assert done.stderr.strip() == f"error: {empty}: capi-machinedeployment needs replicas"
+
+
+def test_gdc_budget_that_allows_a_disruption_holds_nothing() -> None:
+    """From 1.29 the Eviction API decides: a budget with room lets the pod go at once."""
+    roomy = gdc_drain((1, 29), "never", 10, budget={"minAvailable": 1}, replicas=3)
+    assert roomy["eviction_status"] == 200
+    tight = gdc_drain((1, 29), "never", 10, budget={"minAvailable": 3}, replicas=3)
+    assert tight["eviction_status"] == 429
+    ignored = gdc_drain((1, 28), "never", 10, budget={"minAvailable": 1}, replicas=3)
+    assert ignored["node_state"] == "draining"
+
+
+def test_a_refused_eviction_names_the_budget_as_the_api_does() -> None:
+    answer = eviction(True, [("db", {"minAvailable": 2}, budget_status({"minAvailable": 2}, 2, 2))])
+    assert (answer.code, answer.message) == (
+        429,
+        "Cannot evict pod as it would violate the pod's disruption budget.",
+    )
+    assert answer.cause == "The disruption budget db needs 2 healthy pods and has 2 currently"

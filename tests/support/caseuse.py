@@ -39,6 +39,7 @@ class Tracked(dict[Any, Any]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.read: set[Any] = set()
+        self.pinned: set[Any] = set()  # read when the case was selected (its section)
 
     def _mark(self, key: Any) -> None:
         self.read.add(key)
@@ -84,8 +85,12 @@ class Tracked(dict[Any, Any]):
         self.read.update(super().keys())
         return super().__reduce_ex__(protocol)
 
+    def pin(self) -> None:
+        """What was read so far stays read: the keys a case was selected by."""
+        self.pinned = set(self.read)
+
     def reset(self) -> None:
-        self.read.clear()
+        self.read = set(self.pinned)
         for value in dict.values(self):
             _reset(value)
 

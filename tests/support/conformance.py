@@ -41,11 +41,13 @@ def conformance_cases(
     param when the data is absent. Each case is tracked: a test that leaves one of its
     fields unread fails (tests/support/caseuse.py)."""
     try:
-        return [
-            pytest.param(track(case), id=case["id"])
-            for case in conformance_doc(*parts)[section]
-            if where is None or where(case)
-        ]
+        params = []
+        for case in conformance_doc(*parts)[section]:
+            tracked = track(case)
+            if where is None or where(tracked):
+                tracked.pin()
+                params.append(pytest.param(tracked, id=case["id"]))
+        return params
     except pytest.skip.Exception:
         return [pytest.param(None, id=f"{section}-absent")]
 

@@ -199,7 +199,8 @@ class NodeController:
                 continue
             answer = self.api.evict(pod)
             if answer.code != 200:
-                blocked.append(f"{key_of(pod)}: {answer.message}")
+                detail = f" {answer.cause}" if answer.cause else ""
+                blocked.append(f"{key_of(pod)}: {answer.message}{detail}")
         return blocked, len(going)
 
     def _drain(self, node: dict[str, Any]) -> None:

@@ -273,8 +273,7 @@ def summarize_pool(
         )
     # machine-config-operator pkg/controller/node/status.go (dc7fd14f7^): reasons with %q.
     node_message = ", ".join(
-        f"Node {name_of(n)} is reporting: {go_quote(notes_of(n).get(REASON, ''))}"
-        for n in degraded
+        f"Node {name_of(n)} is reporting: {go_quote(notes_of(n).get(REASON, ''))}" for n in degraded
     )
     conditions["NodeDegraded"] = (
         _condition(
