@@ -226,7 +226,12 @@ def resolve_command(
     ],
     package: Annotated[str, typer.Option("--package", help="The subscribed package.")],
     from_source: Annotated[
-        str, typer.Option("--from-source", help="The subscription's own source (a --source NAME).")
+        str,
+        typer.Option(
+            "--from-source",
+            help="The subscription's own source: a --source NAME, or NAMESPACE/NAME when "
+            "sources of that name live in several namespaces (spec.sourceNamespace).",
+        ),
     ],
     channel: Annotated[
         str, typer.Option("--channel", help="The subscribed channel (empty: the default channel).")
@@ -276,12 +281,16 @@ def resolve_command(
     if bool(installed) != bool(installed_version):
         raise InputError("give --installed and --installed-version together", field="--installed")
     sources = _sources(source)
-    own = next((s for s in sources if s.name == from_source), None)
-    own_namespace = own.namespace if own else DEFAULT_GLOBAL_NAMESPACE
+    wanted_namespace, _, from_name = from_source.rpartition("/")
+    own = next(
+        (s for s in sources if s.name == from_name and wanted_namespace in ("", s.namespace)),
+        None,
+    )
+    own_namespace = wanted_namespace or (own.namespace if own else DEFAULT_GLOBAL_NAMESPACE)
     sub = Subscription(
         package,
         channel,
-        from_source,
+        from_name,
         own_namespace,
         namespace or own_namespace,
         approval,

@@ -24,6 +24,7 @@ from kupgrade.olm.resolver.model import Installed, Source, Subscription
 from kupgrade.olm.validate import validate_catalog
 from kupgrade.versions import RangeError, SemVer, parse_blang, parse_range
 from tests.support.cli import kupgrade
+from tests.support.caseuse import unused
 from tests.support.conformance import (
     conformance_cases,
     conformance_doc,
@@ -44,6 +45,7 @@ MERMAID = ("olm", "mermaid.yaml")
 def test_skiprange_case(case: Any) -> None:
     case = need_case(case, *SKIPRANGE)
     if case["expect"] == "parse-error":
+        unused(case, "version")  # the range fails to parse before any version is compared
         with pytest.raises(RangeError) as raised:
             parse_range(case["range"])
         assert raised.value.message == case["error"]
