@@ -63,6 +63,7 @@ def _check(doc: dict[str, Any], expect: dict[str, Any]) -> None:
     for key in ("source", "install_plan"):
         if key in expect:
             assert doc[key] == expect[key]
+    assert doc.get("walk_error") == expect.get("walk_error")  # only when the walk cannot end
 
 
 @pytest.mark.parametrize("case", conformance_cases("cases", *RESOLVER))
