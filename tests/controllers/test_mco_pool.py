@@ -162,9 +162,7 @@ def test_tracker_agrees_with_the_rules_after_every_change(
 def test_render_failure_degrades_the_pool_without_a_node_message() -> None:
     """status.go (dc7fd14f7^): Degraded = NodeDegraded or RenderDegraded, and only the
     nodes' reasons are carried into its message."""
-    done = node_of(
-        {"name": "w-0", "currentConfig": "r1", "desiredConfig": "r1", "state": "Done"}
-    )
+    done = node_of({"name": "w-0", "currentConfig": "r1", "desiredConfig": "r1", "state": "Done"})
     got = mcp.pool_status([done], "r1", "r1", render_degraded="Failed to render configuration")
     assert got.conditions["Degraded"] == {"status": "True", "reason": "", "message": ""}
     assert got.conditions["NodeDegraded"]["status"] == "False"

@@ -204,9 +204,7 @@ def test_node_goes_through_the_daemon_state_machine(
     steps = case["steps"]
     current = steps[0]["annotations"][mco.CURRENT]
     target = next(
-        s["annotations"][mco.DESIRED]
-        for s in steps
-        if s["annotations"][mco.DESIRED] != current
+        s["annotations"][mco.DESIRED] for s in steps if s["annotations"][mco.DESIRED] != current
     )
     unused(case, "steps[].step", "steps[].actor")  # labels for the reader
     spec = Spec(
@@ -215,9 +213,7 @@ def test_node_goes_through_the_daemon_state_machine(
         node_phases=NodePhases(overrides={"worker-0": NodeTiming(update=120.0, reboot=240.0)}),
     )
     runner, _ = _runner(tmp_path, spec, "worker", target)
-    states: list[Obj] = [
-        _step_view(runner.store.get("Node", "worker-0") or {}, current, target)
-    ]
+    states: list[Obj] = [_step_view(runner.store.get("Node", "worker-0") or {}, current, target)]
     original = SimCluster.write
 
     def spy(self: SimCluster, obj: Obj) -> None:

@@ -23,8 +23,8 @@ from kupgrade.olm.resolver import resolve
 from kupgrade.olm.resolver.model import Installed, Source, Subscription
 from kupgrade.olm.validate import validate_catalog
 from kupgrade.versions import RangeError, SemVer, parse_blang, parse_range
-from tests.support.cli import kupgrade
 from tests.support.caseuse import unused
+from tests.support.cli import kupgrade
 from tests.support.conformance import (
     conformance_cases,
     conformance_doc,

@@ -24,8 +24,8 @@ from kupgrade.skew.fleet import Fleet, History, parse_fleet, parse_history
 from kupgrade.skew.gdc import WARNINGS, Request, apply_request, check_fleet, judge_request
 from kupgrade.skew.k8s import check
 from kupgrade.versions import SemVer, parse_kube
-from tests.support.cli import kupgrade
 from tests.support.caseuse import unused
+from tests.support.cli import kupgrade
 from tests.support.conformance import conformance_cases, conformance_doc, need_case
 from tests.support.plankit import accept_gdc, accept_kube
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from kupgrade.skew.kubeadm import Upgrade, enforce
-from tests.support.cli import kupgrade
 from tests.support.caseuse import unused
+from tests.support.cli import kupgrade
 from tests.support.conformance import conformance_cases, need_case
 
 

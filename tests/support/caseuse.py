@@ -14,6 +14,7 @@ inside must have every key read, recursively. Identity and commentary keys (`id`
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator, Iterator
 from typing import Any
 
@@ -21,7 +22,20 @@ import pytest
 import yaml
 
 # Identity, provenance and commentary: the READMEs say these are never compared.
-EXEMPT = frozenset({"id", "source", "origin", "note", "notes"})
+EXEMPT = frozenset({"id", "source", "origin", "note", "notes", "description"})
+
+# Set by tests/test_case_harness.py: each section hands out its first case only, with a
+# field no README defines, and every test that runs it must then fail.
+MUTATE = "KUPGRADE_MUTATE_CASES"
+MUTANT = "x_field_no_test_reads"
+
+
+def mutated(case: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a real case with a field nobody defines, at the top and in its input."""
+    copy = {**case, MUTANT: True}
+    if isinstance(case.get("input"), dict):
+        copy["input"] = {**case["input"], MUTANT: True}
+    return copy
 
 
 def track(value: Any) -> Any:
@@ -178,13 +192,40 @@ def _cases(item: pytest.Item) -> list[Tracked]:
     return [v for v in callspec.params.values() if isinstance(v, Tracked)]
 
 
+REPORT = "KUPGRADE_MUTATE_REPORT"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under MUTATE only the tests that run a conformance case are of interest."""
+    if not os.environ.get(MUTATE):
+        return
+    keep = [item for item in items if _cases(item)]
+    config.hook.pytest_deselected(items=[item for item in items if not _cases(item)])
+    items[:] = keep
+
+
+def _report(item: pytest.Item, outcome: str) -> None:
+    """Under MUTATE, one line per test that ran a case: its id and how it ended."""
+    path = os.environ.get(REPORT)
+    if path:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(f"{item.nodeid}\t{outcome}\n")
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     cases = _cases(item)
     for case in cases:
         case.reset()
-    result = yield
+    try:
+        result = yield
+    except BaseException as exc:
+        if cases:
+            _report(item, "skipped" if isinstance(exc, pytest.skip.Exception) else "failed")
+        raise
     unread = [path for case in cases for path in case.unread()]
+    if cases:
+        _report(item, "failed" if unread else "passed")
     if unread:
         raise AssertionError(
             "conformance case fields the test never read (honour them or fail on them): "
