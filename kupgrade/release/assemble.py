@@ -113,10 +113,11 @@ def payload_files(manifests: Mapping[str, bytes], spec: ReleaseSpec) -> dict[str
     }
 
 
-def task_of(manifest: Manifest) -> Task:
-    """A manifest as a task; a Job is batch/v1 Job exactly, as the controller splits on."""
+def task_of(manifest: Manifest, index: int = 0, total: int = 0) -> Task:
+    """A manifest as a task; a Job is batch/v1 Job exactly, as the controller splits on.
+    `index` (1-based) and `total` place it in the payload, for the controller's messages."""
     job = manifest.id.group == "batch" and manifest.version == "v1" and manifest.id.kind == "Job"
-    return Task(manifest.filename, job, manifest)
+    return Task(manifest.filename, job, manifest, index, total)
 
 
 def counts(payload: Payload) -> dict[str, dict[str, int]]:

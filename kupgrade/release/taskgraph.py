@@ -20,6 +20,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kupgrade.versions import go_quote
+
 # SPEC D: 0000_<runlevel>_<component>_<rest>; the component is the shortest dash-joined run.
 TASK_PATTERN = re.compile(r"^0000_(\d+)_([a-zA-Z0-9]+(-[a-zA-Z0-9]+)*?)_")
 
@@ -37,6 +39,18 @@ class Task:
     file: str
     is_job: bool = False
     payload: Any = None  # the Manifest, for whoever applies it
+    index: int = 0  # 1-based place in the payload, as the controller counts (0: unknown)
+    total: int = 0
+
+    def describe(self) -> str:
+        """The task as the controller names it in errors (pkg/payload/task.go String and
+        getManifestResourceId): `kind "ns/name" (i of n)`, the bare name Go-quoted."""
+        ident = getattr(self.payload, "id", None)
+        kind = str(getattr(ident, "kind", "")).lower()
+        namespace = str(getattr(ident, "namespace", "") or "")
+        name = str(getattr(ident, "name", "") or "") or self.file
+        shown = f'{kind} "{namespace}/{name}"' if namespace else f"{kind} {go_quote(name)}"
+        return f"{shown} ({self.index} of {self.total})"
 
     @property
     def runlevel_component(self) -> tuple[str, str] | None:
@@ -349,7 +363,7 @@ def run_graph(
     if not errors and unfinished:
         first = next((i for i in unfinished if graph.nodes[i].tasks), None)
         if first is not None:
-            task = graph.nodes[first].tasks[0].file
+            task = graph.nodes[first].tasks[0].describe()  # task_graph.go RunGraph
             errors.append(
                 RuntimeError(f"{len(unfinished)} incomplete task nodes, beginning with {task}")
             )

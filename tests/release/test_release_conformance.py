@@ -6,8 +6,12 @@ task-graph case, read from ../shared at run time.
 
 from __future__ import annotations
 
+import copy
+import random
 import threading
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -24,10 +28,12 @@ from kupgrade.release.taskgraph import (
     by_number_and_component,
     flatten_by_number_and_component,
     is_job,
+    permute_order,
     run_graph,
     shift_order,
 )
-from tests.support.conformance import CONFORMANCE, conformance_path
+from tests.support.caseuse import plain, unused
+from tests.support.conformance import CONFORMANCE, conformance_cases, conformance_path, need_case
 
 
 def _doc(*parts: str) -> dict[str, Any]:
@@ -170,9 +176,35 @@ BREAK_FNS = {
 }
 
 
+def _configmap_task(item: str | dict[str, str]) -> Task:
+    """A task as task_graph_test.go TestRunGraph builds it: a ConfigMap in namespace
+    default named after the task (index 0 of 0), so messages name it as the controller does."""
+    task = _task(item)
+    return replace(
+        task, payload=SimpleNamespace(id=ResourceId("", "ConfigMap", "default", task.file))
+    )
+
+
+CALLBACKS = {
+    "error",
+    "cancel_then_return_context_error",
+    "cancel_then_succeed",
+    "return_context_error_if_cancelled",
+    "must_not_run",
+}
+
+
 def _run_case(case: dict[str, Any]) -> None:
-    graph = TaskGraph(_nodes(case["input"]["nodes"]))
-    callbacks = case["callbacks"]
+    nodes = case["input"]["nodes"]
+    graph = TaskGraph(
+        [
+            TaskNode([_configmap_task(t) for t in n["tasks"]], list(n["in"]), list(n["out"]))
+            for n in nodes
+        ]
+    )
+    callbacks = plain(case["callbacks"])  # keyed by task name: looked up, not walked
+    for behaviour in callbacks.values():
+        assert set(behaviour) <= CALLBACKS, f"unknown callback {set(behaviour) - CALLBACKS}"
     executed: list[str] = []
     lock = threading.Lock()
 
@@ -210,10 +242,10 @@ def _run_case(case: dict[str, Any]) -> None:
             assert executed.index(value[0]) < executed.index(value[1])
 
 
-@pytest.mark.parametrize("case_id", _ids("taskgraph.yaml"))
-def test_taskgraph_case(case_id: str) -> None:
+@pytest.mark.parametrize("case", conformance_cases("cases", "cvo", "taskgraph.yaml"))
+def test_taskgraph_case(case: Any) -> None:
     """SPEC D1-D3: the controller's graph, node for node and index for index."""
-    case = next(c for c in _doc("taskgraph.yaml")["cases"] if c["id"] == case_id)
+    case = need_case(case, "cvo", "taskgraph.yaml")
     op, given, expect = case["op"], case["input"], case["expect"]
     if op == "split_on_jobs":
         graph = TaskGraph(_nodes(given["nodes"]))
@@ -226,7 +258,20 @@ def test_taskgraph_case(case_id: str) -> None:
         shifted = shift_order(lambda _tasks: buckets, case["step"], case["stride"])([])
         assert _buckets(shifted) == expect["buckets"]
     elif op == "permute_order":
-        pytest.skip("property-only in the data; covered by test_permute_keeps_every_node")
+        # Property only (Go's math/rand order is not portable): each bucket comes back as
+        # a permutation of itself, every node's task list unchanged; same seed, same order.
+        unused(case, "expect.property")
+        buckets = [[[Task(t) for t in node] for node in bucket] for bucket in given["buckets"]]
+        names = _buckets(buckets) or []
+        for seed in range(5):
+            once = _buckets(
+                permute_order(lambda _t: copy.deepcopy(buckets), random.Random(seed))([])
+            )
+            again = _buckets(
+                permute_order(lambda _t: copy.deepcopy(buckets), random.Random(seed))([])
+            )
+            assert once == again
+            assert [sorted(b) for b in once or []] == [sorted(b) for b in names]
     elif op == "split_then_parallelize":
         graph = TaskGraph.of([_task(t) for t in given["tasks"]])
         graph.split(is_job)
@@ -237,6 +282,7 @@ def test_taskgraph_case(case_id: str) -> None:
                 [[t.file for t in graph.nodes[i].tasks] for i in layer] for layer in graph.steps()
             ]
             assert layers == [s["parallel_nodes"] for s in expect["steps"]]
+            assert [s["step"] for s in expect["steps"]] == list(range(1, len(layers) + 1))
             order: list[str] = []
             run_graph(graph, 1, lambda tasks, _c: order.extend(t.file for t in tasks))
             assert order == expect["sequential_execution_order"]

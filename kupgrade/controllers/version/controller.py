@@ -267,7 +267,7 @@ class VersionController:
         # C7: record
         mode = INITIALIZING if not any(e.get("state") == "Completed" for e in history) else UPDATING
         graph = build_graph(
-            [task_of(m) for m in payload.included], "install" if mode == INITIALIZING else "update"
+            [task_of(m, i + 1, payload.total) for i, m in enumerate(payload.included)], "install" if mode == INITIALIZING else "update"
         )
         index = {m.file: i for i, m in enumerate(payload.included)}
         state = {
