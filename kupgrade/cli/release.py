@@ -414,7 +414,11 @@ def graph_command(
     run_mode: Mode = mode
     opened = _opened(ref, plain_http)
     payload = load_payload(opened.files, LoadOptions(opened.pull_spec or "", CLUSTER_DEFAULTS))
-    graph = build_graph([task_of(m, i + 1, payload.total) for i, m in enumerate(payload.included)], run_mode, attempt)
+    graph = build_graph(
+        [task_of(m, i + 1, payload.total) for i, m in enumerate(payload.included)],
+        run_mode,
+        attempt,
+    )
     if payload.excluded:
         stderr.print(
             f"note: {len(payload.excluded)} manifests are left out by the inclusion rules "

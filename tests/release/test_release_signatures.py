@@ -21,6 +21,7 @@ import yaml
 
 from kupgrade.errors import InputError
 from kupgrade.release.verify import (
+    NO_VERIFICATION_WARNING,
     DirectoryStore,
     HttpStore,
     Keyring,
@@ -36,7 +37,7 @@ from kupgrade.release.verify import (
     sign,
     signature_document,
 )
-from tests.support.conformance import CONFORMANCE, conformance_path
+from tests.support.conformance import conformance_cases, conformance_path, need_case
 
 pytestmark = pytest.mark.skipif(
     shutil.which("gpg") is None,
@@ -56,11 +57,29 @@ def _ids(key: str) -> list[str]:
     )
 
 
+class _StoreHandler(http.server.SimpleHTTPRequestHandler):
+    """Files of a signature store; paths in `statuses` answer with that status instead."""
+
+    statuses: dict[str, int] = {}
+
+    def do_GET(self) -> None:
+        status = self.statuses.get(self.path)
+        if status is None:
+            super().do_GET()
+            return
+        self.send_response(status)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *_a: Any) -> None:
+        pass
+
+
 @contextlib.contextmanager
-def _serve(root: Path) -> Iterator[str]:
+def _serve(root: Path, statuses: dict[str, int] | None = None) -> Iterator[str]:
     """A real HTTP server on loopback serving `root` as a signature store."""
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *_a, **_k: None  # type: ignore[attr-defined]
+    handler_class = type("Handler", (_StoreHandler,), {"statuses": dict(statuses or {})})
+    handler = functools.partial(handler_class, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -70,8 +89,15 @@ def _serve(root: Path) -> Iterator[str]:
         server.server_close()
 
 
-def _constructed(root: Path, entries: list[dict[str, Any]], target: Path) -> None:
+def _constructed(root: Path, entries: list[dict[str, Any]], target: Path) -> dict[str, int]:
+    """Writes the entries' signatures; returns the HTTP statuses some indexes answer with."""
+    statuses: dict[str, int] = {}
     for entry in entries:
+        name = f"/{entry['digest_dir']}/signature-{entry['n']}"
+        if entry.get("http_status") is not None:
+            statuses[name] = int(entry["http_status"])
+        if entry.get("from") is None:
+            continue
         data = bytearray((root / entry["from"]).read_bytes())
         tamper = entry.get("tamper") or {}
         if "flip_byte" in tamper:
@@ -81,6 +107,7 @@ def _constructed(root: Path, entries: list[dict[str, Any]], target: Path) -> Non
         directory = target / entry["digest_dir"]
         directory.mkdir(parents=True, exist_ok=True)
         (directory / f"signature-{entry['n']}").write_bytes(bytes(data))
+    return statuses
 
 
 @contextlib.contextmanager
@@ -91,31 +118,40 @@ def _store(root: Path, spec: dict[str, Any], tmp: Path) -> Iterator[SignatureSto
             {k: [(root / f).read_bytes() for f in v] for k, v in spec["signatures"].items()}
         )
         return
+    statuses: dict[str, int] = {}
     if kind.startswith("constructed"):
-        _constructed(root, spec["entries"], tmp)
+        statuses = _constructed(root, spec["entries"], tmp)
         directory = tmp
     else:
         directory = root / spec["path"]
     if kind in ("http", "constructed-http"):
-        with _serve(directory) as url:
+        with _serve(directory, statuses) as url:
             yield HttpStore(url)
     else:
         yield DirectoryStore(directory)
 
 
-@pytest.mark.parametrize("case_id", _ids("cases"))
-def test_signature_case(case_id: str, tmp_path: Path) -> None:
+SIGNATURES = ("cvo", "signatures", "cases.yaml")
+
+
+@pytest.mark.parametrize("case", conformance_cases("cases", *SIGNATURES))
+def test_signature_case(case: Any, tmp_path: Path) -> None:
     """SPEC C3: verdict and the controller's exact top-level error."""
     root = conformance_path("cvo", "signatures")
-    case = next(c for c in _doc()["cases"] if c["id"] == case_id)
+    case = need_case(case, *SIGNATURES)
     keyrings = {name: Keyring.read(name, root / file) for name, file in case["keyrings"].items()}
     with (
         _store(root, case["store"], tmp_path) as store,
         ReleaseVerifier(keyrings, store) as verifier,
     ):
         expect = case["expect"]
+        digest = case["digest"]
+        if "release_pull_spec" in case:  # the release as a user names it: verified by digest
+            name, _, digest = case["release_pull_spec"].rpartition("@")
+            assert name and digest == case["digest"]
         if expect["verdict"] == "valid":
-            assert verifier.verify(case["digest"]).digest == case["digest"]
+            assert expect["error"] is None
+            assert verifier.verify(digest).digest == case["digest"]
             return
         with pytest.raises(VerificationError) as caught:
             verifier.verify(case["digest"])
@@ -123,10 +159,10 @@ def test_signature_case(case_id: str, tmp_path: Path) -> None:
         assert expect.get("nested_error_contains", "") in caught.value.detail()
 
 
-@pytest.mark.parametrize("case_id", _ids("config_cases"))
-def test_verifier_configuration_case(case_id: str) -> None:
+@pytest.mark.parametrize("case", conformance_cases("config_cases", *SIGNATURES))
+def test_verifier_configuration_case(case: Any) -> None:
     root = conformance_path("cvo", "signatures")
-    case = next(c for c in _doc()["config_cases"] if c["id"] == case_id)
+    case = need_case(case, *SIGNATURES)
     expect = case["expect"]
     if "data" in case:
         data = {
@@ -159,6 +195,8 @@ def test_verifier_configuration_case(case_id: str) -> None:
             assert caught.value.message == expect["error"]
         elif expect.get("verifier", "") is None:
             assert attempt() is None
+            if "log" in expect:  # what the controller says when nothing is configured
+                assert expect["log"] == NO_VERIFICATION_WARNING
         else:
             config = attempt()
             assert config is not None
@@ -166,10 +204,10 @@ def test_verifier_configuration_case(case_id: str) -> None:
             assert config.stores == expect["stores"]
 
 
-@pytest.mark.parametrize("case_id", _ids("string_cases"))
-def test_verifier_description(case_id: str) -> None:
+@pytest.mark.parametrize("case", conformance_cases("string_cases", *SIGNATURES))
+def test_verifier_description(case: Any) -> None:
     root = conformance_path("cvo", "signatures")
-    case = next(c for c in _doc()["string_cases"] if c["id"] == case_id)
+    case = need_case(case, *SIGNATURES)
     keyrings = {name: Keyring.read(name, root / file) for name, file in case["verifiers"].items()}
     spec = case["store"] or ""
     store: SignatureStore | None = None
@@ -301,3 +339,34 @@ def test_an_invalid_keyring_is_named(tmp_path: Path) -> None:
     bad.write_text("not a key")
     with pytest.raises(InputError, match="bad has no OpenPGP public key"):
         Keyring.read("bad", bad)
+
+
+RH = "sha256:e3f12513a4b22a2d7c0e7c9207f52128113758d9d68c7d06b11a0ac7672966f7"
+
+
+@pytest.mark.parametrize(
+    ("statuses", "verdict", "nested"),
+    [
+        ({1: 500}, "valid", ""),  # recorded, and the next index is tried
+        ({1: 404}, "invalid", "no more signatures to check"),  # 404 ends the search
+        ({1: 204}, "valid", ""),  # an empty 2xx body is skipped
+    ],
+)
+def test_http_store_statuses(
+    tmp_path: Path, statuses: dict[int, int], verdict: str, nested: str
+) -> None:
+    """library-go sigstore checkHTTPSignatures for every status branch, on a real server."""
+    root = conformance_path("cvo", "signatures")
+    folder = f"sha256={RH.removeprefix('sha256:')}"
+    entries = [
+        {"digest_dir": folder, "n": n, "http_status": status} for n, status in statuses.items()
+    ] + [{"digest_dir": folder, "n": 2, "from": f"signatures/{folder}/signature-1"}]
+    keyrings = {"redhat": Keyring.read("redhat", root / "keyrings" / "redhat.txt")}
+    spec = {"kind": "constructed-http", "entries": entries}
+    with _store(root, spec, tmp_path) as store, ReleaseVerifier(keyrings, store) as verifier:
+        if verdict == "valid":
+            assert verifier.verify(RH).digest == RH
+            return
+        with pytest.raises(VerificationError) as caught:
+            verifier.verify(RH)
+        assert nested in caught.value.detail()

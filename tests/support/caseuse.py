@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 # Identity, provenance and commentary: the READMEs say these are never compared.
-EXEMPT = frozenset({"id", "source", "origin", "note", "notes", "description"})
+EXEMPT = frozenset({"id", "source", "origin", "note", "notes", "description", "why"})
 
 # Set by tests/test_case_harness.py: each section hands out its first case only, with a
 # field no README defines, and every test that runs it must then fail.

@@ -52,6 +52,7 @@ from kupgrade.release.payload import (
     read_directory,
 )
 from kupgrade.release.sources import open_payload, write_tree
+from kupgrade.release.verify import NO_VERIFICATION_WARNING
 from kupgrade.release.taskgraph import build_graph, workers
 from kupgrade.versions import go_quote
 
@@ -207,7 +208,10 @@ class VersionController:
         risks: list[str] = []
         # C3: signatures over the digest
         verified = False
-        if self.wiring.verify is not None:
+        if self.wiring.verify is None:
+            # Not refused, only unverified: say why history will show verified=false.
+            self.api.record("clusterversion/version", "Unverified", NO_VERIFICATION_WARNING)
+        else:
             try:
                 self.wiring.verify(_digest(image))
                 verified = True
@@ -267,7 +271,8 @@ class VersionController:
         # C7: record
         mode = INITIALIZING if not any(e.get("state") == "Completed" for e in history) else UPDATING
         graph = build_graph(
-            [task_of(m, i + 1, payload.total) for i, m in enumerate(payload.included)], "install" if mode == INITIALIZING else "update"
+            [task_of(m, i + 1, payload.total) for i, m in enumerate(payload.included)],
+            "install" if mode == INITIALIZING else "update",
         )
         index = {m.file: i for i, m in enumerate(payload.included)}
         state = {

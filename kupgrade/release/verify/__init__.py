@@ -32,6 +32,7 @@ from kupgrade.release.verify.stores import (
     store_for,
 )
 from kupgrade.release.verify.verifier import (
+    NO_VERIFICATION_WARNING,
     ReleaseVerifier,
     Verified,
     VerifierConfig,
@@ -41,6 +42,7 @@ from kupgrade.release.verify.verifier import (
 
 __all__ = [
     "MAX_SIGNATURES",
+    "NO_VERIFICATION_WARNING",
     "VALID_DIGEST",
     "DirectoryStore",
     "HttpStore",

@@ -60,6 +60,9 @@ class HttpStore:
         return f"containers/image signature store under {self.base}"
 
     def signatures(self, digest: str) -> Iterator[bytes | Exception]:
+        """library-go pkg/verify/store/sigstore checkHTTPSignatures: 404 ends the search
+        (recorded as "no more signatures to check"), another non-2xx status is recorded and
+        the next index tried, an empty 2xx body is skipped."""
         base = f"{self.base}/{digest_path(digest)}"
         for index in range(1, MAX_SIGNATURES + 1):
             url = f"{base}/signature-{index}"
@@ -69,11 +72,18 @@ class HttpStore:
                 yield RuntimeError(f"{url}: {exc}")
                 continue
             if response.status_code == 404:
+                yield RuntimeError(
+                    f"unable to retrieve signature from {url}: no more signatures to check"
+                )
                 return
-            if response.status_code != 200:
-                yield RuntimeError(f"{url}: HTTP {response.status_code}")
+            if not 200 <= response.status_code < 300:
+                yield RuntimeError(
+                    f"unable to retrieve signature from {url}: response status "
+                    f"{response.status_code}"
+                )
                 continue
-            yield body
+            if body:
+                yield body
 
 
 class MemoryStore:

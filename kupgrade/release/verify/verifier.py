@@ -152,6 +152,14 @@ def config_from_data(source: str, data: Mapping[str, Any]) -> VerifierConfig:
     return VerifierConfig(keyrings, stores)
 
 
+# What the controller logs when no payload ConfigMap configures verification
+# (cluster-version-operator pkg/cvo/cvo.go, when verify.NewFromManifests finds none).
+NO_VERIFICATION_WARNING = (
+    "WARNING: No release authenticity verification is configured, all releases are "
+    "considered unverified"
+)
+
+
 def config_from_manifests(objects: list[dict[str, Any]]) -> VerifierConfig | None:
     """The first ConfigMap annotated for verification decides, even when unusable."""
     for obj in objects:
