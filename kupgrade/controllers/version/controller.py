@@ -52,8 +52,8 @@ from kupgrade.release.payload import (
     read_directory,
 )
 from kupgrade.release.sources import open_payload, write_tree
-from kupgrade.release.verify import NO_VERIFICATION_WARNING
 from kupgrade.release.taskgraph import build_graph, workers
+from kupgrade.release.verify import NO_VERIFICATION_WARNING
 from kupgrade.versions import go_quote
 
 NAMESPACE = "openshift-cluster-version"
