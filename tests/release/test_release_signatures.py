@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import yaml
@@ -50,17 +50,10 @@ def _doc() -> dict[str, Any]:
     return yaml.safe_load(conformance_path("cvo", "signatures", "cases.yaml").read_text())
 
 
-def _ids(key: str) -> list[str]:
-    path = CONFORMANCE / "cvo" / "signatures" / "cases.yaml"
-    return (
-        [c["id"] for c in yaml.safe_load(path.read_text())[key]] if path.exists() else ["missing"]
-    )
-
-
 class _StoreHandler(http.server.SimpleHTTPRequestHandler):
     """Files of a signature store; paths in `statuses` answer with that status instead."""
 
-    statuses: dict[str, int] = {}
+    statuses: ClassVar[dict[str, int]] = {}
 
     def do_GET(self) -> None:
         status = self.statuses.get(self.path)
@@ -91,7 +84,7 @@ def _serve(root: Path, statuses: dict[str, int] | None = None) -> Iterator[str]:
 
 def _constructed(root: Path, entries: list[dict[str, Any]], target: Path) -> dict[str, int]:
     """Writes the entries' signatures; returns the HTTP statuses some indexes answer with."""
-    statuses: dict[str, int] = {}
+    statuses: ClassVar[dict[str, int]] = {}
     for entry in entries:
         name = f"/{entry['digest_dir']}/signature-{entry['n']}"
         if entry.get("http_status") is not None:
@@ -118,7 +111,7 @@ def _store(root: Path, spec: dict[str, Any], tmp: Path) -> Iterator[SignatureSto
             {k: [(root / f).read_bytes() for f in v] for k, v in spec["signatures"].items()}
         )
         return
-    statuses: dict[str, int] = {}
+    statuses: ClassVar[dict[str, int]] = {}
     if kind.startswith("constructed"):
         statuses = _constructed(root, spec["entries"], tmp)
         directory = tmp
