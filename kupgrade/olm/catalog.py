@@ -8,12 +8,15 @@ remembers the file and position it came from so errors can point at it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args, get_origin
 
 import msgspec
 
 from kupgrade.errors import InputError
+from kupgrade.olm.properties import MISSING
+from kupgrade.versions import go_quote
 
 SCHEMA_PACKAGE = "olm.package"
 SCHEMA_CHANNEL = "olm.channel"
@@ -43,7 +46,7 @@ class Entry(msgspec.Struct, frozen=True):
 
 class Property(msgspec.Struct, frozen=True):
     type: str = ""
-    value: Any = None
+    value: Any = MISSING  # absent, unlike `null` (opm refuses an empty json.RawMessage)
 
 
 class RelatedImage(msgspec.Struct, frozen=True):
@@ -124,10 +127,14 @@ class Catalog:
                 f"{origin}: a catalog blob must be an object, not {type(blob).__name__}",
                 rule="opm load",
             )
-        schema = blob.get("schema")
-        if not isinstance(schema, str) or not schema:
+        # declcfg.go Meta.UnmarshalJSON: keys that fold to the same name are refused in
+        # every blob, and schema/package/name are found whatever their case.
+        _reject_case_twins(blob, origin)
+        schema = _meta_value(blob, "schema", origin)
+        if not schema:
             raise InputError(
-                f"{origin}: blob has no 'schema' field (every catalog object needs one)",
+                f"{origin}: object '{_compact(blob)}' is missing root schema field "
+                "(every catalog object needs one)",
                 rule="opm load",
             )
         known = _SCHEMAS.get(schema)
@@ -135,9 +142,8 @@ class Catalog:
             self.others.append((origin, blob))
             return
         kind, holder = known
-        _reject_case_twins(blob, origin)
         try:
-            typed = msgspec.convert(blob, kind, strict=True)
+            typed = msgspec.convert(go_fields(blob, kind), kind, strict=True)
         except msgspec.ValidationError as exc:
             raise InputError(f"{origin}: {schema} blob: {exc}", rule="opm load") from None
         typed.origin = origin  # type: ignore[attr-defined]
@@ -145,21 +151,70 @@ class Catalog:
 
     def unknown_olm_schemas(self) -> list[tuple[Origin, str]]:
         """Blobs whose schema looks like opm's but is not one (likely a typo)."""
+        found = [(origin, _meta_value(blob, "schema", origin)) for origin, blob in self.others]
         return [
-            (origin, blob["schema"])
-            for origin, blob in self.others
-            if blob["schema"].startswith("olm.") and blob["schema"] not in KNOWN_OTHER_SCHEMAS
+            (origin, schema)
+            for origin, schema in found
+            if schema.startswith("olm.") and schema not in KNOWN_OTHER_SCHEMAS
         ]
 
 
 def _reject_case_twins(blob: dict[str, Any], origin: Origin) -> None:
-    """Go's decoder matches field names case-insensitively, so `name` and `Name` collide."""
-    if len({key.lower() for key in blob}) != len(blob):
-        seen: dict[str, str] = {}
-        for key in blob:
-            if key.lower() in seen:
+    """declcfg.go extractUniqueMetaKeys: keys whose case folding is equal collide
+    (`duplicate keys for key "name": [Name name]`)."""
+    folded: dict[str, list[str]] = {}
+    for key in blob:
+        folded.setdefault(str(key).casefold(), []).append(str(key))
+    twins = [
+        f"duplicate keys for key {go_quote(fold)}: [{' '.join(sorted(keys))}]"
+        for fold, keys in folded.items()
+        if len(keys) > 1
+    ]
+    if twins:
+        text = twins[0] if len(twins) == 1 else "[" + ", ".join(twins) + "]"
+        raise InputError(f"{origin}: {text}", rule="opm load")
+
+
+def _meta_value(blob: dict[str, Any], name: str, origin: Origin) -> str:
+    """A meta key (schema, package, name) looked up case-insensitively, as opm does."""
+    for key, value in blob.items():
+        if str(key).casefold() == name:
+            if not isinstance(value, str):
                 raise InputError(
-                    f"{origin}: keys {seen[key.lower()]!r} and {key!r} differ only in case",
+                    f"{origin}: expected value for key {go_quote(str(key))} to be a string, "
+                    f"got {value!r}",
                     rule="opm load",
                 )
-            seen[key.lower()] = key
+            return value
+    return ""
+
+
+def _compact(blob: dict[str, Any]) -> str:
+    text = json.dumps(blob, separators=(",", ":"), ensure_ascii=False, default=str)
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+def go_fields(value: Any, kind: Any) -> Any:
+    """`value` with its object keys renamed to `kind`'s fields as Go's encoding/json
+    matches them: the exact name first, else case-insensitively; later keys win; unknown
+    keys and nulls are dropped (Go ignores the one and leaves the zero value for the other).
+
+    Hand-written because msgspec (like every Python decoder) matches names exactly, and
+    opm's catalogs in the wild use `Name`, `DefaultChannel` and the like.
+    """
+    if isinstance(value, dict) and isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        fields = {f.encode_name: f.type for f in msgspec.structs.fields(kind) if f.name != "origin"}
+        folded: dict[str, str] = {}
+        for name in fields:
+            folded.setdefault(name.casefold(), name)
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            found = key if key in fields else folded.get(str(key).casefold())
+            if found is not None and (item is not None or fields[found] is Any):
+                out[found] = go_fields(item, fields[found])
+        return out
+    if isinstance(value, list):
+        args = [a for a in get_args(kind) if a is not Ellipsis]
+        if get_origin(kind) in (list, tuple) and len(args) == 1:
+            return [go_fields(item, args[0]) for item in value]
+    return value

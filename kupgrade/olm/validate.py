@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kupgrade.errors import VersionError
+from kupgrade.olm import properties
 from kupgrade.olm.catalog import (
     SCHEMA_BUNDLE,
     SCHEMA_CHANNEL,
@@ -270,27 +271,19 @@ def _convert_bundles(
 
 
 def package_properties(blob: BundleBlob) -> list[PackageProperty]:
-    """The bundle's `olm.package` properties (opm's property.Parse for that type)."""
-    out = []
-    for i, prop in enumerate(blob.properties):
-        if prop.type != SCHEMA_PACKAGE:
-            continue
-        value = prop.value
-        fields = value if isinstance(value, dict) else None
-        if fields is None or not all(
-            isinstance(fields.get(k, ""), str) for k in ("packageName", "version", "release")
-        ):
-            raise ConvertError(
-                f"parse properties for bundle {go_quote(blob.name)}: parse property[{i}] of type {go_quote(SCHEMA_PACKAGE)}: "
-                "value must be an object with string packageName, version and release",
-                blob.origin,
-            )
-        out.append(
-            PackageProperty(
-                fields.get("packageName", ""), fields.get("version", ""), fields.get("release", "")
-            )
-        )
-    return out
+    """The bundle's `olm.package` properties, after every property decoded as opm's
+    property.Parse does (declcfg_to_model.go: "parse properties for bundle %q: %v")."""
+    try:
+        parsed = properties.parse(list(blob.properties))
+    except properties.PropertyError as exc:
+        raise ConvertError(
+            f"parse properties for bundle {go_quote(blob.name)}: {exc}", blob.origin
+        ) from None
+    return [
+        PackageProperty(p.fields["packageName"], p.fields["version"], p.fields["release"])
+        for p in parsed
+        if p.kind == SCHEMA_PACKAGE
+    ]
 
 
 def _bundle_version(blob: BundleBlob) -> tuple[SemVer, tuple[str, ...]]:

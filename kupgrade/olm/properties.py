@@ -1,0 +1,130 @@
+"""Bundle properties decoded the way opm decodes them (operator-registry
+alpha/property/property.go Parse, at 4f9d6f22).
+
+Every property of a bundle is decoded, not only `olm.package`: a known type into its Go
+struct (field names matched case-insensitively, unknown fields ignored, `null` leaving the
+zero value), any other type as raw JSON. The first property that does not decode fails
+the bundle with opm's text, `parse property[i] of type "t": <Go decoder error>`.
+
+Hand-written because the errors must read as Go's encoding/json words them (no Python
+decoder produces those texts), and only the handful of shapes below are involved.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kupgrade.versions import go_quote
+
+# type -> (Go struct name, {json field: Go field name, Go type})
+_STRING = "string"
+_STRUCTS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
+    "olm.package": (
+        "Package",
+        {
+            "packageName": ("PackageName", _STRING),
+            "version": ("Version", _STRING),
+            "release": ("Release", _STRING),
+        },
+    ),
+    "olm.package.required": (
+        "PackageRequired",
+        {"packageName": ("PackageName", _STRING), "versionRange": ("VersionRange", _STRING)},
+    ),
+    "olm.gvk": (
+        "GVK",
+        {"group": ("Group", _STRING), "kind": ("Kind", _STRING), "version": ("Version", _STRING)},
+    ),
+    "olm.gvk.required": (
+        "GVKRequired",
+        {"group": ("Group", _STRING), "kind": ("Kind", _STRING), "version": ("Version", _STRING)},
+    ),
+    "olm.bundle.object": ("BundleObject", {"data": ("Data", "[]uint8")}),
+    "olm.channel": ("Channel", {"channelName": ("ChannelName", _STRING)}),
+    "olm.csv.metadata": ("CSVMetadata", {}),  # a large struct: its shape is checked as an object
+}
+
+MISSING = object()  # a property without "value" (Go's empty json.RawMessage)
+
+
+class PropertyError(Exception):
+    """`parse property[i] of type "t": ...` (property.ParseError)."""
+
+    def __init__(self, index: int, kind: str, reason: str) -> None:
+        super().__init__(f"parse property[{index}] of type {go_quote(kind)}: {reason}")
+
+
+@dataclass(frozen=True)
+class Parsed:
+    kind: str
+    fields: Mapping[str, Any]  # the Go struct's fields by json name (zero values filled in)
+
+
+def _json_kind(value: Any) -> str:
+    """The JSON kind as Go's UnmarshalTypeError names it."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _decode(kind: str, value: Any) -> dict[str, Any]:
+    struct, fields = _STRUCTS[kind]
+    if value is None:
+        return {name: "" for name in fields}
+    if not isinstance(value, dict):
+        raise ValueError(
+            f"json: cannot unmarshal {_json_kind(value)} into Go value of type property.{struct}"
+        )
+    folded = {name.casefold(): name for name in fields}
+    out: dict[str, Any] = {name: "" for name in fields}
+    for key, item in value.items():
+        name = key if key in fields else folded.get(str(key).casefold())
+        if name is None or item is None:
+            continue
+        go_name, go_type = fields[name]
+        if not isinstance(item, str):
+            raise ValueError(
+                f"json: cannot unmarshal {_json_kind(item)} into Go struct field "
+                f"{struct}.{name} of type {go_type}"
+            )
+        if go_type == "[]uint8":
+            try:
+                out[name] = base64.b64decode(item, validate=True)
+            except (binascii.Error, ValueError):
+                raise ValueError(f"illegal base64 data at input byte {_bad_base64(item)}") from None
+        else:
+            out[name] = item
+    return out
+
+
+def _bad_base64(text: str) -> int:
+    """Where Go's base64 decoder stops (the first byte outside the alphabet, roughly)."""
+    alphabet = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+    return next((i for i, c in enumerate(text) if c not in alphabet), len(text))
+
+
+def parse(properties: list[Any]) -> list[Parsed]:
+    """Every property decoded in order; the first failure raises PropertyError."""
+    out = []
+    for index, prop in enumerate(properties):
+        kind, value = prop.type, prop.value
+        if value is MISSING:
+            raise PropertyError(index, kind, "unexpected end of JSON input")
+        if kind in _STRUCTS:
+            try:
+                out.append(Parsed(kind, _decode(kind, value)))
+            except ValueError as exc:
+                raise PropertyError(index, kind, str(exc)) from None
+        else:
+            out.append(Parsed(kind, {"value": value}))
+    return out
