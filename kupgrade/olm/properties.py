@@ -20,31 +20,31 @@ from typing import Any
 
 from kupgrade.versions import go_quote
 
-# type -> (Go struct name, {json field: Go field name, Go type})
+# type -> (Go struct name, {json field: Go type}); Go names a field by its JSON key
 _STRING = "string"
-_STRUCTS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
+_STRUCTS: dict[str, tuple[str, dict[str, str]]] = {
     "olm.package": (
         "Package",
         {
-            "packageName": ("PackageName", _STRING),
-            "version": ("Version", _STRING),
-            "release": ("Release", _STRING),
+            "packageName": _STRING,
+            "version": _STRING,
+            "release": _STRING,
         },
     ),
     "olm.package.required": (
         "PackageRequired",
-        {"packageName": ("PackageName", _STRING), "versionRange": ("VersionRange", _STRING)},
+        {"packageName": _STRING, "versionRange": _STRING},
     ),
     "olm.gvk": (
         "GVK",
-        {"group": ("Group", _STRING), "kind": ("Kind", _STRING), "version": ("Version", _STRING)},
+        {"group": _STRING, "kind": _STRING, "version": _STRING},
     ),
     "olm.gvk.required": (
         "GVKRequired",
-        {"group": ("Group", _STRING), "kind": ("Kind", _STRING), "version": ("Version", _STRING)},
+        {"group": _STRING, "kind": _STRING, "version": _STRING},
     ),
-    "olm.bundle.object": ("BundleObject", {"data": ("Data", "[]uint8")}),
-    "olm.channel": ("Channel", {"channelName": ("ChannelName", _STRING)}),
+    "olm.bundle.object": ("BundleObject", {"data": "[]uint8"}),
+    "olm.channel": ("Channel", {"channelName": _STRING}),
     "olm.csv.metadata": ("CSVMetadata", {}),  # a large struct: its shape is checked as an object
 }
 
@@ -91,7 +91,7 @@ def _decode(kind: str, value: Any) -> dict[str, Any]:
         name = key if key in fields else folded.get(str(key).casefold())
         if name is None or item is None:
             continue
-        go_name, go_type = fields[name]
+        go_type = fields[name]
         if not isinstance(item, str):
             raise ValueError(
                 f"json: cannot unmarshal {_json_kind(item)} into Go struct field "

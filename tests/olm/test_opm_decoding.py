@@ -63,7 +63,7 @@ def test_field_names_match_whatever_their_case(tmp_path: Path) -> None:
                     "Properties": bundle()["properties"],
                     "unknownField": 1,
                 },
-            )  # fmt: skip
+            )
         )
     )
     assert got.valid, got.error
