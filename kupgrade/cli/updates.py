@@ -24,6 +24,7 @@ from kupgrade.controllers.availability import (
     evaluate,
     fetch,
 )
+from kupgrade.errors import InputError
 from kupgrade.risks.rules import Registry
 
 UpstreamOpt = Annotated[
@@ -55,6 +56,14 @@ def updates_command(
             "--include-not-recommended", help="Also list updates with known issues, and why."
         ),
     ] = False,
+    hosted: Annotated[
+        bool,
+        typer.Option(
+            "--hosted",
+            help="A HyperShift hosted cluster whose metrics carry its --id as label _id: "
+            'every _id="" in a risk\'s query asks for that id, as the version controller does.',
+        ),
+    ] = False,
     output: OutputOpt = Format.text,
 ) -> None:
     """Show the updates of this cluster's channel as `oc adm upgrade` would (SPEC A3-A5).
@@ -72,7 +81,11 @@ def updates_command(
         --channel stable-4.14 --version 4.14.10 --prometheus https://thanos:9091 -o json
     ```
     """
+    if hosted and not cluster_id:
+        raise InputError("needs the cluster's --id (its _id label)", field="--hosted")
     condition = promql_condition(metrics, at, prometheus, token_file, ca_file, required=True)
+    if condition is not None and hosted:
+        condition.hosted_id = cluster_id
     view = ClusterView(upstream, channel, version, arch, *([cluster_id] if cluster_id else []))
     result = evaluate(view, fetch(view, time.time), Registry.standard(condition), time.time)
     for note in result.notes:

@@ -60,11 +60,20 @@ def interpret(result: QueryResult) -> bool:
     raise EvaluationError(f"invalid PromQL result (must be 0 or 1): {format_value(value)}")
 
 
-class PromQLCondition:
-    """`type: PromQL`, answered by any backend that speaks the query API's shape."""
+def inject_cluster_id(cluster_id: str, promql: str) -> str:
+    """What the version controller queries for a HyperShift hosted cluster: every `_id=""`
+    becomes `_id="<cluster id>"`, a plain string replacement
+    (cluster-version-operator pkg/cvo/availableupdates.go injectIdIntoString)."""
+    return promql.replace('_id=""', f'_id="{cluster_id}"')
 
-    def __init__(self, query: Query) -> None:
+
+class PromQLCondition:
+    """`type: PromQL`, answered by any backend that speaks the query API's shape; for a
+    hosted cluster (`hosted_id`) each query carries the cluster's id first."""
+
+    def __init__(self, query: Query, hosted_id: str | None = None) -> None:
         self.query = query
+        self.hosted_id = hosted_id
 
     def valid(self, rule: MatchingRule) -> str | None:
         if not rule.promql:
@@ -74,7 +83,10 @@ class PromQLCondition:
         return None
 
     def match(self, rule: MatchingRule) -> bool:
-        return interpret(self.query(rule.promql))
+        promql = rule.promql
+        if self.hosted_id is not None:
+            promql = inject_cluster_id(self.hosted_id, promql)
+        return interpret(self.query(promql))
 
 
 def _aggregate(errors: list[str]) -> str:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -16,7 +18,9 @@ import yaml
 from kupgrade.risks.promql import load_snapshot
 from kupgrade.risks.promql.engine import evaluate_text
 from kupgrade.risks.promql.expressions import load_expressions
-from tests.support.conformance import conformance_path
+from kupgrade.risks.rules import inject_cluster_id
+from tests.support.caseuse import MUTATE, mutated, plain, track, unused
+from tests.support.conformance import conformance_path, need_case
 
 
 def _compare_module() -> ModuleType:
@@ -34,29 +38,50 @@ def _cases() -> list[dict[str, Any]]:
     return list(yaml.safe_load(index.read_text())["cases"])
 
 
-def _case_ids() -> list[str]:
+def _tracked() -> list[Any]:
+    """One tracked param per case: a field the test leaves unread fails it (caseuse)."""
     try:
-        return [c["name"] for c in _cases()]
+        cases = _cases()
     except pytest.skip.Exception:
-        return ["absent"]
+        return [pytest.param(None, id="absent")]
+    if os.environ.get(MUTATE):
+        cases = [mutated(cases[0])]
+    return [pytest.param(track(c), id=c["name"]) for c in cases]
 
 
-@pytest.mark.parametrize("name", _case_ids())
-def test_case_agrees_with_prometheus(name: str) -> None:
-    case = next(c for c in _cases() if c["name"] == name)
+ID_MODES = {"none": 0, "single": 1}  # "fleet": two or more clusters
+
+
+@pytest.mark.parametrize("case", _tracked())
+def test_case_agrees_with_prometheus(case: Any) -> None:
+    case = need_case(case, "promql", "cases", "cases.yaml")
+    # How the snapshot was generated (a seed, the clusters it describes): not outcomes.
+    unused(case, "seed", "clusters")
     folder = conformance_path("promql", "cases")
+    assert all(case[k].startswith(case["name"]) for k in ("metrics", "exprs", "expected"))
     snapshot = load_snapshot(folder / case["metrics"])
+    assert len(snapshot.series) == case["series"]
+    assert sum(len(s.ts) for s in snapshot.series) == case["samples"]
+    ids, mode = case["cluster_ids"], case["id_mode"]
+    assert len(ids) == ID_MODES[mode] if mode in ID_MODES else len(ids) >= 2
+    assert all(("_id" in s.lab) == (mode != "none") for s in snapshot.series)
     expressions = load_expressions(folder / case["exprs"])
+    for ident, expr in expressions.items():
+        if ids and f"{ident}i" in expressions:  # the CVO's HyperShift injection, ours
+            assert inject_cluster_id(ids[0], expr) == expressions[f"{ident}i"]
     expected = json.loads((folder / case["expected"]).read_text())
     actual = {
         ident: evaluate_text(expr, snapshot, case["time"] * 1000)
         for ident, expr in expressions.items()
     }
-    ok, bad = _compare_module().compare(expected, actual)
+    compare = _compare_module()
+    ok, bad = compare.compare(expected, actual)
     assert not bad, f"{len(bad)} disagreements, first: {bad[0]}"
     assert len(ok) == len(expected)
     # Beyond the multiset rule: Prometheus's order and formatting, byte for byte.
     assert json.dumps(actual, sort_keys=True) == json.dumps(expected, sort_keys=True)
+    # The CVO's reading of each result (compare.py verdict), counted.
+    assert dict(Counter(compare.verdict(r) for r in actual.values())) == plain(case["outcomes"])
 
 
 def test_cli_prints_the_api_shape_for_an_exprs_file(tmp_path: Path) -> None:

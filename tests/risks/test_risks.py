@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from kupgrade.graph.model import MatchingRule, Risk
 from kupgrade.risks.cache import Cache, go_duration
 from kupgrade.risks.recommend import combine_reasons, recommend
 from kupgrade.risks.rules import EvaluationError, Exposure, PromQLCondition, Registry, interpret
+from tests.support.cli import kupgrade as kupgrade_cli
 from tests.support.conformance import conformance_path
 
 
@@ -139,3 +141,28 @@ def test_cache_throttles_and_steals_for_the_stalest() -> None:
 )
 def test_go_duration(seconds: float, text: str) -> None:
     assert go_duration(seconds) == text
+
+
+def test_a_hosted_cluster_queries_with_its_id() -> None:
+    """availableupdates.go injectIdIntoString: every _id="" names the hosted cluster."""
+    asked: list[str] = []
+
+    def query(expr: str) -> dict[str, Any]:
+        asked.append(expr)
+        return {"resultType": "vector", "result": [{"metric": {}, "value": [0, "1"]}]}
+
+    rule = MatchingRule("PromQL", 'a{_id=""} or on (_id) b{_id="",x="y"}')
+    assert PromQLCondition(query, hosted_id="c1").match(rule)
+    assert PromQLCondition(query).match(rule)
+    assert asked == ['a{_id="c1"} or on (_id) b{_id="c1",x="y"}', rule.promql]
+
+
+def test_hosted_needs_an_id(tmp_path: Path) -> None:
+    snapshot = tmp_path / "x.om"
+    snapshot.write_text("up 1 1\n# EOF\n")
+    done = kupgrade_cli(
+        "updates", "--upstream", "http://127.0.0.1:9/graph", "--channel", "c", "--version",
+        "4.14.1", "--metrics", str(snapshot), "--hosted",
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "--hosted: needs the cluster's --id" in done.stderr
