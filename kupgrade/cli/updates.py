@@ -25,6 +25,7 @@ from kupgrade.controllers.availability import (
     fetch,
 )
 from kupgrade.errors import InputError
+from kupgrade.risks.recommend import CVO_HEAD, SEED
 from kupgrade.risks.rules import Registry
 
 UpstreamOpt = Annotated[
@@ -34,6 +35,9 @@ ChannelOpt = Annotated[
     str, typer.Option("--channel", help="The cluster's channel, e.g. stable-4.14.")
 ]
 ArchOpt = Annotated[str, typer.Option("--arch", help="The cluster's architecture.")]
+
+
+WORDING = {"documented": SEED, "current": CVO_HEAD}
 
 
 @user_errors
@@ -64,6 +68,14 @@ def updates_command(
             'every _id="" in a risk\'s query asks for that id, as the version controller does.',
         ),
     ] = False,
+    wording: Annotated[
+        str,
+        typer.Option(
+            "--wording",
+            help="How a risk that could not be evaluated reads: documented (default) or "
+            "current (as today's cluster-version operator words it).",
+        ),
+    ] = "documented",
     output: OutputOpt = Format.text,
 ) -> None:
     """Show the updates of this cluster's channel as `oc adm upgrade` would (SPEC A3-A5).
@@ -87,7 +99,11 @@ def updates_command(
     if condition is not None and hosted:
         condition.hosted_id = cluster_id
     view = ClusterView(upstream, channel, version, arch, *([cluster_id] if cluster_id else []))
-    result = evaluate(view, fetch(view, time.time), Registry.standard(condition), time.time)
+    if wording not in WORDING:
+        raise InputError("must be documented or current", field="--wording")
+    result = evaluate(
+        view, fetch(view, time.time), Registry.standard(condition), time.time, WORDING[wording]
+    )
     for note in result.notes:
         stderr.print(f"[yellow]note:[/] {note}", highlight=False)
     if output is Format.json:

@@ -35,7 +35,7 @@ from kupgrade.graph.codec import decode_json, graph_from_doc
 from kupgrade.graph.model import Graph, Node, Risk
 from kupgrade.intake.http import bounded_get
 from kupgrade.risks.cache import Cache
-from kupgrade.risks.recommend import recommend
+from kupgrade.risks.recommend import SEED, recommend
 from kupgrade.risks.rules import Condition, Registry
 from kupgrade.versions import SemVer, version_sort_key
 
@@ -200,9 +200,14 @@ def _descending(
 
 
 def evaluate(
-    cluster: ClusterView, retrieval: Retrieval, registry: Registry, clock: Clock
+    cluster: ClusterView,
+    retrieval: Retrieval,
+    registry: Registry,
+    clock: Clock,
+    wording: str = SEED,
 ) -> Availability:
-    """Targets from the current version, with risks evaluated once per risk name."""
+    """Targets from the current version, with risks evaluated once per risk name;
+    `wording` picks how an evaluation failure reads (recommend.WORDINGS)."""
     result = Availability(retrieval.condition)
     graph = retrieval.graph
     if graph is None:
@@ -238,7 +243,7 @@ def evaluate(
     stamp = rfc3339(clock())
     for entry in conditional:
         risks = entry.pop("_risks")
-        entry["conditions"] = [recommend(risks, exposure_of).condition(stamp)]
+        entry["conditions"] = [recommend(risks, exposure_of, wording=wording).condition(stamp)]
     result.conditional = _descending(conditional, lambda c: str(c["release"]["version"]))
     return result
 

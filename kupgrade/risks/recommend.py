@@ -44,7 +44,20 @@ def combine_reasons(now: str, want: str) -> str:
     return MULTIPLE
 
 
-def unknown_exposure_message(risk: Risk, error: str) -> str:
+SEED = "seed"  # SPEC A4's wording, the default
+CVO_HEAD = "cvo-head"  # today's cluster-version operator
+WORDINGS = (SEED, CVO_HEAD)
+
+
+def unknown_exposure_message(risk: Risk, error: str, wording: str = SEED) -> str:
+    """Why a risk's exposure is unknown, in the seed's words or, with CVO_HEAD, as
+    cluster-version-operator pkg/cvo/availableupdates.go unknownExposureMessage words it."""
+    if wording == CVO_HEAD:
+        return (
+            f"Could not evaluate exposure to update risk {risk.name} ({error})\n"
+            f"  {risk.name} description: {risk.message}\n"
+            f"  {risk.name} URL: {risk.url}"
+        )
     return f"Exposure to {risk.name} is unknown due to an evaluation failure: {error}\n{risk.message} {risk.url}"
 
 
@@ -70,6 +83,7 @@ def recommend(
     exposure_of: Callable[[Risk], Exposure],
     accepted: Iterable[str] = (),
     accept_enabled: bool = False,
+    wording: str = SEED,
 ) -> Recommendation:
     status, reason, message = "True", NOT_EXPOSED, RECOMMENDED_MESSAGE
     accepted_names = set(accepted) if accept_enabled else set()
@@ -82,7 +96,9 @@ def recommend(
             if status != "False":
                 status = "Unknown"
             reason = combine_reasons(reason, EVALUATION_FAILED)
-            messages.append(unknown_exposure_message(risk, exposure.error or "unknown error"))
+            messages.append(
+                unknown_exposure_message(risk, exposure.error or "unknown error", wording)
+            )
         elif exposure.applies == "True":
             if risk.name in accepted_names:
                 reason = combine_reasons(reason, ACCEPTED)
