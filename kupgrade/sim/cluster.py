@@ -90,6 +90,13 @@ class SimCluster:
 
     def delete(self, kind: str, name: str, namespace: str = "") -> None:
         found = self.store.get(kind, name, namespace)
+        if found is not None and (found.get("metadata") or {}).get("finalizers"):
+            # The API server keeps an object with finalizers until they are removed.
+            if not found["metadata"].get("deletionTimestamp"):
+                marked = {**found, "metadata": {**found["metadata"]}}
+                marked["metadata"]["deletionTimestamp"] = rfc3339(self.now())
+                self.write(marked)
+            return
         if found is not None:
             self._forget_budgets(found)
         self.store.delete(kind, name, namespace)

@@ -43,6 +43,7 @@ from kupgrade.controllers.version.status import (
 )
 from kupgrade.errors import KupgradeError
 from kupgrade.release.assemble import task_of
+from kupgrade.release.inclusion import apply_action
 from kupgrade.release.manifest import Manifest
 from kupgrade.release.payload import (
     LoadOptions,
@@ -295,6 +296,7 @@ class VersionController:
             "runlevels": [_runlevel(node.tasks) for node in graph.nodes],  # for the live view
             "workers": workers("install" if mode == INITIALIZING else "update", graph),
             "cursor": [0] * len(graph.nodes),
+            "deletes": list(state.get("deletes") or []),  # outlive the release that asked
             "waiting": {},
             "started": self.api.now(),
             "completed": False,
@@ -383,6 +385,10 @@ class VersionController:
     def _apply_one(self, manifest: Manifest, state: dict[str, Any]) -> SyncError | None:
         obj = manifest.obj
         kind = obj.get("kind")
+        action = apply_action(manifest.annotations, manifest.file)
+        if action == "delete":
+            self._delete(obj, state)
+            return None
         if kind == "ClusterOperator":
             name = obj["metadata"]["name"]
             state["waiting"].setdefault(name, self.api.now())
@@ -395,6 +401,8 @@ class VersionController:
         before = self.api.get(
             str(kind), obj["metadata"]["name"], obj["metadata"].get("namespace", "")
         )
+        if action == "create-only" and before is not None:
+            return None  # created when missing, never updated
         self.api.apply(obj)
         if (
             kind == "Deployment"
@@ -411,6 +419,32 @@ class VersionController:
                 f"the controller for {state['version']} takes over",
             )
         return None
+
+    def _delete(self, obj: dict[str, Any], state: dict[str, Any]) -> None:
+        """A release.openshift.io/delete manifest (lib/resourcedelete): ask once for the
+        deletion; until the object is gone the deletion is in progress, which holds back
+        minor updates (Upgradeable ResourceDeletesInProgress) but not this one."""
+        kind, meta = str(obj.get("kind")), obj["metadata"]
+        name, namespace = str(meta["name"]), str(meta.get("namespace") or "")
+        found = self.api.get(kind, name, namespace)
+        if found is None:
+            return
+        deletes = state.setdefault("deletes", [])
+        if [kind, namespace, name] not in deletes:
+            deletes.append([kind, namespace, name])
+        if not found["metadata"].get("deletionTimestamp"):
+            self.api.delete(kind, name, namespace)
+            self.api.record(
+                f"{kind.lower()}/{name}", "DeleteRequested", "deleted by the release's manifest"
+            )
+
+    def _deletes_in_progress(self, state: dict[str, Any]) -> list[tuple[str, str, str]]:
+        """Deletions asked for and not yet done (DeletesInProgress)."""
+        return [
+            (kind, namespace, name)
+            for kind, namespace, name in state.get("deletes") or []
+            if self.api.get(kind, name, namespace) is not None
+        ]
 
     # --- status -------------------------------------------------------------------------
 
@@ -485,6 +519,7 @@ class VersionController:
             ],
             overrides=any(o.get("unmanaged") for o in cv["spec"].get("overrides") or []),
             progressing=shown.progressing["status"] == "True",
+            deletes=self._deletes_in_progress(state),
         )
         up = upgradeable.condition(found)
         if up is None:
