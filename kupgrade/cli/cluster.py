@@ -34,6 +34,7 @@ from kupgrade.cluster.clusterversion import request_update, requested_release
 from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.upgrade_text import check_for_upgrade, render_upgrade
 from kupgrade.controllers.availability import AvailabilityController
+from kupgrade.controllers.nodes import metrics as node_metrics
 from kupgrade.controllers.version.status import clusterversion_columns
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
@@ -178,6 +179,31 @@ def list_command(output: OutputOpt = Format.text) -> None:
         report_error(error)
     if broken:
         raise typer.Exit(1)
+
+
+@cluster_app.command("metrics")
+@user_errors
+def metrics_command(
+    name: Annotated[str | None, typer.Argument(help="The simulated cluster.")] = None,
+    output: OutputOpt = Format.text,
+) -> None:
+    """The machine-config controller's metrics of a simulated cluster, as its /metrics
+    serves them: mcc_drain_err per node whose drain has run past an hour (the
+    MCCDrainError alert), and machine counts per pool.
+
+    **Examples**
+
+    ```
+    kupgrade cluster metrics demo
+    kupgrade cluster metrics demo -o json
+    ```
+    """
+    with opened(name) as (_, store, _spec):
+        api = SimCluster(store)
+        if output is Format.json:
+            print_json(node_metrics.samples(api))
+        else:
+            sys.stdout.write(node_metrics.exposition(api))
 
 
 @cluster_app.command("delete")
