@@ -11,7 +11,7 @@ import pytest
 
 from kupgrade.controllers.version import preconditions as pre
 from kupgrade.controllers.version import upgradeable
-from kupgrade.controllers.version.status import release_accepted
+from kupgrade.controllers.version.status import merge_history, release_accepted
 
 Expect = tuple[str, bool, str] | None  # (reason, warning, message) or passes
 
@@ -459,3 +459,44 @@ def test_release_accepted_when_the_payload_is_another_version() -> None:
         f'Verifying payload failed version="4.15.1" image="{A}" failure=release image version '
         "4.15.2 does not match the expected upstream version 4.15.1"
     )
+
+
+# --- history merge for every state of the newest entry (status.go mergeOperatorHistory) ---
+
+NOW = "2024-05-04T10:00:00Z"
+
+
+@pytest.mark.parametrize(
+    ("newest", "completed", "want_states", "want_completion"),
+    [
+        ({"state": ""}, False, ["Partial"], None),  # an empty state reads as Partial
+        ({}, True, ["Completed"], NOW),
+        ({"state": "Completed", "completionTime": "2024-05-01T00:00:00Z"}, True, ["Completed"], "2024-05-01T00:00:00Z"),
+        ({"state": "Partial", "completionTime": "2024-05-02T00:00:00Z"}, True, ["Completed"], "2024-05-02T00:00:00Z"),
+    ],
+)  # fmt: skip
+def test_merge_into_the_newest_entry(
+    newest: dict[str, Any], completed: bool, want_states: list[str], want_completion: str | None
+) -> None:
+    entry = {"version": "4.14.2", "image": A, "startedTime": "2024-05-01T00:00:00Z", **newest}
+    got = merge_history([entry], {"version": "4.14.2", "image": A}, now=NOW, completed=completed)
+    assert [e["state"] for e in got] == want_states
+    assert got[0].get("completionTime") == want_completion
+
+
+def test_a_new_release_completed_at_once_closes_the_old_entry() -> None:
+    old = {"version": "4.14.1", "image": B, "state": "Partial", "startedTime": NOW}
+    got = merge_history([old], {"version": "4.14.2", "image": A}, now=NOW, completed=True)
+    assert [(e["version"], e["state"], e["completionTime"]) for e in got] == [
+        ("4.14.2", "Completed", NOW),
+        ("4.14.1", "Partial", NOW),
+    ]
+
+
+def test_a_local_payload_keeps_the_recorded_accepted_risks() -> None:
+    entry = {"version": "4.14.2", "image": A, "state": "Partial", "acceptedRisks": "earlier"}
+    got = merge_history(
+        [entry], {"version": "4.14.2", "image": A}, now=NOW, completed=False,
+        accepted_risks="new", local_payload=True,
+    )  # fmt: skip
+    assert got[0]["acceptedRisks"] == "earlier"

@@ -241,7 +241,8 @@ def merge_history(
     if not merged:
         merged.append(_entry(desired, "Partial", now, accepted_risks))
     last = merged[0]
-    last.setdefault("state", "Partial")
+    if not last.get("state"):  # status.go mergeOperatorHistory: an empty state is Partial
+        last["state"] = "Partial"
     if same_entry(last, desired):
         if completed:
             last["state"] = "Completed"
