@@ -57,6 +57,20 @@ def decode_json_stream(data: bytes | str, source: str) -> Iterator[Any]:
             position += 1
 
 
+def go_json_type(value: Any) -> str:
+    """The word Go's encoding/json uses for a decoded value's JSON type in its
+    UnmarshalTypeError ("cannot unmarshal number into ...")."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
 def check_depth(value: Any, source: str, raw_hint: bytes | str | None = None) -> None:
     """Refuse values nested deeper than KUPGRADE_MAX_DEPTH (walked without recursion).
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kupgrade.intake.jsondoc import go_json_type
 from kupgrade.versions import go_quote
 
 # type -> (Go struct name, {json field: Go type}); Go names a field by its JSON key
@@ -64,26 +65,13 @@ class Parsed:
     fields: Mapping[str, Any]  # the Go struct's fields by json name (zero values filled in)
 
 
-def _json_kind(value: Any) -> str:
-    """The JSON kind as Go's UnmarshalTypeError names it."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def _decode(kind: str, value: Any) -> dict[str, Any]:
     struct, fields = _STRUCTS[kind]
     if value is None:
         return {name: "" for name in fields}
     if not isinstance(value, dict):
         raise ValueError(
-            f"json: cannot unmarshal {_json_kind(value)} into Go value of type property.{struct}"
+            f"json: cannot unmarshal {go_json_type(value)} into Go value of type property.{struct}"
         )
     folded = {name.casefold(): name for name in fields}
     out: dict[str, Any] = {name: "" for name in fields}
@@ -94,7 +82,7 @@ def _decode(kind: str, value: Any) -> dict[str, Any]:
         go_type = fields[name]
         if not isinstance(item, str):
             raise ValueError(
-                f"json: cannot unmarshal {_json_kind(item)} into Go struct field "
+                f"json: cannot unmarshal {go_json_type(item)} into Go struct field "
                 f"{struct}.{name} of type {go_type}"
             )
         if go_type == "[]uint8":

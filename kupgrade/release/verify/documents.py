@@ -10,6 +10,7 @@ from typing import Any
 
 from kupgrade import intake
 from kupgrade.errors import InputError, KupgradeError
+from kupgrade.intake.jsondoc import go_json_type
 
 SIGNATURE_TYPE = "atomic container signature"
 MAX_SIGNATURES = 9  # signature-1 … signature-9, as the controller searches
@@ -67,7 +68,7 @@ def _strict(value: Any, schema: Any, path: str) -> Any:
     if isinstance(schema, dict):
         if not isinstance(value, dict):
             raise SignatureRejectedError(
-                f"json: cannot unmarshal {_json_type(value)} into Go struct field {path} of type object"
+                f"json: cannot unmarshal {go_json_type(value)} into Go struct field {path} of type object"
             )
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -83,25 +84,14 @@ def _strict(value: Any, schema: Any, path: str) -> Any:
     if schema is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise SignatureRejectedError(
-                f"json: cannot unmarshal {_json_type(value)} into Go struct field {path} of type int64"
+                f"json: cannot unmarshal {go_json_type(value)} into Go struct field {path} of type int64"
             )
         return value
     if not isinstance(value, str):
         raise SignatureRejectedError(
-            f"json: cannot unmarshal {_json_type(value)} into Go struct field {path} of type string"
+            f"json: cannot unmarshal {go_json_type(value)} into Go struct field {path} of type string"
         )
     return value
-
-
-def _json_type(value: Any) -> str:
-    """The JSON type word Go's errors use for a decoded value."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, dict):
-        return "object"
-    return "array" if isinstance(value, list) else "string"
 
 
 def check_signed_content(content: bytes, digest: str) -> None:
