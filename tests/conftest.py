@@ -13,8 +13,6 @@ from kupgrade.sim.sample import write_sample
 from tests.support.conformance import conformance_path
 from tests.support.service import Server, running_server
 
-pytest_plugins = ("tests.support.caseuse",)
-
 
 @pytest.fixture(scope="session")
 def e2e_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
