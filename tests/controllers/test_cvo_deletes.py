@@ -100,3 +100,43 @@ def test_the_controller_reports_deletes_in_progress_in_upgradeable(tmp_path: Pat
     up = find(written["status"]["conditions"], "Upgradeable")
     assert up is not None and up["reason"] == "ResourceDeletesInProgress"
     assert 'resources=ClusterRole "gone-soon"' in up["message"]
+
+
+def test_admin_gates_hold_back_until_acknowledged(tmp_path: Path) -> None:
+    """upgradeable.go clusterAdminAcksCompletedUpgradeable on the simulated cluster: a gate
+    of the current minor in openshift-config-managed/admin-gates needs "true" in
+    openshift-config/admin-acks."""
+    version, api = controller(tmp_path)
+    gate = "ack-4.13-kube-1.27-api-removals-in-4.14"
+    text = "Kubernetes 1.27 and therefore OpenShift 4.14 remove several APIs."
+
+    def upgradeable_now() -> dict[str, Any] | None:
+        cv = api.get("ClusterVersion", "version")
+        assert cv is not None
+        version._write_status(cv, dict(api.state("version") or {}), [])
+        written = api.get("ClusterVersion", "version")
+        assert written is not None
+        return find(written["status"]["conditions"], "Upgradeable")
+
+    api.apply(
+        {"apiVersion": "v1", "kind": "ConfigMap",
+         "metadata": {"name": "admin-gates", "namespace": "openshift-config-managed"},
+         "data": {gate: text}}
+    )  # fmt: skip
+    up = upgradeable_now()
+    assert up is not None and (up["reason"], up["message"]) == (
+        "UnableToAccessAdminAcksConfigMap",
+        "admin-acks configmap not found.",
+    )
+    api.apply(
+        {"apiVersion": "v1", "kind": "ConfigMap",
+         "metadata": {"name": "admin-acks", "namespace": "openshift-config"}, "data": {}}
+    )  # fmt: skip
+    up = upgradeable_now()
+    assert up is not None and (up["reason"], up["message"]) == ("AdminAckRequired", text)
+    api.apply(
+        {"apiVersion": "v1", "kind": "ConfigMap",
+         "metadata": {"name": "admin-acks", "namespace": "openshift-config"},
+         "data": {gate: "true"}}
+    )  # fmt: skip
+    assert upgradeable_now() is None

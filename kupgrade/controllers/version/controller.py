@@ -438,6 +438,14 @@ class VersionController:
                 f"{kind.lower()}/{name}", "DeleteRequested", "deleted by the release's manifest"
             )
 
+    def _config_map_data(self, namespace: str, name: str) -> dict[str, str] | None:
+        """A ConfigMap's data (admin-gates, admin-acks), or None when there is none."""
+        found = self.api.get("ConfigMap", name, namespace)
+        if found is None:
+            return None
+        data = found.get("data") or {}
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
     def _deletes_in_progress(self, state: dict[str, Any]) -> list[tuple[str, str, str]]:
         """Deletions asked for and not yet done (DeletesInProgress)."""
         return [
@@ -520,6 +528,9 @@ class VersionController:
             overrides=any(o.get("unmanaged") for o in cv["spec"].get("overrides") or []),
             progressing=shown.progressing["status"] == "True",
             deletes=self._deletes_in_progress(state),
+            version=pre.current_version(status.get("history")),
+            admin_gates=self._config_map_data("openshift-config-managed", upgradeable.ADMIN_GATES),
+            admin_acks=self._config_map_data("openshift-config", upgradeable.ADMIN_ACKS),
         )
         up = upgradeable.condition(found)
         if up is None:
