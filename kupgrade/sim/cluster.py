@@ -137,7 +137,7 @@ class SimCluster:
         budgets = self.budgets_for(pod)
         answer = eviction(
             is_ready_pod(pod),
-            [(key_of(b), b["spec"], self.budget(b)) for b in budgets],
+            [(b["metadata"]["name"], b["spec"], self.budget(b)) for b in budgets],
         )
         if answer.code != 200:
             return answer
