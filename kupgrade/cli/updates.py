@@ -95,7 +95,7 @@ def updates_command(
     """
     if hosted and not cluster_id:
         raise InputError("needs the cluster's --id (its _id label)", field="--hosted")
-    condition = promql_condition(metrics, at, prometheus, token_file, ca_file, required=True)
+    condition = promql_condition(metrics, at, prometheus, token_file, ca_file, required=False)
     if condition is not None and hosted:
         condition.hosted_id = cluster_id
     view = ClusterView(upstream, channel, version, arch, *([cluster_id] if cluster_id else []))

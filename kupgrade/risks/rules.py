@@ -32,6 +32,24 @@ class Condition(Protocol):
         """Whether the cluster matches; raises EvaluationError when it cannot tell."""
 
 
+NO_METRICS = (
+    "executing PromQL query: no metrics to evaluate it against: give --metrics or "
+    "--prometheus (a simulated cluster: spec.metrics in its profile)"
+)
+
+
+class NoMetricsCondition:
+    """`type: PromQL` when no metrics source was given: every rule fails to evaluate, so
+    its risk reads Recommended=Unknown (EvaluationFailed) with the reason, as the version
+    controller reports a Prometheus it cannot reach, rather than the target being dropped."""
+
+    def valid(self, rule: MatchingRule) -> str | None:
+        return PromQLCondition.valid_query(rule)
+
+    def match(self, rule: MatchingRule) -> bool:
+        raise EvaluationError(NO_METRICS)
+
+
 class AlwaysCondition:
     def valid(self, rule: MatchingRule) -> str | None:
         return None
@@ -75,12 +93,16 @@ class PromQLCondition:
         self.query = query
         self.hosted_id = hosted_id
 
-    def valid(self, rule: MatchingRule) -> str | None:
+    @staticmethod
+    def valid_query(rule: MatchingRule) -> str | None:
         if not rule.promql:
             return (
                 "the 'promql.promql' query string must be non-empty for 'type: PromQL' conditions"
             )
         return None
+
+    def valid(self, rule: MatchingRule) -> str | None:
+        return self.valid_query(rule)
 
     def match(self, rule: MatchingRule) -> bool:
         promql = rule.promql
@@ -112,10 +134,11 @@ class Registry:
 
     @classmethod
     def standard(cls, promql: Condition | None) -> Registry:
-        """`Always`, and `PromQL` when a backend is at hand (else PromQL rules are unknown)."""
-        conditions: dict[str, Condition] = {"Always": AlwaysCondition()}
-        if promql is not None:
-            conditions["PromQL"] = promql
+        """`Always` and `PromQL`; without a backend PromQL rules fail to evaluate."""
+        conditions: dict[str, Condition] = {
+            "Always": AlwaysCondition(),
+            "PromQL": promql if promql is not None else NoMetricsCondition(),
+        }
         return cls(conditions)
 
     def prune_invalid(self, rules: Sequence[MatchingRule]) -> tuple[list[MatchingRule], list[str]]:

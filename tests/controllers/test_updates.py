@@ -228,9 +228,25 @@ def test_cli_unreachable_upstream_is_a_message_not_a_traceback(sample_dir: Path)
     assert "Reason: RemoteFailed" in done.stderr
 
 
-def test_cli_needs_a_backend_and_a_good_snapshot(sample_service: str, tmp_path: Path) -> None:
+def test_without_metrics_risks_are_unknown_not_dropped(sample_service: str, tmp_path: Path) -> None:
+    """As the version controller does when it cannot query Prometheus: each PromQL risk
+    fails to evaluate, so its update reads Recommended=Unknown (EvaluationFailed) with the
+    reason, and is still listed; nothing demands a metrics source."""
     done = _updates(sample_service)
-    assert done.returncode == 1 and "--metrics" in done.stderr
+    assert done.returncode == 0, done.stderr
+    status = json.loads(done.stdout)
+    assert status["conditionalUpdates"], "conditional updates are listed, not dropped"
+    promql = [
+        c["conditions"][0] for c in status["conditionalUpdates"]
+        if "no metrics to evaluate it against" in c["conditions"][0]["message"]
+    ]  # fmt: skip
+    assert promql and all(c["status"] in ("Unknown", "False") for c in promql)
+    # A risk that always applies joins in: EvaluationFailed + exposed is MultipleReasons.
+    assert all(c["reason"] in ("EvaluationFailed", "MultipleReasons") for c in promql)
+    text = _updates(sample_service, fmt="text")
+    assert (
+        "Updates with known issues" in text.stdout or "Supported but not recommended" in text.stdout
+    )
     bad = tmp_path / "bad.om"
     bad.write_text("up 1\n")
     done = _updates(sample_service, "--metrics", str(bad))
