@@ -448,7 +448,13 @@ class GetFormat(StrEnum):
 
 @user_errors
 def get_command(
-    what: Annotated[str, typer.Argument(help="clusterversion, clusteroperators, mcp or nodes.")],
+    what: Annotated[
+        str,
+        typer.Argument(
+            help="clusterversion, clusteroperators (co), machineconfigpools (mcp) or nodes "
+            "(no); singular, plural, short or group-qualified, as oc accepts them."
+        ),
+    ],
     cluster: ClusterOpt = None,
     output: Annotated[
         GetFormat, typer.Option("-o", "--output", help="text (oc get columns), json or yaml.")
@@ -469,7 +475,8 @@ def get_command(
         raise InputError(
             f"unknown resource type {what!r}",
             field="WHAT",
-            hint="one of clusterversion, clusteroperators, mcp, nodes",
+            hint="one of clusterversion, clusteroperators (co), machineconfigpools (mcp), "
+            "nodes (no)",
         )
     with opened(cluster) as (_, store, _spec):
         objs = store.list(kind)

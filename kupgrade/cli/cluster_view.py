@@ -79,17 +79,33 @@ def print_report(summary: dict[str, Any], started: float, output: Format) -> Non
     stdout.print(table)
 
 
-KINDS = {
-    "clusterversion": "ClusterVersion",
-    "clusterversions": "ClusterVersion",
-    "clusteroperators": "ClusterOperator",
-    "clusteroperator": "ClusterOperator",
-    "co": "ClusterOperator",
-    "mcp": "MachineConfigPool",
-    "machineconfigpools": "MachineConfigPool",
-    "nodes": "Node",
-    "node": "Node",
+# kind -> (singular, plural, short names, API group): the names `oc get` accepts, as the
+# API server's discovery lists them (config.openshift.io and machineconfiguration CRDs,
+# core nodes), also qualified by group (`clusteroperators.config.openshift.io`).
+RESOURCES = {
+    "ClusterVersion": ("clusterversion", "clusterversions", (), "config.openshift.io"),
+    "ClusterOperator": ("clusteroperator", "clusteroperators", ("co",), "config.openshift.io"),
+    "MachineConfigPool": (
+        "machineconfigpool",
+        "machineconfigpools",
+        ("mcp",),
+        "machineconfiguration.openshift.io",
+    ),
+    "Node": ("node", "nodes", ("no",), ""),
 }
+
+
+def _names() -> dict[str, str]:
+    names: dict[str, str] = {}
+    for kind, (singular, plural, shorts, group) in RESOURCES.items():
+        for name in (singular, plural, *shorts):
+            names[name] = kind
+            if group:
+                names[f"{name}.{group}"] = kind
+    return names
+
+
+KINDS = _names()
 
 
 def age(created: str, now: float) -> str:

@@ -262,3 +262,16 @@ def test_a_release_that_failed_to_load_is_retried_once_fixed(home: Path, tmp_pat
     assert fixed.returncode == 0, fixed.stderr
     assert json.loads(fixed.stdout)["outcome"] == "completed"
     assert json.loads(fixed.stdout)["clusterversion"]["VERSION"] == "4.14.27"
+
+
+@pytest.mark.parametrize(
+    "what",
+    ["machineconfigpool", "machineconfigpools", "mcp", "MCP",
+     "machineconfigpools.machineconfiguration.openshift.io"],
+)  # fmt: skip
+def test_get_accepts_the_names_oc_accepts(tmp_path: Path, what: str) -> None:
+    home = tmp_path / "home"
+    assert kup(home, "cluster", "create", "n").returncode == 0
+    done = kup(home, "get", what, "--cluster", "n", "-o", "json")
+    assert done.returncode == 0, done.stderr
+    assert {i["kind"] for i in json.loads(done.stdout)["items"]} == {"MachineConfigPool"}
