@@ -6,6 +6,7 @@ an environment variable and `create_app` is the factory it calls there.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import logging.config
@@ -112,12 +113,28 @@ def create_app() -> UpdateService:
 
 
 def check_port(host: str, port: int) -> None:
-    """Fail early with a clear message when the address cannot be bound."""
+    """Fail early with a clear message when the address cannot be bound, naming the option
+    at fault: a host that does not resolve or is not this machine's is --host's problem;
+    a port in use or not allowed is --port's."""
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise KupgradeError(
+            f"cannot resolve {host!r}: {getattr(exc, 'strerror', None) or exc}",
+            field="--host",
+            hint="give an address of this machine, e.g. 127.0.0.1, ::1 or 0.0.0.0",
+        ) from None
+    try:
         with socket.create_server((host, port), family=family):
             pass
     except OSError as exc:
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise KupgradeError(
+                f"cannot listen on {host}: {exc.strerror or exc}",
+                field="--host",
+                hint="give an address of this machine, e.g. 127.0.0.1, ::1 or 0.0.0.0",
+            ) from None
         raise KupgradeError(
             f"cannot listen on {host}:{port}: {exc.strerror or exc}",
             field="--port",

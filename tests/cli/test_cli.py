@@ -160,6 +160,21 @@ def test_serve_reports_a_busy_port(sample_dir: Path) -> None:
             port,
         )
     assert result.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "--port:" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("host", "says"),
+    [("999.1.1.1", "cannot resolve '999.1.1.1'"), ("no-such-host.invalid", "cannot resolve")],
+)
+def test_serve_blames_a_bad_host_not_the_port(sample_dir: Path, host: str, says: str) -> None:
+    result = kupgrade(
+        "serve", "--releases", str(sample_dir / "releases"), "--graph-data",
+        str(sample_dir / "graph-data"), "--host", host, "--port", "18089",
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: --host: ") and says in result.stderr
+    assert "--port" not in result.stderr
 
 
 @pytest.mark.parametrize(
