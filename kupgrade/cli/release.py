@@ -22,6 +22,7 @@ from kupgrade.cli.output import (
 )
 from kupgrade.errors import InputError
 from kupgrade.release.assemble import (
+    PINNED,
     ReleaseSpec,
     describe,
     payload_files,
@@ -447,9 +448,14 @@ def graph_command(
 
 
 def _digest_of(ref: str, plain_http: bool) -> tuple[str, str | None]:
-    """The digest to verify or sign, and the pull spec when the REF is a registry one."""
+    """The digest to verify or sign, and the pull spec when the REF is a registry one.
+
+    A pull spec pinned by digest already says everything a signature is about, so it is
+    never looked up: verifying `REGISTRY/REPO@sha256:…` works offline, as on a cluster."""
     if VALID_DIGEST.match(ref) and ref.startswith("sha256:"):
         return ref, None
+    if PINNED.match(ref) and not Path(ref).exists():
+        return ref.rpartition("@")[2], ref
     source = open_source(ref, plain_http=plain_http)
     image = open_image(source)
     return image.digest, pull_spec(source, image.digest)

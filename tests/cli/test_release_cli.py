@@ -295,3 +295,17 @@ def test_verify_refuses_another_key_with_the_reason(
     assert doc["verified"] is False
     assert doc["error"] == f"unable to verify {digest} against keyrings: release"
     assert any("not in the keyring" in line for line in doc["details"])
+
+
+def test_verify_a_pinned_pull_spec_without_the_network() -> None:
+    """The digest is all a signature is about: nothing listens on 127.0.0.1:9, and the
+    release still verifies from the local store."""
+    root = conformance_path("cvo", "signatures")
+    digest = "sha256:e3f12513a4b22a2d7c0e7c9207f52128113758d9d68c7d06b11a0ac7672966f7"
+    done = kupgrade(
+        "release", "verify", f"127.0.0.1:9/ocp/release@{digest}",
+        "--store", str(root / "signatures"), "--keyring", str(root / "keyrings" / "redhat.txt"),
+        "-o", "json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["digest"] == digest
