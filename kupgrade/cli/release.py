@@ -25,6 +25,8 @@ from kupgrade.release.assemble import (
     PINNED,
     ReleaseSpec,
     describe,
+    given_release_files,
+    merged_spec,
     payload_files,
     read_manifest_dir,
     task_of,
@@ -119,7 +121,9 @@ def new_command(
     """Build a release image from a directory of manifests; print its digest.
 
     Top-level files of --manifests go to release-manifests/; its manifests/ and
-    release-manifests/ subdirectories keep their place. The payload is loaded as a
+    release-manifests/ subdirectories keep their place. A release-metadata or
+    image-references file of the directory is kept: the flags add to it and win where
+    they say the same thing, and a version that disagrees with --version is refused. The payload is loaded as a
     cluster would before anything is written, so a broken manifest is refused here.
     The same inputs always give the same digest.
 
@@ -139,6 +143,7 @@ def new_command(
         _pairs(metadata or [], "--metadata"),
         _pairs(image or [], "--image"),
     )
+    spec = merged_spec(spec, given_release_files(manifests))
     files = payload_files(read_manifest_dir(manifests), spec)
     payload = load_payload(PayloadFiles(files, origin=str(manifests)))
     built = build_image(files, version, arch)

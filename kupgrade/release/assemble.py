@@ -22,6 +22,8 @@ from kupgrade.release.metadata import (
     RELEASE_METADATA,
     ImageReferences,
     ReleaseMetadata,
+    parse_image_references,
+    parse_release_metadata,
 )
 from kupgrade.release.payload import (
     CVO_DIR,
@@ -44,7 +46,7 @@ class ReleaseSpec:
     version: str
     previous: tuple[str, ...] = ()
     next: tuple[str, ...] = ()
-    metadata: Mapping[str, str] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
     images: Mapping[str, str] = field(default_factory=dict)
 
     def validate(self) -> None:
@@ -97,6 +99,54 @@ def read_manifest_dir(root: Path) -> dict[str, bytes]:
             "holds no .yaml, .yml or .json manifests", file=str(root), field="--manifests"
         )
     return files
+
+
+def given_release_files(root: Path) -> dict[str, Path]:
+    """The release-metadata and image-references a manifests directory brings along
+    (top level or release-manifests/), by name."""
+    found: dict[str, Path] = {}
+    for name in GENERATED:
+        for candidate in (root / name, root / RELEASE_DIR / name):
+            if candidate.is_file():
+                if name in found:
+                    raise InputError(
+                        f"{name} is given twice ({found[name]} and {candidate})",
+                        file=str(candidate),
+                    )
+                found[name] = candidate
+    return found
+
+
+def merged_spec(spec: ReleaseSpec, given: Mapping[str, Path]) -> ReleaseSpec:
+    """The flags merged over the directory's own release-metadata and image-references,
+    so nothing they say is lost: previous/next are united, metadata keys and image tags
+    given as flags win. A version that disagrees with --version is refused."""
+    previous, following = list(spec.previous), list(spec.next)
+    metadata: dict[str, Any] = {}
+    images: dict[str, str] = {}
+    if RELEASE_METADATA in given:
+        path = given[RELEASE_METADATA]
+        own = parse_release_metadata(intake.read_file(path, "release metadata"), str(path))
+        if own.version and own.version != spec.version:
+            raise InputError(
+                f"says version {own.version} but --version is {spec.version}",
+                file=str(path),
+                hint="make them agree, or remove the file to take --version alone",
+            )
+        previous = list(dict.fromkeys([*own.previous, *previous]))
+        following = list(dict.fromkeys([*own.next, *following]))
+        metadata = dict(own.metadata)
+    if IMAGE_REFERENCES in given:
+        path = given[IMAGE_REFERENCES]
+        data = intake.read_file(path, "image references")
+        images = dict(parse_image_references(data, str(path)).tags)
+    return ReleaseSpec(
+        spec.version,
+        tuple(previous),
+        tuple(following),
+        {**metadata, **spec.metadata},
+        {**images, **spec.images},
+    )
 
 
 def payload_files(manifests: Mapping[str, bytes], spec: ReleaseSpec) -> dict[str, bytes]:

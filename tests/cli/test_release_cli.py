@@ -309,3 +309,26 @@ def test_verify_a_pinned_pull_spec_without_the_network() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["digest"] == digest
+
+
+def test_new_keeps_the_directorys_own_release_metadata(tmp_path: Path) -> None:
+    """Nothing the directory says is dropped: the flags add to its release-metadata and
+    image-references and win where both speak."""
+    manifests, _ = _spec_d_payload(tmp_path / "manifests")
+    (manifests / "release-metadata").write_text(
+        json.dumps(
+            {"kind": "cincinnati-metadata-v0", "version": "4.16.3", "previous": ["4.16.1"],
+             "metadata": {"url": "https://old.example.com", "keep": "me"}}
+        )
+    )  # fmt: skip
+    built = _new(manifests, "4.16.3", tmp_path / "r.tar", "--previous", "4.16.2",
+                 "--metadata", "url=https://new.example.com", "--image", f"cli={IMAGE}")  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    info = _json("release", "info", str(tmp_path / "r.tar"))
+    assert info["previous"] == ["4.16.1", "4.16.2"]
+    assert info["metadata"] == {"url": "https://new.example.com", "keep": "me"}
+
+    disagree = _new(manifests, "4.17.0", tmp_path / "s.tar")
+    assert disagree.returncode == 1
+    assert "says version 4.16.3 but --version is 4.17.0" in disagree.stderr
+    assert not (tmp_path / "s.tar").exists()
