@@ -66,9 +66,10 @@ def world(tmp_path_factory: pytest.TempPathFactory, sample_dir: Path) -> dict[st
     shutil.copytree(
         conformance_path("cvo", "payloads", "payloadtest", "release-manifests"), manifests
     )
+    # (the copied payload brings its own release-metadata, version 1.0.0-abc, which is kept)
     layout = root / "layout"
     made = run_bounded(
-        "release", "new", "--manifests", str(manifests), "--version", "4.15.0", "-o", str(layout)
+        "release", "new", "--manifests", str(manifests), "--version", "1.0.0-abc", "-o", str(layout)
     )
     assert made.returncode == 0, made.stderr
     fleet = root / "fleet.yaml"
@@ -146,7 +147,7 @@ DIR_SLOTS = {
     "olm validate (catalog dir)": ("fbc", "operator.yaml", lambda d: ["olm", "validate", str(d)]),
     "release new (manifest)": (
         "manifests", "0000_10_a_file.yaml",
-        lambda d: ["release", "new", "--manifests", str(d), "--version", "4.15.1", "-o",
+        lambda d: ["release", "new", "--manifests", str(d), "--version", "1.0.0-abc", "-o",
                    str(d.parent / "out")],
     ),
     "release info (index.json)": ("layout", "index.json", lambda d: ["release", "info", str(d)]),
