@@ -356,7 +356,7 @@ def run_command(
     """Run the controllers on the virtual clock; safe to kill and re-run at any moment.
 
     The controllers run in a child process, as they run in a pod: when the version
-    controller applies its own new version (SPEC C9) the process exits and a new one
+    controller applies its own new version the process exits and a new one
     starts from the stored state and carries on.
 
     **Examples**
@@ -460,7 +460,7 @@ def get_command(
         GetFormat, typer.Option("-o", "--output", help="text (oc get columns), json or yaml.")
     ] = GetFormat.text,
 ) -> None:
-    """Print objects as `oc get` does (SPEC E6), or their full YAML/JSON.
+    """Print objects as `oc get` does, or their full YAML/JSON.
 
     **Examples**
 

@@ -20,7 +20,7 @@ from kupgrade.olm.resolver.model import DEFAULT_GLOBAL_NAMESPACE, Installed, Sou
 from kupgrade.olm.validate import Validation, validate_catalog
 from kupgrade.versions import parse_blang, parse_range
 
-app = typer.Typer(help="Operator catalogs and subscriptions (SPEC F).", no_args_is_help=True)
+app = typer.Typer(help="Operator catalogs and subscriptions.", no_args_is_help=True)
 
 CatalogArg = Annotated[
     Path,
@@ -39,15 +39,16 @@ class GraphFormat(enum.StrEnum):
 @user_errors
 def validate_command(catalog: CatalogArg, output: OutputOpt = Format.text) -> None:
     """Validate a catalog as `opm validate` does, with opm's messages; also check that every
-    installed bundle has exactly one next step (SPEC F5, reported as warnings).
+    installed bundle has exactly one next step (reported as warnings).
 
     Exit 0 when valid, 1 when not (the message is opm's; the file and blob follow).
 
     **Examples**
 
-      kupgrade olm validate ./catalog
-
-      kupgrade olm validate catalog.json -o json
+    ```
+    kupgrade olm validate ./catalog
+    kupgrade olm validate catalog.json -o json
+    ```
     """
     try:
         loaded = load_catalog(catalog)
@@ -77,17 +78,18 @@ def validate_command(catalog: CatalogArg, output: OutputOpt = Format.text) -> No
 @app.command("heads")
 @user_errors
 def heads_command(catalog: CatalogArg, output: OutputOpt = Format.text) -> None:
-    """The head of every channel (the entry nothing replaces or skips; SPEC F2) and the
-    virtual nodes: names replaced or skipped that the channel does not hold (SPEC F10).
+    """The head of every channel (the entry nothing replaces or skips) and the
+    virtual nodes: names replaced or skipped that the channel does not hold.
 
     JSON is {package: {channel: head}}; a channel without a unique head maps to null and
     the reason goes to stderr with exit 1.
 
     **Examples**
 
-      kupgrade olm heads ./catalog
-
-      kupgrade olm heads catalog.json -o json
+    ```
+    kupgrade olm heads ./catalog
+    kupgrade olm heads catalog.json -o json
+    ```
     """
     index = CatalogIndex.build(load_catalog(catalog))
     heads: dict[str, dict[str, str | None]] = {}
@@ -138,9 +140,10 @@ def render_graph_command(
 
     **Examples**
 
-      kupgrade olm render-graph ./catalog --package etcd
-
-      kupgrade olm render-graph catalog.json --format dot | dot -Tsvg > graph.svg
+    ```
+    kupgrade olm render-graph ./catalog --package etcd
+    kupgrade olm render-graph catalog.json --format dot | dot -Tsvg > graph.svg
+    ```
     """
     loaded = load_catalog(catalog)
     options = RenderOptions(package, minimum_edge, v0)
@@ -166,13 +169,14 @@ def skiprange_command(
     output: OutputOpt = Format.text,
 ) -> None:
     """Does olm.skipRange RANGE contain VERSION? Prints true or false (blang/semver's
-    grammar exactly: space is AND, || is OR; SPEC F8). Exit 2 with the library's parse error.
+    grammar exactly: space is AND, || is OR). Exit 2 with the library's parse error.
 
     **Examples**
 
-      kupgrade olm skiprange '>=4.1.0 <4.1.2' 4.1.1
-
-      kupgrade olm skiprange '1.2.x || >=2.0.0 !2.0.3' 1.2.9 -o json
+    ```
+    kupgrade olm skiprange '>=4.1.0 <4.1.2' 4.1.1
+    kupgrade olm skiprange '1.2.x || >=2.0.0 !2.0.3' 1.2.9 -o json
+    ```
     """
     try:
         parsed = parse_range(range_text)
@@ -246,7 +250,8 @@ def resolve_command(
     policy: Annotated[
         str,
         typer.Option(
-            "--policy", help="seed (SPEC F9, default), olm-v0 (today's OLM), semver (OLM v1)."
+            "--policy",
+            help="seed (the documented rule, default), olm-v0 (today's OLM), semver (OLM v1).",
         ),
     ] = "seed",
     approval: Annotated[
@@ -262,15 +267,16 @@ def resolve_command(
     output: OutputOpt = Format.text,
 ) -> None:
     """What a subscription installs next, the whole walk to the channel head one CSV at a
-    time (SPEC F6), and why: the rule that picked it and every candidate passed over.
+    time, and why: the rule that picked it and every candidate passed over.
 
     **Examples**
 
-      kupgrade olm resolve --source community=./catalog --package etcd --channel alpha \\
-        --from-source community --installed etcdoperator.v0.9.0 --installed-version 0.9.0
-
-      kupgrade olm resolve --source a=cat-a,priority=10 --source b=cat-b,namespace=operators \\
-        --package app --channel stable --from-source b --policy semver -o json
+    ```
+    kupgrade olm resolve --source community=./catalog --package etcd --channel alpha \\
+      --from-source community --installed etcdoperator.v0.9.0 --installed-version 0.9.0
+    kupgrade olm resolve --source a=cat-a,priority=10 --source b=cat-b,namespace=operators \\
+      --package app --channel stable --from-source b --policy semver -o json
+    ```
     """
     if policy not in POLICIES:
         raise InputError(

@@ -123,7 +123,7 @@ def plan_command(
     kupgrade plan fleet.yaml --to 1.29.100-gke.251 --available 1.28.500-gke.120
     kupgrade plan cluster.yaml --to 1.32.3 --available 1.30.9,1.31.6,1.32.3 --policy k8s-n3
     kupgrade plan fleet.yaml --to 1.29.100-gke.251 -o mermaid > plan.mmd
-    kupgrade plan cluster-shape.yaml --to 1.29.100-gke.251 -o json   # stages (SPEC G8)
+    kupgrade plan cluster-shape.yaml --to 1.29.100-gke.251 -o json   # stages
     ```
     """
     data = read_yaml(inventory, "plan input")

@@ -102,7 +102,8 @@ def eval_command(
     **Examples**
 
     ```
-    kupgrade promql eval --metrics cluster.om --time 1767724497 'group by (type) (cluster_infrastructure_provider)'
+    kupgrade promql eval --metrics cluster.om --time 1767724497 \\
+        'group by (type) (cluster_infrastructure_provider)'
     kupgrade promql eval --metrics cluster.om --exprs rules.yaml -o json
     ```
     """

@@ -359,7 +359,8 @@ def manifests_command(
     ```
     kupgrade release manifests ./payload-4.16.3 -o json
     kupgrade release manifests ./payload --profile single-node-developer --exclude hypershift
-    kupgrade release manifests ./payload --feature-set TechPreviewNoUpgrade --capabilities Console,Insights
+    kupgrade release manifests ./payload --feature-set TechPreviewNoUpgrade \\
+        --capabilities Console,Insights
     ```
     """
     opened = _opened(directory, plain_http)
@@ -403,7 +404,7 @@ def graph_command(
     plain_http: PlainHttpOpt = False,
     output: OutputOpt = Format.text,
 ) -> None:
-    """The task graph the version controller runs (SPEC D1-D3), node by node.
+    """The task graph the version controller runs, node by node.
 
     Node indexes are the controller's own. Text output lists the steps: every node of a
     step may run in parallel; a step starts when the one before it has finished.
@@ -484,13 +485,14 @@ def sign_command(
     plain_http: PlainHttpOpt = False,
     output: OutputOpt = Format.text,
 ) -> None:
-    """Sign a release digest (atomic container signature) into a store (SPEC C3).
+    """Sign a release digest (atomic container signature) into a store.
 
     **Examples**
 
     ```
     kupgrade release sign release-4.16.3.tar --key release@example.com --store ./signatures
-    kupgrade release sign sha256:<64 hex> --key 0xABCDEF --store ./sigs --reference quay.io/acme/release:4.16.3
+    kupgrade release sign sha256:<64 hex> --key 0xABCDEF --store ./sigs \\
+        --reference quay.io/acme/release:4.16.3
     ```
     """
     digest, pinned = _digest_of(ref, plain_http)
@@ -533,7 +535,8 @@ def verify_command(
     ```
     kupgrade release verify release-4.16.3.tar --store ./signatures --keyring release.asc
     kupgrade release verify 127.0.0.1:5000/ocp/release@sha256:<64 hex> \\
-        --store https://mirror.example.com/signatures --keyring redhat.txt --keyring acme.asc -o json
+        --store https://mirror.example.com/signatures \\
+        --keyring redhat.txt --keyring acme.asc -o json
     ```
     """
     digest, _ = _digest_of(ref, plain_http)

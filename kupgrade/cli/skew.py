@@ -17,7 +17,9 @@ from kupgrade.skew.k8s import check, resolve_policy
 from kupgrade.skew.step_rules import judge, parse_step
 from kupgrade.skew.verdict import Verdict, Violation
 
-app = typer.Typer(help="Version-skew rules (SPEC G, H).", no_args_is_help=True)
+app = typer.Typer(
+    help="Version-skew rules of Kubernetes, kubeadm and distributed cloud.", no_args_is_help=True
+)
 
 PolicyOpt = Annotated[
     str,
@@ -133,7 +135,9 @@ def check_step_command(
     ] = False,
     available: Annotated[
         str | None,
-        typer.Option("--available", help="Released versions, comma-separated (for SPEC H7)."),
+        typer.Option(
+            "--available", help="Released versions, comma-separated (the latest patch is picked)."
+        ),
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="kubeadm policies: skippable findings only warn.")

@@ -78,7 +78,7 @@ def updates_command(
     ] = "documented",
     output: OutputOpt = Format.text,
 ) -> None:
-    """Show the updates of this cluster's channel as `oc adm upgrade` would (SPEC A3-A5).
+    """Show the updates of this cluster's channel as `oc adm upgrade` would.
 
     Risks on conditional updates are evaluated against a metrics snapshot (--metrics) or
     a live Prometheus/Thanos (--prometheus), each query once. Exit 1 when updates could

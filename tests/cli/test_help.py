@@ -1,0 +1,65 @@
+"""Every command's --help, as a new user reads it in a 100-column terminal: no rule ids
+they cannot look up, and examples that are not wrapped mid-line (so they copy-paste)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from kupgrade.cli.main import app
+
+WIDTH = 100
+RULE_ID = re.compile(r"\bSPEC\b|\[SPEC|\bSPEC [A-HX]\d")
+
+
+Command = Any  # typer's own vendored click Command
+
+
+def _group(command: Command) -> bool:
+    return isinstance(getattr(command, "commands", None), dict)
+
+
+def _commands() -> Iterator[tuple[list[str], Command]]:
+    def walk(path: list[str], command: Command) -> Iterator[tuple[list[str], Command]]:
+        yield path, command
+        if _group(command):
+            for name, sub in sorted(command.commands.items()):
+                yield from walk([*path, name], sub)
+
+    yield from walk([], typer.main.get_command(app))
+
+
+COMMANDS = list(_commands())
+
+
+def _examples(command: Command) -> list[str]:
+    """The example lines of a command's docstring (its ``` block)."""
+    callback = getattr(command, "callback", None)
+    doc = (callback.__doc__ if callback is not None else None) or ""
+    blocks = re.findall(r"```\n(.*?)```", doc, re.S)
+    return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize(
+    ("path", "command"), [pytest.param(p, c, id=" ".join(p) or "kupgrade") for p, c in COMMANDS]
+)
+def test_help_speaks_the_users_language(path: list[str], command: Command) -> None:
+    shown = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": str(WIDTH)})
+    assert shown.exit_code == 0, shown.output
+    assert not RULE_ID.search(shown.output), f"a rule id in the help of {path}"
+    for line in shown.output.splitlines():
+        assert len(line) <= WIDTH, line
+    for example in _examples(command):
+        assert len(example) <= WIDTH - 6, f"example too wide for {WIDTH} columns: {example}"
+        assert example.split("#")[0].strip() in shown.output, f"example wrapped: {example}"
+
+
+def test_every_command_has_examples() -> None:
+    leaves = [(p, c) for p, c in COMMANDS if not _group(c)]
+    missing = [" ".join(p) for p, c in leaves if not _examples(c)]
+    assert not missing, missing
