@@ -7,6 +7,11 @@ these as one line and exits non-zero; anything else is a bug and keeps its trace
 
 from __future__ import annotations
 
+import re
+
+# "SPEC C5", "SPEC D1-D3", "F4": ids of kupgrade's own specification.
+_SPEC_ID = re.compile(r"^(SPEC )?[A-HX]\d")
+
 
 class KupgradeError(Exception):
     """A user-facing error with enough context to fix the input without reading code."""
@@ -30,7 +35,9 @@ class KupgradeError(Exception):
     def __str__(self) -> str:
         where = ": ".join(part for part in (self.file, self.field) if part)
         text = f"{where}: {self.message}" if where else self.message
-        if self.rule:
+        if self.rule and not _SPEC_ID.match(self.rule):
+            # Rule ids of our own specification mean nothing to a user (it is not shipped);
+            # they stay in `to_dict` for scripts. Names of the reference tools' steps stay.
             text += f" [{self.rule}]"
         if self.hint:
             text += f"; {self.hint}"

@@ -78,7 +78,7 @@ def stages(cluster: StageCluster) -> list[Stage]:
     workers = [f"worker-node-pool/{p}" for p in cluster.workerNodePools]
     for worker in workers:
         out.append(Stage(worker, [lb_pool or cp], "worker nodes (kubelet, container runtime)",
-                         "user workloads, drained node by node (SPEC G11)"))  # fmt: skip
+                         "user workloads, drained node by node (budgets honoured from 1.29)"))  # fmt: skip
     out.append(Stage("health-checks", ["connect-agent", "cluster-addons", *workers],
                      "repeated until every check passes", "none"))  # fmt: skip
     return out

@@ -63,3 +63,15 @@ def test_every_command_has_examples() -> None:
     leaves = [(p, c) for p, c in COMMANDS if not _group(c)]
     missing = [" ".join(p) for p, c in leaves if not _examples(c)]
     assert not missing, missing
+
+
+def test_errors_keep_rule_ids_out_of_the_users_line() -> None:
+    """Rule ids of kupgrade's own specification are not shipped, so a user cannot look
+    them up: the one-line error leaves them out, the JSON form keeps them for scripts."""
+    from kupgrade.errors import InputError  # noqa: PLC0415 - one test's import
+
+    for rule in ("SPEC C5", "F4", "SPEC D1-D3"):
+        error = InputError("bad value", file="f.yaml", field="x", rule=rule, hint="fix it")
+        assert str(error) == "f.yaml: x: bad value; fix it"
+        assert error.to_dict()["rule"] == rule
+    assert str(InputError("bad", rule="opm load")) == "bad [opm load]"
