@@ -12,6 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from kupgrade.cli.main import app
+from kupgrade.errors import InputError
 
 WIDTH = 100
 RULE_ID = re.compile(r"\bSPEC\b|\[SPEC|\bSPEC [A-HX]\d")
@@ -68,8 +69,6 @@ def test_every_command_has_examples() -> None:
 def test_errors_keep_rule_ids_out_of_the_users_line() -> None:
     """Rule ids of kupgrade's own specification are not shipped, so a user cannot look
     them up: the one-line error leaves them out, the JSON form keeps them for scripts."""
-    from kupgrade.errors import InputError  # noqa: PLC0415 - one test's import
-
     for rule in ("SPEC C5", "F4", "SPEC D1-D3"):
         error = InputError("bad value", file="f.yaml", field="x", rule=rule, hint="fix it")
         assert str(error) == "f.yaml: x: bad value; fix it"
