@@ -18,6 +18,7 @@ from kupgrade.cluster.objects import parse_rfc3339
 from kupgrade.controllers.nodes.pool import MCP_COLUMNS, mcp_columns
 from kupgrade.controllers.version.progress import runlevel_rows
 from kupgrade.controllers.version.status import clusterversion_columns
+from kupgrade.sim.releases import rendered_config
 from kupgrade.sim.runner import Runner
 
 
@@ -42,20 +43,33 @@ def live_view(runner: Runner, speed: float, started: float, wall: float) -> Iter
             state = r.sim.state("version") or {}
             rows = [("manifests", int(state.get("done", 0)), int(state.get("total", 0)) or 1)]
             rows += runlevel_rows(state)
-            rows += [
-                (
-                    f"pool {p['metadata']['name']}",
-                    int(p["status"].get("updatedMachineCount", 0)),
-                    int(p["status"].get("machineCount", 0)) or 1,
-                )
-                for p in r.store.list("MachineConfigPool")
-            ]
+            rows += pool_rows(r.store.list("MachineConfigPool"), state)
             for label, done, total in rows:
                 if label not in tasks:
                     tasks[label] = bars.add_task(label, total=total)
                 bars.update(tasks[label], completed=done, total=total)
 
         yield on_step
+
+
+def pool_rows(pools: list[dict[str, Any]], state: dict[str, Any]) -> list[tuple[str, int, int]]:
+    """(label, nodes at the target, nodes) per pool for the live bars.
+
+    While an update runs, a pool counts towards the release being applied: until the
+    machine-config operator renders that release's config for it, none of its nodes is
+    there yet (its updatedMachineCount still counts the old config, which would show the
+    bar full and then drop to zero when the rollout starts)."""
+    target = str(state.get("version") or "") if state.get("image") else ""
+    rows = []
+    for pool in pools:
+        name = pool["metadata"]["name"]
+        total = int(pool["status"].get("machineCount", 0)) or 1
+        done = int(pool["status"].get("updatedMachineCount", 0))
+        current = ((pool.get("spec") or {}).get("configuration") or {}).get("name")
+        if target and current != rendered_config(name, target):
+            done = 0
+        rows.append((f"pool {name}", done, total))
+    return rows
 
 
 def print_report(summary: dict[str, Any], started: float, output: Format) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kupgrade.cli.cluster_view import pool_rows
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.objects import merge_patch
 from kupgrade.controllers.version.progress import runlevel_rows
@@ -210,3 +211,24 @@ def test_live_view_counts_each_runlevel_in_order(tmp_path: Path) -> None:
     final = runlevel_rows(r.sim.state("version") or {})
     assert [label for label, _, _ in final] == sorted(label for label, _, _ in final)
     assert all(done == total for _, done, total in final) and sum(t for *_, t in final) > 20
+
+
+def test_live_pool_bars_only_climb(tmp_path: Path) -> None:
+    """The live view's pool bars count nodes at the release being applied: they start at
+    zero and only climb (they used to start full, drop to zero, then climb)."""
+    root, store = start(tmp_path, SMALL)
+    seen: dict[str, list[int]] = {}
+
+    def on_step(r: Any) -> None:
+        for label, done, total in pool_rows(
+            r.store.list("MachineConfigPool"), r.sim.state("version") or {}
+        ):
+            seen.setdefault(label, []).append(done)
+            assert done <= total
+
+    assert runner(root, store, SMALL).run(on_step=on_step).reason == "completed"
+    assert seen
+    for label, counts in seen.items():
+        assert counts[0] == 0, label
+        assert counts == sorted(counts), f"{label} went down: {counts}"
+        assert counts[-1] == max(counts) > 0
