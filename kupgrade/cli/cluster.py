@@ -41,7 +41,14 @@ from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.homes import CLUSTER_NAME, cluster_names, cluster_root, home, opened, wiring_for
 from kupgrade.sim.lock import ControllerLock, die_with_parent
-from kupgrade.sim.profile import Pool, Spec, load_profile, node_names
+from kupgrade.sim.profile import (
+    Pool,
+    Spec,
+    example_profile,
+    load_profile,
+    node_names,
+    profile_schema,
+)
 from kupgrade.sim.report import report
 from kupgrade.sim.runner import Runner
 from kupgrade.sim.store import Store, StoreError
@@ -63,7 +70,12 @@ def create_command(
     name: Annotated[
         str, typer.Argument(help="Cluster name (a directory under $KUPGRADE_HOME/clusters).")
     ],
-    profile: Annotated[Path | None, typer.Option("--profile", help="Cluster profile YAML.")] = None,
+    profile: Annotated[
+        Path | None,
+        typer.Option(
+            "--profile", help="Cluster profile YAML (format: `kupgrade cluster profile`)."
+        ),
+    ] = None,
     version: Annotated[
         str | None, typer.Option("--version", help="Release the cluster starts at.")
     ] = None,
@@ -179,6 +191,25 @@ def list_command(output: OutputOpt = Format.text) -> None:
         report_error(error)
     if broken:
         raise typer.Exit(1)
+
+
+@cluster_app.command("profile")
+@user_errors
+def profile_command(output: OutputOpt = Format.text) -> None:
+    """The profile format of `cluster create --profile`: a commented example using every
+    section, or with -o json the JSON Schema the loader checks profiles against.
+
+    **Examples**
+
+    ```
+    kupgrade cluster profile > my-cluster.yaml
+    kupgrade cluster profile -o json
+    ```
+    """
+    if output is Format.json:
+        print_json(profile_schema())
+    else:
+        sys.stdout.write(example_profile())
 
 
 @cluster_app.command("metrics")

@@ -8,6 +8,7 @@ which workloads have PodDisruptionBudgets, and what should go wrong.
 from __future__ import annotations
 
 import math
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -330,3 +331,13 @@ def check_profile(profile: Profile, where: str) -> None:
                 file=where,
                 field=f"spec.faults[{i}].operator",
             )
+
+
+def example_profile() -> str:
+    """The commented example profile shipped with kupgrade (every section used)."""
+    return (resources.files("kupgrade.sim") / "example-profile.yaml").read_text(encoding="utf-8")
+
+
+def profile_schema() -> dict[str, Any]:
+    """The JSON Schema of a profile, from the very types the loader converts into."""
+    return dict(msgspec.json.schema(Profile))
