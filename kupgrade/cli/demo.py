@@ -219,6 +219,7 @@ class Rehearsal:
         if not text:
             summary["target"] = self.target
             summary["history"] = cv["status"].get("history")
+            summary["unverified"] = self._unverified()
             summary["pools"] = {
                 p["metadata"]["name"]: mcp_columns(p) for p in self.store.list("MachineConfigPool")
             }
@@ -234,4 +235,16 @@ class Rehearsal:
                 f"{entry.get('completionTime') or '…'}  verified={entry.get('verified')}",
                 highlight=False,
             )
+        if unverified := self._unverified():
+            stdout.print(f"verified=False: {unverified}", highlight=False)
         return summary
+
+    def _unverified(self) -> str | None:
+        """Why history says verified=False: no signature verification is configured."""
+        said = [e for e in self.store.events() if e["reason"] == "Unverified"]
+        if not said:
+            return None
+        return (
+            f"{said[-1]['message']} (a profile's spec.verification names a keyring and a "
+            "signature store)"
+        )

@@ -77,6 +77,10 @@ def test_demo_runs_end_to_end() -> None:
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["channel"] == "stable-4.14" and summary["nodes"] == 31
+    # verified=False in the history is explained, in the controller's words
+    assert (
+        "No release authenticity verification is configured" in (summary["rehearsal"]["unverified"])
+    )
     assert summary["url"].startswith("http://127.0.0.1:")
     assert {r["name"] for r in summary["risks"]} == {
         "AzureRegistryImageMigrationUserProvisioned",
