@@ -8,8 +8,9 @@ passing test that left a field unread.
 
 The rule, per mapping: one that the test (or the code under test) never looked inside
 counts as used as a whole (it was compared or passed on in one piece); one it did look
-inside must have every key read, recursively. Identity and commentary keys (`id`,
-`source`, `note`) are exempt.
+inside must have every key read, recursively. Identity, provenance and commentary keys
+(EXEMPT) are not checked; a field a branch rightly never reads is declared with `unused`
+and a comment saying why, and maps keyed by data are taken whole with `plain`.
 """
 
 from __future__ import annotations
