@@ -7,7 +7,6 @@ task-graph case, read from ../shared at run time.
 from __future__ import annotations
 
 import copy
-import os
 import random
 import threading
 from dataclasses import replace
@@ -33,7 +32,7 @@ from kupgrade.release.taskgraph import (
     run_graph,
     shift_order,
 )
-from tests.support.caseuse import MUTATE, mutated, plain, track, unused
+from tests.support.caseuse import case_params, plain, unused
 from tests.support.conformance import CONFORMANCE, conformance_cases, conformance_path, need_case
 
 
@@ -67,15 +66,10 @@ def _loads() -> list[Any]:
     path = CONFORMANCE / "cvo" / "payloads" / "expected.yaml"
     if not path.exists():
         return [pytest.param(None, id="conformance-data-missing")]
-    params = []
-    for fixture in yaml.safe_load(path.read_text())["fixtures"]:
-        for load in fixture["loads"]:
-            given = mutated(load) if os.environ.get(MUTATE) else load
-            tracked = track({**given, "fixture_path": fixture["path"]})
-            tracked.read.add("fixture_path")
-            tracked.pin()
-            params.append(pytest.param(tracked, id=load["id"]))
-    return params[:1] if os.environ.get(MUTATE) else params
+    fixtures = yaml.safe_load(path.read_text())["fixtures"]
+    loads = [{**load, "fixture_path": f["path"]} for f in fixtures for load in f["loads"]]
+    # The fixture's path rides along; reading it here counts as read.
+    return case_params(loads, where=lambda load: bool(load["fixture_path"]))
 
 
 @pytest.mark.parametrize("load", _loads())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 from collections import Counter
@@ -19,7 +18,7 @@ from kupgrade.risks.promql import load_snapshot
 from kupgrade.risks.promql.engine import evaluate_text
 from kupgrade.risks.promql.expressions import load_expressions
 from kupgrade.risks.rules import inject_cluster_id
-from tests.support.caseuse import MUTATE, mutated, plain, track, unused
+from tests.support.caseuse import case_params, plain, unused
 from tests.support.conformance import conformance_path, need_case
 
 
@@ -44,9 +43,7 @@ def _tracked() -> list[Any]:
         cases = _cases()
     except pytest.skip.Exception:
         return [pytest.param(None, id="absent")]
-    if os.environ.get(MUTATE):
-        cases = [mutated(cases[0])]
-    return [pytest.param(track(c), id=c["name"]) for c in cases]
+    return case_params(cases, id_key="name")
 
 
 ID_MODES = {"none": 0, "single": 1}  # "fleet": two or more clusters

@@ -11,7 +11,6 @@ import gzip
 import http.client
 import io
 import json
-import os
 import socket
 import tarfile
 from typing import Any
@@ -20,7 +19,7 @@ from urllib.parse import quote, urlsplit
 import pytest
 import yaml
 
-from tests.support.caseuse import MUTATE, mutated, track
+from tests.support.caseuse import case_params
 from tests.support.conformance import CINCINNATI
 from tests.support.service import Server
 
@@ -31,10 +30,7 @@ def _cases() -> list[Any]:
     """One tracked param per case: a field the test leaves unread fails it (caseuse)."""
     if not CASES_FILE.exists():
         return []
-    cases = list(yaml.safe_load(CASES_FILE.read_text())["cases"])
-    if os.environ.get(MUTATE):
-        cases = [mutated(cases[0])]
-    return [pytest.param(track(c), id=c["id"]) for c in cases]
+    return case_params(yaml.safe_load(CASES_FILE.read_text())["cases"])
 
 
 def send(

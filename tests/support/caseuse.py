@@ -16,7 +16,7 @@ and a comment saying why, and maps keyed by data are taken whole with `plain`.
 from __future__ import annotations
 
 import os
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -37,6 +37,23 @@ def mutated(case: dict[str, Any]) -> dict[str, Any]:
     if isinstance(case.get("input"), dict):
         copy["input"] = {**case["input"], MUTANT: True}
     return copy
+
+
+def case_params(
+    cases: Iterable[dict[str, Any]],
+    id_key: str = "id",
+    where: Callable[[dict[str, Any]], bool] | None = None,
+) -> list[Any]:
+    """One tracked pytest param per case (those `where` keeps; what it reads counts as
+    read). Under MUTATE only the first, with a field no README defines."""
+    mutate = bool(os.environ.get(MUTATE))
+    params = []
+    for case in cases:
+        tracked = track(mutated(case) if mutate else case)
+        if where is None or where(tracked):
+            tracked.pin()
+            params.append(pytest.param(tracked, id=str(case[id_key])))
+    return params[:1] if mutate else params
 
 
 def track(value: Any) -> Any:

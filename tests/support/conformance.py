@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.support.caseuse import MUTATE, mutated, track
+from tests.support.caseuse import case_params
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -41,16 +41,7 @@ def conformance_cases(
     param when the data is absent. Each case is tracked: a test that leaves one of its
     fields unread fails (tests/support/caseuse.py)."""
     try:
-        params = []
-        for case in conformance_doc(*parts)[section]:
-            tracked = track(case)
-            if where is None or where(tracked):
-                if os.environ.get(MUTATE):
-                    tracked = track(mutated(case))
-                    where is None or where(tracked)
-                tracked.pin()
-                params.append(pytest.param(tracked, id=case["id"]))
-        return params[:1] if os.environ.get(MUTATE) else params
+        return case_params(conformance_doc(*parts)[section], where=where)
     except pytest.skip.Exception:
         return [pytest.param(None, id=f"{section}-absent")]
 
