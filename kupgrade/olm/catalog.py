@@ -8,6 +8,7 @@ remembers the file and position it came from so errors can point at it.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any, get_args, get_origin
@@ -194,6 +195,31 @@ def _compact(blob: dict[str, Any]) -> str:
     return text if len(text) <= 200 else text[:200] + "..."
 
 
+def _struct(kind: Any) -> type[msgspec.Struct] | None:
+    return kind if isinstance(kind, type) and issubclass(kind, msgspec.Struct) else None
+
+
+@functools.cache
+def _go_field_map(
+    kind: type[msgspec.Struct],
+) -> tuple[dict[str, tuple[Any, bool, bool]], dict[str, str]]:
+    """Per JSON field of `kind`: (the struct to descend into or None, whether it is a
+    list of them, whether null is a value), and the case-folded names. Computed once per
+    type: catalogs hold tens of thousands of entries."""
+    fields: dict[str, tuple[Any, bool, bool]] = {}
+    for info in msgspec.structs.fields(kind):
+        if info.name == "origin":
+            continue
+        args = [a for a in get_args(info.type) if a is not Ellipsis]
+        listed = get_origin(info.type) in (list, tuple) and len(args) == 1
+        child = _struct(args[0]) if listed else _struct(info.type)
+        fields[info.encode_name] = (child, listed and child is not None, info.type is Any)
+    folded: dict[str, str] = {}
+    for name in fields:
+        folded.setdefault(name.casefold(), name)
+    return fields, folded
+
+
 def go_fields(value: Any, kind: Any) -> Any:
     """`value` with its object keys renamed to `kind`'s fields as Go's encoding/json
     matches them: the exact name first, else case-insensitively; later keys win; unknown
@@ -202,19 +228,22 @@ def go_fields(value: Any, kind: Any) -> Any:
     Hand-written because msgspec (like every Python decoder) matches names exactly, and
     opm's catalogs in the wild use `Name`, `DefaultChannel` and the like.
     """
-    if isinstance(value, dict) and isinstance(kind, type) and issubclass(kind, msgspec.Struct):
-        fields = {f.encode_name: f.type for f in msgspec.structs.fields(kind) if f.name != "origin"}
-        folded: dict[str, str] = {}
-        for name in fields:
-            folded.setdefault(name.casefold(), name)
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            found = key if key in fields else folded.get(str(key).casefold())
-            if found is not None and (item is not None or fields[found] is Any):
-                out[found] = go_fields(item, fields[found])
-        return out
-    if isinstance(value, list):
-        args = [a for a in get_args(kind) if a is not Ellipsis]
-        if get_origin(kind) in (list, tuple) and len(args) == 1:
-            return [go_fields(item, args[0]) for item in value]
-    return value
+    struct = _struct(kind)
+    if struct is None or not isinstance(value, dict):
+        return value
+    fields, folded = _go_field_map(struct)
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        found = key if key in fields else folded.get(str(key).casefold())
+        if found is None:
+            continue
+        child, listed, nullable = fields[found]
+        if item is None and not nullable:
+            continue
+        if child is not None and listed and isinstance(item, list):
+            out[found] = [go_fields(element, child) for element in item]
+        elif child is not None and not listed:
+            out[found] = go_fields(item, child)
+        else:
+            out[found] = item
+    return out
