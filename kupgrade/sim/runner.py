@@ -80,8 +80,9 @@ class Runner:
             if not self.sim.changed:
                 return
 
-    def step(self) -> bool:
-        """Advance to the next event and react; False when nothing is left to happen."""
+    def step(self, deadline: float | None = None) -> bool:
+        """Advance to the next event and react; False when nothing is left to happen, or
+        when the next event is due after `deadline` (it is left for a later run)."""
         now = self.sim.now()
         if self.updating() and float(self.store.meta("resync_at", 0)) <= now:
             self.store.set_meta("resync_at", now + RESYNC)
@@ -89,7 +90,7 @@ class Runner:
         if self.availability is not None:
             self.availability.sync()  # refreshes when due; steps happen only while busy
         at = self.store.next_at()
-        if at is None:
+        if at is None or (deadline is not None and at > deadline):
             return False
         self.store.set_meta("now", max(at, now))
         for action in self.store.pop_due(max(at, now)):
@@ -180,20 +181,16 @@ class Runner:
                 self.settle()
                 self.commit()
                 continue
-            at = self.store.next_at()
-            if at is not None and at - start > max_seconds:
-                # Nothing happens before the limit: what is due later (a retry, a resync)
-                # is left for the next run instead of firing past the limit.
-                return Outcome("limit", self.sim.now(), steps)
-            if not self.step():
-                return Outcome("idle", self.sim.now(), steps)
+            if not self.step(deadline=start + max_seconds):
+                # Events still pending were due after the limit (a retry, a resync): they
+                # are left for the next run instead of firing past it.
+                pending = self.store.next_at() is not None
+                return Outcome("limit" if pending else "idle", self.sim.now(), steps)
             steps += 1
             if time.monotonic() - self.committed >= COMMIT_EVERY:
                 self.commit()
             if on_step is not None:
                 on_step(self)
-            if self.sim.now() - start > max_seconds:
-                return Outcome("limit", self.sim.now(), steps)
 
 
 @contextmanager
