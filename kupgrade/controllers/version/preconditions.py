@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kupgrade.cluster.conditions import find
-from kupgrade.versions import SemVer, blang_error, go_quote, parse_blang
+from kupgrade.errors import VersionError
+from kupgrade.versions import SemVer, go_quote, parse_blang
 
 OVERRIDES_MESSAGE = (
     "Disabling ownership via cluster version overrides prevents upgrades between minor or "
@@ -78,6 +79,14 @@ def _history(cv: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list(_status(cv).get("history") or [])
 
 
+def _blang(text: str) -> SemVer | str:
+    """The version as blang/semver parses it, or its parse error."""
+    try:
+        return parse_blang(text)
+    except VersionError as exc:
+        return exc.message
+
+
 def _versions(
     name: str, cv: Mapping[str, Any], target: str
 ) -> tuple[SemVer, SemVer] | PreconditionError:
@@ -85,12 +94,13 @@ def _versions(
 
     The current one only warns: "do not block on issues that require an update to fix".
     """
-    current = _current(cv)
-    if error := blang_error(current):
-        return PreconditionError(error, name, "InvalidCurrentVersion", warning=True)
-    if error := blang_error(target):
-        return PreconditionError(error, name, "InvalidDesiredVersion")
-    return parse_blang(current), parse_blang(target)
+    current = _blang(_current(cv))
+    if isinstance(current, str):
+        return PreconditionError(current, name, "InvalidCurrentVersion", warning=True)
+    wanted = _blang(target)
+    if isinstance(wanted, str):
+        return PreconditionError(wanted, name, "InvalidDesiredVersion")
+    return current, wanted
 
 
 def _previous(cv: Mapping[str, Any], current: SemVer) -> tuple[SemVer, str] | None:
@@ -104,9 +114,8 @@ def _previous(cv: Mapping[str, Any], current: SemVer) -> tuple[SemVer, str] | No
     for entry in _history(cv):
         version = str(entry.get("version") or "")
         if version != str(current) or str(entry.get("image") or "") != image:
-            if blang_error(version):
-                return None
-            return parse_blang(version), str(entry.get("image") or "")
+            parsed = _blang(version)
+            return None if isinstance(parsed, str) else (parsed, str(entry.get("image") or ""))
     return None
 
 
@@ -204,12 +213,13 @@ def _update_in_progress(cv: Mapping[str, Any], current: SemVer) -> tuple[str, st
     """upgradeable.go majorOrMinorUpdateFrom: (completed version, "Major"|"Minor") when a
     major or minor update is still Progressing, else ("", "")."""
     completed = current_version(_history(cv))
-    if not completed or blang_error(completed):
+    parsed = _blang(completed) if completed else ""
+    if isinstance(parsed, str):
         return "", ""
     progressing = find(_status(cv).get("conditions"), "Progressing")
     if progressing is None or progressing.get("status") != "True":
         return "", ""
-    kind = update_type(parse_blang(completed), current)
+    kind = update_type(parsed, current)
     return (completed, kind) if kind in ("Major", "Minor") else ("", "")
 
 
