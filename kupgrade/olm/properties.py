@@ -1,4 +1,4 @@
-"""Bundle properties decoded the way opm decodes them (operator-registry
+"""Bundle properties decoded the way opm decodes them (SPEC F1; operator-registry
 alpha/property/property.go Parse, at 4f9d6f22).
 
 Every property of a bundle is decoded, not only `olm.package`: a known type into its Go

@@ -1,4 +1,4 @@
-"""The machine-config controller's metrics, as it exports them
+"""The machine-config controller's metrics (SPEC E3), as it exports them
 (machine-config-operator pkg/controller/common/metrics.go, at 7ff337a4).
 
 `mcc_drain_err{node}` is set to 1 once a node's drain has gone on for more than an hour
