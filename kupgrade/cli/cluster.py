@@ -20,7 +20,8 @@ import yaml
 from rich.table import Table
 
 from kupgrade.cli.backends import promql_condition
-from kupgrade.cli.cluster_view import KINDS, live_view, oc_table, print_report
+from kupgrade.cli.cluster_view import KINDS, live_view, oc_table, print_report, summary_columns
+from kupgrade.cli.gdc import gdc_spec, gdc_status, gdc_upgrade
 from kupgrade.cli.output import (
     Format,
     OutputOpt,
@@ -34,11 +35,13 @@ from kupgrade.cluster.clusterversion import request_update, requested_release
 from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.upgrade_text import check_for_upgrade, render_upgrade
 from kupgrade.controllers.availability import AvailabilityController
+from kupgrade.controllers.gdc.controller import BOOTSTRAP
 from kupgrade.controllers.nodes import metrics as node_metrics
-from kupgrade.controllers.version.status import clusterversion_columns
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
+from kupgrade.sim.gdc_report import gdc_report
+from kupgrade.sim.gdc_runner import GdcRunner
 from kupgrade.sim.homes import CLUSTER_NAME, cluster_names, cluster_root, home, opened, wiring_for
 from kupgrade.sim.lock import ControllerLock, die_with_parent
 from kupgrade.sim.profile import (
@@ -84,7 +87,20 @@ def create_command(
         str | None, typer.Option("--upstream", help="Update service graph URL.")
     ] = None,
     platform: Annotated[
-        str | None, typer.Option("--platform", help="Infrastructure platform.")
+        str | None,
+        typer.Option(
+            "--platform",
+            help="gdc for a distributed-cloud (bare metal) cluster; otherwise an OpenShift "
+            "cluster on this infrastructure platform (AWS, BareMetal, None, ...).",
+        ),
+    ] = None,
+    role: Annotated[
+        str | None,
+        typer.Option("--role", help="gdc: admin, hybrid, standalone or user."),
+    ] = None,
+    managed_by: Annotated[
+        str | None,
+        typer.Option("--managed-by", help="gdc: a user cluster's admin or hybrid cluster."),
     ] = None,
     masters: Annotated[
         int | None, typer.Option("--masters", min=1, help="Control-plane nodes.")
@@ -103,7 +119,13 @@ def create_command(
     kupgrade cluster create demo --version 4.13.40 --channel stable-4.14 \\
         --upstream http://127.0.0.1:8080/api/upgrades_info/graph
     kupgrade cluster create big --profile my-cluster.yaml --workers 50 --seed 7 -o json
+    kupgrade cluster create admin --platform gdc --role admin --version 1.28.500-gke.120
+    kupgrade cluster create user1 --platform gdc --role user --managed-by admin \\
+        --version 1.28.500-gke.120 --workers 5
     ```
+
+    A distributed-cloud cluster has a control-plane pool (`--masters` nodes), worker
+    nodes (`--workers`) and, when its profile lists one, a load-balancer pool.
     """
     if not CLUSTER_NAME.fullmatch(name):
         raise InputError(
@@ -131,6 +153,9 @@ def create_command(
             if not any(p.name == pool_name for p in pools):
                 pools.append(Pool(pool_name, count))
     spec = msgspec.structs.replace(spec, pools=pools, **changes)
+    spec = gdc_spec(
+        spec, role, managed_by, version_given=version is not None or profile is not None
+    )
     root = create_cluster(home(), name, msgspec.structs.replace(loaded, spec=spec))
     info = {
         "name": name,
@@ -165,11 +190,10 @@ def list_command(output: OutputOpt = Format.text) -> None:
     for name in cluster_names():
         try:
             with opened(name) as (_, store, _spec):
-                cv = store.get("ClusterVersion", "version") or {"status": {}}
                 rows.append(
                     {
                         "name": name,
-                        **clusterversion_columns(cv["status"]),
+                        **summary_columns(store),
                         "time": rfc3339(float(store.meta("now", 0))),
                     }
                 )
@@ -309,9 +333,40 @@ def upgrade_command(
     force: Annotated[
         bool, typer.Option("--force", help="Go on through failed verification and preconditions.")
     ] = False,
+    bmctl: Annotated[
+        str | None,
+        typer.Option("--bmctl", help="gdc: the bmctl version used (default: the target's)."),
+    ] = None,
+    leave_pools: Annotated[
+        str | None,
+        typer.Option("--leave-pools", help="gdc: worker pools to keep at their version (a,b)."),
+    ] = None,
+    nodepool: Annotated[
+        str | None,
+        typer.Option("--nodepool", help="gdc: upgrade only this worker pool (selective)."),
+    ] = None,
+    use_bootstrap: Annotated[
+        bool,
+        typer.Option(
+            "--use-bootstrap",
+            help="gdc: upgrade a self-managed cluster through a temporary bootstrap cluster.",
+        ),
+    ] = False,
+    releases: Annotated[
+        Path | None,
+        typer.Option(
+            "--releases",
+            help="gdc: release history YAML (release_order oldest first, or releases "
+            "[{version, date}]) for the rule that a pool may not run a later release.",
+        ),
+    ] = None,
     output: OutputOpt = Format.text,
 ) -> None:
     """Show the cluster's update status like `oc adm upgrade`, or request an update.
+
+    A distributed-cloud cluster's upgrade is checked against the skew rules of every
+    simulated distributed-cloud cluster first and refused, with the rule, the objects and
+    the fix, before anything changes.
 
     **Examples**
 
@@ -319,11 +374,35 @@ def upgrade_command(
     kupgrade upgrade --cluster demo --include-not-recommended
     kupgrade upgrade --cluster demo --to 4.14.27
     kupgrade upgrade --to-image quay.io/ocp/release@sha256:<64 hex> --allow-explicit-upgrade
+    kupgrade upgrade --cluster user1 --to 1.29.100-gke.251 --leave-pools w2
+    kupgrade upgrade --cluster admin --to 1.29.100-gke.251 --use-bootstrap
+    kupgrade upgrade --cluster user1 --nodepool w2 --to 1.29.100-gke.251 -o json
     ```
     """
     if to and to_image:
         raise InputError("give --to or --to-image, not both", field="--to")
+    gdc_only = {"--bmctl": bmctl, "--leave-pools": leave_pools, "--nodepool": nodepool,
+                "--use-bootstrap": use_bootstrap, "--releases": releases}  # fmt: skip
     with opened(cluster) as (_, store, spec):
+        if spec.platform == "gdc":
+            if to_image:
+                raise InputError(
+                    "a distributed-cloud cluster upgrades to a version",
+                    field="--to-image",
+                    hint="use --to VERSION",
+                )
+            if not to:
+                gdc_status(store, output)
+                return
+            left = [p.strip() for p in (leave_pools or "").split(",") if p.strip()]
+            gdc_upgrade(
+                store, to, bmctl=bmctl, nodepool=nodepool, leave_pools=left,
+                use_bootstrap=use_bootstrap, releases=releases, output=output,
+            )  # fmt: skip
+            return
+        given = [flag for flag, value in gdc_only.items() if value]
+        if given:
+            raise InputError(f"{given[0]} applies to distributed-cloud clusters", field=given[0])
         for note in refresh_availability(store, spec):
             stderr.print(f"[yellow]note:[/] {note}", highlight=False)
         cv = store.get("ClusterVersion", "version")
@@ -440,11 +519,15 @@ def _supervise(cluster: str | None, until: Until, speed: float, output: Format) 
 def _run_child(cluster: str | None, until: Until, speed: float, output: Format) -> None:
     """The controllers' process: one run of the loop until done, handoff or failure."""
     with opened(cluster) as (root, store, spec):
-        runner = Runner(
-            store,
-            spec,
-            wiring_for(root, store, spec),
-            availability=availability(store, spec, throttled=True),
+        runner = (
+            GdcRunner(store, spec)
+            if spec.platform == "gdc"
+            else Runner(
+                store,
+                spec,
+                wiring_for(root, store, spec),
+                availability=availability(store, spec, throttled=True),
+            )
         )
         started = float(store.meta("run_started") or runner.sim.now())
         store.set_meta("run_started", started)
@@ -455,13 +538,14 @@ def _run_child(cluster: str | None, until: Until, speed: float, output: Format) 
             raise typer.Exit(HANDOFF_EXIT)
         store.set_meta("run_started", None)
         store.commit()
-        print_report(report(runner, outcome, started, time.monotonic() - wall), started, output)
+        make = gdc_report if isinstance(runner, GdcRunner) else report
+        print_report(make(runner, outcome, started, time.monotonic() - wall), started, output)
         problem = runner.failing()
         if problem is not None:
             # SPEC C3-C7: the controller keeps retrying; this run stops and says why.
             stderr.print(
                 f"error: cluster {root.name} is left failing: {' '.join(problem.split())}; "
-                "fix the cause and run `kupgrade controller run` again (it retries)",
+                + runner.retry_hint,
                 highlight=False,
                 markup=False,
             )
@@ -482,11 +566,20 @@ def get_command(
     what: Annotated[
         str,
         typer.Argument(
-            help="clusterversion, clusteroperators (co), machineconfigpools (mcp) or nodes "
-            "(no); singular, plural, short or group-qualified, as oc accepts them."
+            help="clusterversion, clusteroperators (co), machineconfigpools (mcp), nodes "
+            "(no); distributed cloud: clusters, nodepools, preflightchecks, healthchecks. "
+            "Singular, plural, short or group-qualified, as oc accepts them."
         ),
     ],
     cluster: ClusterOpt = None,
+    bootstrap: Annotated[
+        bool,
+        typer.Option(
+            "--bootstrap",
+            help="gdc: the bootstrap cluster's copies, which show the progress while it owns "
+            "the cluster's resources.",
+        ),
+    ] = False,
     output: Annotated[
         GetFormat, typer.Option("-o", "--output", help="text (oc get columns), json or yaml.")
     ] = GetFormat.text,
@@ -499,6 +592,8 @@ def get_command(
     kupgrade get clusterversion
     kupgrade get mcp --cluster demo
     kupgrade get nodes -o yaml
+    kupgrade get clusters --cluster user1
+    kupgrade get nodepools --cluster admin --bootstrap -o json
     ```
     """
     kind = KINDS.get(what.lower())
@@ -507,10 +602,14 @@ def get_command(
             f"unknown resource type {what!r}",
             field="WHAT",
             hint="one of clusterversion, clusteroperators (co), machineconfigpools (mcp), "
-            "nodes (no)",
+            "nodes (no), clusters, nodepools, preflightchecks, healthchecks",
         )
     with opened(cluster) as (_, store, _spec):
-        objs = store.list(kind)
+        objs = [
+            o
+            for o in store.list(kind)
+            if bootstrap == o["metadata"].get("namespace", "").startswith(BOOTSTRAP)
+        ]
         now = float(store.meta("now", 0))
     if output is GetFormat.json:
         print_json({"apiVersion": "v1", "kind": "List", "items": objs})

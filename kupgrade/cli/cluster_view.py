@@ -14,12 +14,21 @@ from rich.table import Table
 from kupgrade.cli.output import Format, print_json, stderr, stdout
 from kupgrade.cluster import mco
 from kupgrade.cluster.conditions import find
+from kupgrade.cluster.gdc import (
+    NODE_VERSION,
+    cluster_columns,
+    nodepool_columns,
+    preflight_columns,
+)
 from kupgrade.cluster.objects import parse_rfc3339
+from kupgrade.controllers.gdc.request import STATE
 from kupgrade.controllers.nodes.pool import MCP_COLUMNS, mcp_columns
 from kupgrade.controllers.version.progress import runlevel_rows
 from kupgrade.controllers.version.status import clusterversion_columns
+from kupgrade.sim.gdc_runner import GdcRunner
 from kupgrade.sim.releases import rendered_config
 from kupgrade.sim.runner import Runner
+from kupgrade.sim.store import Store
 
 
 @contextmanager
@@ -40,16 +49,24 @@ def live_view(runner: Runner, speed: float, started: float, wall: float) -> Iter
                 ahead = (r.sim.now() - started) / speed - (time.monotonic() - wall)
                 if ahead > 0:
                     time.sleep(min(ahead, 1.0))
-            state = r.sim.state("version") or {}
-            rows = [("manifests", int(state.get("done", 0)), int(state.get("total", 0)) or 1)]
-            rows += runlevel_rows(state)
-            rows += pool_rows(r.store.list("MachineConfigPool"), state)
+            rows = progress_rows(r)
             for label, done, total in rows:
                 if label not in tasks:
                     tasks[label] = bars.add_task(label, total=total)
                 bars.update(tasks[label], completed=done, total=total)
 
         yield on_step
+
+
+def progress_rows(r: Runner) -> list[tuple[str, int, int]]:
+    """The bars: stages and their pools (distributed cloud), or manifests, runlevels and
+    pools (OpenShift)."""
+    if isinstance(r, GdcRunner):
+        return r.upgrade.progress()
+    state = r.sim.state("version") or {}
+    rows = [("manifests", int(state.get("done", 0)), int(state.get("total", 0)) or 1)]
+    rows += runlevel_rows(state)
+    return rows + pool_rows(r.store.list("MachineConfigPool"), state)
 
 
 def pool_rows(pools: list[dict[str, Any]], state: dict[str, Any]) -> list[tuple[str, int, int]]:
@@ -72,6 +89,29 @@ def pool_rows(pools: list[dict[str, Any]], state: dict[str, Any]) -> list[tuple[
     return rows
 
 
+def summary_columns(store: Store) -> dict[str, str]:
+    """VERSION, PROGRESSING and STATUS of `cluster list`, whatever the platform."""
+    found = [c for c in store.list("Cluster") if ":" not in c["metadata"].get("namespace", "")]
+    if not found:
+        cv = store.get("ClusterVersion", "version") or {"status": {}}
+        return clusterversion_columns(cv["status"])
+    state = store.meta(f"state:{STATE}") or {}
+    running = bool(state) and not state.get("completed") and not state.get("failed")
+    columns = cluster_columns(found[0])
+    status = (
+        f"upgrade to {state['target']} stopped: {state['failed']}"
+        if state.get("failed")
+        else f"upgrading to {state['target']}"
+        if running
+        else columns["CLUSTER STATE"]
+    )
+    return {
+        "VERSION": columns["ABM VERSION"],
+        "PROGRESSING": str(running),
+        "STATUS": status,
+    }
+
+
 def print_report(summary: dict[str, Any], started: float, output: Format) -> None:
     if output is Format.json:
         print_json(summary)
@@ -91,6 +131,32 @@ def print_report(summary: dict[str, Any], started: float, output: Format) -> Non
             row["object"], f"+{(row['from'] - started) / 60:.1f} min", took, row.get("note", "")
         )
     stdout.print(table)
+    if "downtime" in summary:
+        print_gdc_sections(summary, started)
+
+
+def print_gdc_sections(summary: dict[str, Any], started: float) -> None:
+    """Distributed cloud: status fields as filled, downtime vs the seed's table, drains."""
+    fields = Table("STATUS FIELD", "FILLED AT", "VALUE", box=None)
+    for row in summary["statusFields"]:
+        fields.add_row(row["field"], f"+{(row['at'] - started) / 60:.1f} min", row["value"])
+    stdout.print(fields)
+    down = Table("COMPONENT", "DOWN", "EXPECTED", "WHEN", box=None)
+    for row in summary["downtime"]:
+        mark = "" if row["within"] is not False else ", more than expected"
+        down.add_row(
+            row["component"],
+            f"{row['measuredMinutes']:.1f} min{mark}",
+            row["expected"],
+            row["when"],
+        )
+    stdout.print(down)
+    if summary["drains"]:
+        slow = Table("SLOW DRAIN", "TOOK", "WHY", box=None)
+        for row in summary["drains"]:
+            took = "still draining" if row["minutes"] is None else f"{row['minutes']:.1f} min"
+            slow.add_row(row["node"], took, "; ".join(row["why"]))
+        stdout.print(slow)
 
 
 # kind -> (singular, plural, short names, API group): the names `oc get` accepts, as the
@@ -106,6 +172,17 @@ RESOURCES = {
         "machineconfiguration.openshift.io",
     ),
     "Node": ("node", "nodes", ("no",), ""),
+    "Cluster": ("cluster", "clusters", (), "baremetal.cluster.gke.io"),
+    "NodePool": ("nodepool", "nodepools", (), "baremetal.cluster.gke.io"),
+    "PreflightCheck": ("preflightcheck", "preflightchecks", (), "baremetal.cluster.gke.io"),
+    "HealthCheck": ("healthcheck", "healthchecks", (), "baremetal.cluster.gke.io"),
+}
+# Distributed-cloud kinds, listed across namespaces as `kubectl get -A` does.
+GDC_COLUMNS = {
+    "Cluster": cluster_columns,
+    "NodePool": nodepool_columns,
+    "PreflightCheck": preflight_columns,
+    "HealthCheck": preflight_columns,
 }
 
 
@@ -132,6 +209,22 @@ def age(created: str, now: float) -> str:
 
 
 def oc_rows(kind: str, objs: list[dict[str, Any]], now: float) -> tuple[list[str], list[list[str]]]:
+    if kind in GDC_COLUMNS:
+        columns = GDC_COLUMNS[kind]
+        sample = list(columns({"spec": {}, "status": {}}))
+        return ["NAMESPACE", "NAME", *sample, "AGE"], [
+            [
+                o["metadata"].get("namespace", "").split(":")[-1],
+                o["metadata"]["name"],
+                *columns(o).values(),
+                age(o["metadata"].get("creationTimestamp", ""), now),
+            ]
+            for o in objs
+        ]
+    if kind == "Node" and any(
+        NODE_VERSION in (o["metadata"].get("annotations") or {}) for o in objs
+    ):
+        return kubectl_nodes(objs, now)
     if kind == "ClusterVersion":
         head = ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "SINCE", "STATUS"]
         rows = []
@@ -223,6 +316,35 @@ def oc_rows(kind: str, objs: list[dict[str, Any]], now: float) -> tuple[list[str
             ]
         )
     return head, node_rows
+
+
+def node_status(node: dict[str, Any]) -> str:
+    ready = (find(node["status"].get("conditions"), "Ready") or {}).get("status") == "True"
+    text = "Ready" if ready else "NotReady"
+    return text + (",SchedulingDisabled" if node["spec"].get("unschedulable") else "")
+
+
+def node_roles(node: dict[str, Any]) -> str:
+    roles = sorted(
+        k.split("/", 1)[1]
+        for k in node["metadata"].get("labels", {})
+        if k.startswith("node-role.kubernetes.io/")
+    )
+    return ",".join(roles) or "<none>"
+
+
+def kubectl_nodes(objs: list[dict[str, Any]], now: float) -> tuple[list[str], list[list[str]]]:
+    """`kubectl get nodes`: NAME, STATUS, ROLES, AGE and the kubelet's VERSION."""
+    return ["NAME", "STATUS", "ROLES", "AGE", "VERSION"], [
+        [
+            o["metadata"]["name"],
+            node_status(o),
+            node_roles(o),
+            age(o["metadata"].get("creationTimestamp", ""), now),
+            str((o["status"].get("nodeInfo") or {}).get("kubeletVersion", "")),
+        ]
+        for o in objs
+    ]
 
 
 def oc_table(kind: str, objs: list[dict[str, Any]], now: float) -> str:

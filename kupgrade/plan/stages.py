@@ -43,18 +43,35 @@ class Stage:
                 "downtime": self.downtime, "sets": self.sets}  # fmt: skip
 
 
-def stages(cluster: StageCluster) -> list[Stage]:
-    """SPEC G8's order for this cluster's shape."""
+def stages(cluster: StageCluster, method: str | None = None) -> list[Stage]:
+    """SPEC G8's order for this cluster's shape; with `method` ("in-place" or
+    "bootstrap") a self-managed cluster's own steps of SPEC G10 are added."""
     lb_pool = "load-balancer-node-pool" if cluster.loadBalancerNodePool else None
     cp = "control-plane-node-pool"
-    out = [
-        Stage("preflight", [], "cluster upgrade, network health and node checks", "none"),
-        Stage("set-spec-version", ["preflight"], "spec.anthosBareMetalVersion", "none"),
-    ]
+    own = method if cluster.role in SELF_MANAGED else None
+    out = [Stage("preflight", [], "cluster upgrade, network health and node checks", "none")]
+    if own == "in-place":
+        # SPEC G10: the new preflight-check operator is deployed before the checks run.
+        out[0] = Stage("preflight", ["preflight-check-operator"], out[0].upgrades, "none")
+        out.insert(0, Stage("preflight-check-operator", [], "preflight-check operator", "none"))
+    before_spec = "preflight"
+    if own == "bootstrap":
+        out.append(Stage("bootstrap-pivot", ["preflight"],
+                         "a temporary bootstrap cluster takes ownership of the cluster's "
+                         "resources", "none"))  # fmt: skip
+        before_spec = "bootstrap-pivot"
+    out.append(Stage("set-spec-version", [before_spec], "spec.anthosBareMetalVersion", "none"))
     before_cp = "set-spec-version"
+    if own == "in-place":
+        out.append(Stage("lifecycle-controllers", [before_cp],
+                         "lifecycle-controllers-manager upgrades itself", "none"))  # fmt: skip
+        out.append(Stage("cluster-operator", ["lifecycle-controllers"],
+                         "the target anthos-cluster-operator, which does the rest",
+                         "none"))  # fmt: skip
+        before_cp = "cluster-operator"
     if cluster.controlPlaneLoadBalancer:
         out.append(Stage(
-            "control-plane-load-balancer", ["set-spec-version"],
+            "control-plane-load-balancer", [before_cp],
             "control-plane load balancer (HAProxy, keepalived)",
             "the API endpoint may drop for 1-2 minutes at the start",
         ))  # fmt: skip
@@ -79,8 +96,14 @@ def stages(cluster: StageCluster) -> list[Stage]:
     for worker in workers:
         out.append(Stage(worker, [lb_pool or cp], "worker nodes (kubelet, container runtime)",
                          "user workloads, drained node by node (budgets honoured from 1.29)"))  # fmt: skip
-    out.append(Stage("health-checks", ["connect-agent", "cluster-addons", *workers],
+    # Without worker pools the checks still wait for the load-balancer pool.
+    last = workers or ([lb_pool] if lb_pool else [])
+    out.append(Stage("health-checks", ["connect-agent", "cluster-addons", *last],
                      "repeated until every check passes", "none"))  # fmt: skip
+    if own == "bootstrap":
+        out.append(Stage("bootstrap-pivot-back", ["health-checks"],
+                         "ownership moves back to the upgraded cluster; the bootstrap "
+                         "cluster is deleted", "none"))  # fmt: skip
     return out
 
 
@@ -113,3 +136,40 @@ def stage_plan(data: Any, target: str, where: str) -> dict[str, Any]:
         "status_fields_in_order": status_fields(cluster),
         "drain": gdc_drain_policy((to.major, to.minor)),
     }
+
+
+@dataclass(frozen=True)
+class Expected:
+    """SPEC G7: the downtime the seed's table expects of a component, and when."""
+
+    words: str
+    bound_minutes: float | None  # the most expected (0: none; None: the seed sets no bound)
+    when: str
+
+
+_AFTER_CP = "after the control-plane nodes are upgraded"
+_FIVE = "operator drained and upgraded: under 5 minutes"
+EXPECTED_DOWNTIME: dict[str, Expected] = {
+    "kube-apiserver": Expected("none", 0, "n/a"),
+    "etcd": Expected("none", 0, "n/a"),
+    "kube-scheduler": Expected("none", 0, "n/a"),
+    "lifecycle-controllers": Expected("none", 0, "n/a"),
+    "anthos-cluster-operator": Expected("none", 0, "n/a"),  # a lifecycle controller
+    "loadbalancer-haproxy": Expected(
+        "temporary, under 1-2 minutes while the load balancer redirects traffic", 2,
+        "at the start of the upgrade"),
+    "keepalived": Expected(
+        "temporary, under 1-2 minutes while the load balancer redirects traffic", 2,
+        "at the start of the upgrade"),
+    "stackdriver": Expected(_FIVE + "; DaemonSets keep working", 5, _AFTER_CP),
+    "metrics-server": Expected(_FIVE + "; DaemonSets keep working", 5, _AFTER_CP),
+    "anetd": Expected("none for existing routes; " + _FIVE, 5, _AFTER_CP),
+    "metallb": Expected(_FIVE + "; none for existing services", 5, _AFTER_CP),
+    "coredns": Expected("usually none (replicas with an autoscaler)", 0, _AFTER_CP),
+    "local-volume-provisioner": Expected(
+        "none for provisioned volumes; the operator up to 5 minutes", 5, _AFTER_CP),
+    "istio-ingress": Expected(
+        "about 5 minutes for the operator; configured ingress keeps working", 5, _AFTER_CP),
+    "system-operators": Expected("5 minutes when drained and upgraded", 5, _AFTER_CP),
+    "gke-connect-agent": Expected("not stated", None, "with the cluster add-ons"),
+}  # fmt: skip

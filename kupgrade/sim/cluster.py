@@ -90,6 +90,20 @@ class SimCluster:
 
     def delete(self, kind: str, name: str, namespace: str = "") -> None:
         found = self.store.get(kind, name, namespace)
+        if found is not None and kind == "Pod":
+            # A pod is deleted gracefully: terminating now, gone after its grace period
+            # (never, for a pod that does not stop), whatever budget covers it.
+            if not found["metadata"].get("deletionTimestamp"):
+                self._terminate(found)
+                self.record(
+                    key_of(found), "Deleted", f"deleted from {found['spec'].get('nodeName', '')}"
+                )
+            return
+        self.remove(kind, name, namespace, found)
+
+    def remove(self, kind: str, name: str, namespace: str = "", found: Obj | None = None) -> None:
+        """The object leaves the store (a pod whose grace period ended, or a delete)."""
+        found = found or self.store.get(kind, name, namespace)
         if found is not None and (found.get("metadata") or {}).get("finalizers"):
             # The API server keeps an object with finalizers until they are removed.
             if not found["metadata"].get("deletionTimestamp"):
@@ -141,14 +155,20 @@ class SimCluster:
         )
         if answer.code != 200:
             return answer
-        namespace = meta.get("namespace", "")
+        self._terminate(pod)
+        self.record(key_of(pod), "Evicted", f"evicted from {pod['spec'].get('nodeName', '')}")
+        return Answer(200, "evicted")
+
+    def _terminate(self, pod: Obj) -> None:
+        """Mark a pod terminating; the kubelet removes it after its grace period."""
+        meta = pod["metadata"]
         meta["deletionTimestamp"] = rfc3339(self.now())
         self.write(pod)
         grace = float(meta.get("annotations", {}).get("kupgrade.io/termination-seconds", 30))
         if meta.get("annotations", {}).get("kupgrade.io/never-terminates") != "true":
-            self.store.schedule(self.now() + grace, ["pod-gone", namespace, meta["name"]])
-        self.record(key_of(pod), "Evicted", f"evicted from {pod['spec'].get('nodeName', '')}")
-        return Answer(200, "evicted")
+            self.store.schedule(
+                self.now() + grace, ["pod-gone", meta.get("namespace", ""), meta["name"]]
+            )
 
     def budgets_for(self, pod: Obj) -> builtins.list[Obj]:
         """The PodDisruptionBudgets whose selector matches the pod."""

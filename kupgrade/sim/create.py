@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shutil
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -22,6 +21,7 @@ from kupgrade.errors import InputError
 from kupgrade.release.payload import LoadOptions, load_payload
 from kupgrade.release.sources import open_payload
 from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.gdc import populate_gdc
 from kupgrade.sim.profile import (
     Machine,
     Profile,
@@ -32,6 +32,7 @@ from kupgrade.sim.profile import (
 )
 from kupgrade.sim.releases import build_release, rendered_config
 from kupgrade.sim.store import Store
+from kupgrade.sim.workloads import add_workloads, schedule_changes
 
 MODEL_REGISTRY = "sim.kupgrade.local/ocp-release"
 
@@ -97,6 +98,14 @@ def create_cluster(home: Path, name: str, profile: Profile) -> Path:
 def _populate(root: Path, name: str, profile: Profile) -> None:
     spec = profile.spec
     store = Store(root / "cluster.db")
+    if spec.platform == "gdc":
+        try:
+            store.set_meta("profile", msgspec.to_builtins(profile))
+            populate_gdc(store, name, profile)
+            store.commit()
+        finally:
+            store.close()
+        return
     try:
         now = o.parse_rfc3339(spec.start)
         stamp = o.rfc3339(now)
@@ -153,8 +162,8 @@ def _populate(root: Path, name: str, profile: Profile) -> None:
                 f"op:{op.name}", {"target": spec.version, "rolled": True, "reported": True}
             )
         _nodes(store, spec, stamp, now)
-        _workloads(store, spec, stamp)
-        _changes(store, spec, now)
+        add_workloads(store, spec, stamp)
+        schedule_changes(store, spec, now)
         store.set_meta(
             "state:version",
             {
@@ -196,57 +205,3 @@ def _nodes(store: Store, spec: Spec, stamp: str, now: float) -> None:
                 pool.created[i] if i < len(pool.created) else o.rfc3339(now - 86400 + i)
             )
             store.put(o.node(machine.name, pool.name, zone, rendered, created))
-
-
-# Who owns a workload's pod (name, kind): its ReplicaSet, its DaemonSet, nobody (a bare
-# pod), or the Node whose kubelet runs the static pod it mirrors.
-OWNERS: dict[str, Callable[[str, str], tuple[str, str | None]]] = {
-    "Deployment": lambda name, node: (name, "ReplicaSet"),
-    "DaemonSet": lambda name, node: (name, "DaemonSet"),
-    "Pod": lambda name, node: (name, None),
-    "StaticPod": lambda name, node: (node, "Node"),
-}
-
-
-def _changes(store: Store, spec: Spec, now: float) -> None:
-    for change in spec.changes:
-        store.schedule(
-            now + change.at_minutes * 60,
-            ["change", change.kind, change.name, change.namespace, change.patch],
-        )
-
-
-def _workloads(store: Store, spec: Spec, stamp: str) -> None:
-    nodes = {p.name: node_names(p) for p in spec.pools}
-    for w in spec.workloads:
-        targets = [w.node] if w.node else nodes[w.pool]
-        per_node = w.kind in ("DaemonSet", "StaticPod")
-        count = len(targets) if per_node else w.replicas
-        store.set_meta(f"replicas:{w.namespace}/{w.name}", count)
-        for i in range(count):
-            node_name = targets[i % len(targets)]
-            owner, owner_kind = OWNERS[w.kind](w.name, node_name)
-            pod = o.pod(
-                f"{w.name}-{i:05d}",
-                w.namespace,
-                owner=owner,
-                owner_kind=owner_kind,
-                labels={"app": w.name},
-                node_name=node_name,
-                created=stamp,
-            )
-            pod["status"]["conditions"][0]["status"] = "True"
-            pod["metadata"]["annotations"] = {
-                "kupgrade.io/termination-seconds": str(w.termination_seconds)
-            }
-            if w.kind == "StaticPod":
-                pod["metadata"]["annotations"][o.MIRROR_ANNOTATION] = f"{w.name}-{node_name}"
-            if w.empty_dir:
-                pod["spec"]["volumes"] = [{"name": "scratch", "emptyDir": {}}]
-            if any(f.pod == f"{w.namespace}/{w.name}" for f in spec.faults):
-                pod["metadata"]["annotations"]["kupgrade.io/never-terminates"] = "true"
-            store.put(pod)
-        store.set_meta(f"serial:{w.namespace}/{w.name}", count)
-        if w.pdb is not None:
-            budget = {k: v for k, v in msgspec.to_builtins(w.pdb).items() if v is not None}
-            store.put(o.pdb(w.name, w.namespace, {"app": w.name}, budget))

@@ -17,9 +17,11 @@ from kupgrade.controllers.version.controller import Wiring
 from kupgrade.errors import InputError
 from kupgrade.release.verify import Keyring, ReleaseVerifier, store_for
 from kupgrade.sim.create import release_source
+from kupgrade.sim.gdc import fleet_entry, sim_fleet
 from kupgrade.sim.profile import Profile, Spec
 from kupgrade.sim.runner import workdir
 from kupgrade.sim.store import Store, StoreError
+from kupgrade.skew.fleet import Fleet, History
 
 # A directory name on every file system and a Kubernetes-style name: letters, digits,
 # dashes and dots inside, at most 63 characters.
@@ -101,3 +103,13 @@ def _verifier(spec: Spec) -> Any:
             verifier.verify(digest)
 
     return verify
+
+
+def gdc_fleet(history: History | None) -> Fleet:
+    """Every simulated distributed-cloud cluster, as one fleet for the skew rules."""
+    entries: dict[str, dict[str, Any]] = {}
+    for name in cluster_names():
+        with opened(name) as (_, store, spec):
+            if spec.platform == "gdc":
+                entries[name] = fleet_entry(store)
+    return sim_fleet(entries, history, home() / "clusters")

@@ -15,7 +15,8 @@ from typing import Any
 import msgspec
 
 from kupgrade import intake
-from kupgrade.errors import InputError
+from kupgrade.errors import InputError, VersionError
+from kupgrade.versions import GdcVersion
 
 Range = tuple[float, float]
 
@@ -58,6 +59,14 @@ class Pool(_Base):
     zones: list[str] = msgspec.field(default_factory=list)
     paused: bool = False
     drain: DrainPolicy = msgspec.field(default_factory=DrainPolicy)
+    # Distributed cloud only: the pool's role (default from its name: master or
+    # control-plane, load-balancer, otherwise worker), how many of its nodes upgrade at
+    # once and how many must stay available (its parallelUpgradeConfig), and the version
+    # a worker pool was left at by an earlier selective upgrade.
+    role: str | None = None
+    concurrent_nodes: int = 1
+    minimum_available: int = 0
+    version: str | None = None
 
 
 class Operator(_Base):
@@ -121,6 +130,12 @@ class Fault(_Base):
     pod: str | None = None  # namespace/name-prefix of pods that never terminate
     node: str | None = None
     fail_reboot: bool = False  # the node never comes back Ready after its reboot
+    # Distributed cloud: a component whose rollout is `slow` times longer; a preflight
+    # check that fails (its name and `message`); a node failing this many health checks.
+    component: str | None = None
+    preflight: str | None = None
+    message: str | None = None
+    health_failures: int = 0
 
 
 class Change(_Base):
@@ -135,6 +150,33 @@ class Change(_Base):
     name: str
     patch: dict[str, Any]
     namespace: str = ""
+
+
+class Component(_Base):
+    """A distributed-cloud component upgraded at cluster level (SPEC G6): the stage it
+    belongs to, how long its rollout takes and how long it is down meanwhile (minutes,
+    drawn uniformly). `roles` limits it to clusters of those roles (MetalLB and CoreDNS
+    are user-cluster components)."""
+
+    name: str
+    stage: str  # control-plane-load-balancer | connect-agent | cluster-addons
+    minutes: Range = (2.0, 5.0)
+    downtime: Range = (0.0, 0.0)
+    roles: list[str] = msgspec.field(default_factory=list)
+
+
+class Gdc(_Base):
+    """A distributed-cloud (bare metal) cluster: its role, its management cluster, the
+    components upgraded at cluster level, and the timings of checks."""
+
+    role: str = "standalone"  # admin | hybrid | standalone | user
+    managed_by: str | None = None
+    annotations: dict[str, str] = msgspec.field(default_factory=dict)
+    concurrent_node_pools: int = 1  # 0: worker pools one at a time; 1: all at once
+    load_balancer: str = "bundled"  # bundled (HAProxy, keepalived upgraded too) | manual
+    components: list[Component] | None = None
+    preflight_minutes: Range = (2.0, 4.0)
+    health_check_seconds: float = 60.0  # how often the health checks run again
 
 
 class Verification(_Base):
@@ -166,6 +208,7 @@ class Spec(_Base):
     )  # pull spec -> local image or payload dir
     metrics: str | None = None  # OpenMetrics snapshot the cluster's risks are evaluated on
     extra_manifests: int = 0  # more manifests per release (a realistic release has ~900)
+    gdc: Gdc | None = None  # set for `platform: gdc`
 
 
 class Profile(_Base):
@@ -191,6 +234,49 @@ DEFAULT_OPERATORS = [
     Operator("node-tuning", 70, (1, 3)),
     Operator("machine-config", 80, (3, 6)),
 ]
+
+
+_ADDONS = "cluster-addons"
+_CP_LB = "control-plane-load-balancer"
+# The cluster-level components of SPEC G6 with rollout and downtime minutes inside the
+# seed's expectations (SPEC G7); a profile's `gdc.components` replaces the list.
+DEFAULT_GDC_COMPONENTS = [
+    Component("preflight-check-operator", "preflight-check-operator", (0.5, 1.0)),
+    Component("lifecycle-controllers", "lifecycle-controllers", (1.0, 2.0)),
+    Component("anthos-cluster-operator", "cluster-operator", (0.5, 1.5)),
+    Component("loadbalancer-haproxy", _CP_LB, (1.0, 2.0), (0.3, 1.2)),
+    Component("keepalived", _CP_LB, (0.5, 1.0), (0.2, 0.8)),
+    Component("gke-connect-agent", "connect-agent", (1.0, 2.0), (0.0, 0.5)),
+    Component("stackdriver", _ADDONS, (3.0, 6.0), (1.0, 4.0)),
+    Component("metrics-server", _ADDONS, (1.0, 3.0), (0.5, 2.0)),
+    Component("anetd", _ADDONS, (3.0, 6.0), (1.0, 3.0)),
+    Component("metallb", _ADDONS, (2.0, 4.0), (1.0, 3.0), ["user"]),
+    Component("coredns", _ADDONS, (1.0, 3.0), (0.0, 0.0), ["user"]),
+    Component("local-volume-provisioner", _ADDONS, (1.0, 3.0), (0.5, 3.0)),
+    Component("istio-ingress", _ADDONS, (3.0, 6.0), (2.0, 4.5)),
+    Component("system-operators", _ADDONS, (3.0, 6.0), (1.0, 4.0)),
+]
+GDC_ROLES = ("admin", "hybrid", "standalone", "user")
+
+
+def components_of(gdc: Gdc) -> list[Component]:
+    """The components a cluster of this role upgrades."""
+    listed = gdc.components if gdc.components is not None else DEFAULT_GDC_COMPONENTS
+    return [
+        c
+        for c in listed
+        if (not c.roles or gdc.role in c.roles)
+        and (gdc.load_balancer == "bundled" or c.stage != _CP_LB)
+    ]
+
+
+def pool_role(pool: Pool) -> str:
+    """A distributed-cloud pool's role, from its `role` or its name."""
+    if pool.role is not None:
+        return pool.role
+    if pool.name in ("master", "control-plane"):
+        return "control-plane"
+    return "load-balancer" if pool.name in ("load-balancer", "lb") else "worker"
 
 
 def operators_of(spec: Spec) -> list[Operator]:
@@ -323,14 +409,96 @@ def check_profile(profile: Profile, where: str) -> None:
                 file=where,
                 field=f"spec.workloads[{i}].pool",
             )
+    if spec.platform == "gdc":
+        _check_gdc(spec, where)
     known = {o.name for o in operators_of(spec)}
     for i, f in enumerate(spec.faults):
+        if f.component is not None or f.preflight is not None or f.health_failures:
+            continue  # distributed-cloud faults, checked with the platform
         if f.operator is not None and f.operator not in known:
             raise InputError(
                 f"fault names operator {f.operator!r}, which the profile does not have",
                 file=where,
                 field=f"spec.faults[{i}].operator",
             )
+
+
+COMPONENT_STAGES = (
+    "preflight-check-operator", "lifecycle-controllers", "cluster-operator",
+    "control-plane-load-balancer", "connect-agent", "cluster-addons",
+)  # fmt: skip
+PREFLIGHT_CHECKS = ("cluster-upgrade", "network-health", "node")
+
+
+def _check_gdc(spec: Spec, where: str) -> None:
+    """A distributed-cloud profile: a valid role and version, one control-plane pool."""
+    gdc = spec.gdc or Gdc()
+    try:
+        GdcVersion.parse(spec.version)
+    except VersionError as exc:
+        raise InputError(exc.message, file=where, field="spec.version") from None
+    if gdc.role not in GDC_ROLES:
+        raise InputError(
+            f"role {gdc.role!r} is not one of {', '.join(GDC_ROLES)}", file=where,
+            field="spec.gdc.role",
+        )  # fmt: skip
+    if (gdc.role == "user") != (gdc.managed_by is not None):
+        raise InputError(
+            "a user cluster names its management cluster, and only a user cluster does",
+            file=where, field="spec.gdc.managedBy",
+        )  # fmt: skip
+    roles = [pool_role(p) for p in spec.pools]
+    for i, (pool, role) in enumerate(zip(spec.pools, roles, strict=True)):
+        field = f"spec.pools[{i}]"
+        if role not in ("control-plane", "load-balancer", "worker"):
+            raise InputError(f"role {role!r} is not control-plane, load-balancer or worker",
+                             file=where, field=f"{field}.role")  # fmt: skip
+        if pool.concurrent_nodes < 1 or pool.minimum_available < 0:
+            raise InputError("concurrentNodes must be at least 1, minimumAvailable at least 0",
+                             file=where, field=f"{field}.concurrentNodes")  # fmt: skip
+        if pool.version is not None:
+            if role != "worker":
+                raise InputError("only worker pools can be left at another version",
+                                 file=where, field=f"{field}.version")  # fmt: skip
+            try:
+                GdcVersion.parse(pool.version)
+            except VersionError as exc:
+                raise InputError(exc.message, file=where, field=f"{field}.version") from None
+    if gdc.load_balancer not in ("bundled", "manual"):
+        raise InputError("must be bundled or manual", file=where, field="spec.gdc.loadBalancer")
+    if gdc.load_balancer == "manual" and "load-balancer" in roles:
+        raise InputError("a load-balancer pool needs the bundled load balancer", file=where,
+                         field="spec.gdc.loadBalancer")  # fmt: skip
+    if roles.count("control-plane") != 1 or roles.count("load-balancer") > 1:
+        raise InputError(
+            "a distributed-cloud cluster has one control-plane pool and at most one "
+            "load-balancer pool", file=where, field="spec.pools",
+            hint="name them control-plane and load-balancer, or set their role",
+        )  # fmt: skip
+    names = set()
+    for i, c in enumerate(gdc.components or []):
+        names.add(c.name)
+        if c.stage not in COMPONENT_STAGES:
+            raise InputError(f"stage {c.stage!r} is not one of {', '.join(COMPONENT_STAGES)}",
+                             file=where, field=f"spec.gdc.components[{i}].stage")  # fmt: skip
+        _span(c.minutes, where, f"spec.gdc.components[{i}].minutes")
+        _span(c.downtime, where, f"spec.gdc.components[{i}].downtime")
+    names |= {c.name for c in DEFAULT_GDC_COMPONENTS} if gdc.components is None else set()
+    _span(gdc.preflight_minutes, where, "spec.gdc.preflightMinutes")
+    if not (math.isfinite(gdc.health_check_seconds) and 1 <= gdc.health_check_seconds <= 86400):
+        raise InputError("must be between 1 and 86400 seconds", file=where,
+                         field="spec.gdc.healthCheckSeconds")  # fmt: skip
+    for i, f in enumerate(spec.faults):
+        if f.component is not None and f.component not in names:
+            raise InputError(f"fault names component {f.component!r}, which the cluster "
+                             "does not have", file=where, field=f"spec.faults[{i}].component")  # fmt: skip
+        if f.preflight is not None and f.preflight not in PREFLIGHT_CHECKS:
+            raise InputError(f"preflight check {f.preflight!r} is not one of "
+                             f"{', '.join(PREFLIGHT_CHECKS)}", file=where,
+                             field=f"spec.faults[{i}].preflight")  # fmt: skip
+        if not 0 <= f.health_failures <= 100_000:
+            raise InputError("must be between 0 and 100,000", file=where,
+                             field=f"spec.faults[{i}].healthFailures")  # fmt: skip
 
 
 def example_profile() -> str:

@@ -20,11 +20,11 @@ def timeline(store: Store, since: float) -> list[dict[str, Any]]:
         if e["at"] < since:
             continue
         obj = e["object"]
-        if e["reason"] in ("Progressing", "Drain"):
+        if e["reason"] in STARTS:
             started.setdefault(obj, e["at"])
         elif e["reason"] == "Drained":
             drained[obj] = e["message"]
-        elif e["reason"] in ("VersionReached", "Done") and obj in started:
+        elif e["reason"] in ENDS and obj in started:
             row = {"object": obj, "from": started.pop(obj), "to": e["at"]}
             if obj in drained:
                 row["note"] = drained.pop(obj)
@@ -44,7 +44,12 @@ def timeline(store: Store, since: float) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: r["from"])
 
 
-HOLD_UPS = ("DrainThresholdExceeded", "DrainFailed", "EvictionBlocked", "Handoff", "Completed")
+STARTS = ("Progressing", "Drain", "StageStarted")
+ENDS = ("VersionReached", "Done", "StageDone")
+HOLD_UPS = (
+    "DrainThresholdExceeded", "DrainFailed", "EvictionBlocked", "Handoff", "Completed",
+    "DrainTimeout", "PoolStalled", "UpgradeBlocked", "Pivot", "PivotBack",
+)  # fmt: skip
 
 
 def report(runner: Runner, outcome: Outcome, started: float, wall: float) -> dict[str, Any]:

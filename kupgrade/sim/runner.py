@@ -43,11 +43,13 @@ class Outcome:
 
 
 class Runner:
+    retry_hint = "fix the cause and run `kupgrade controller run` again (it retries)"
+
     def __init__(
         self,
         store: Store,
         spec: Spec,
-        wiring: Wiring,
+        wiring: Wiring | None = None,
         availability: Controller | None = None,
     ) -> None:
         """`availability` checks the update service on its own schedule, only while
@@ -57,15 +59,23 @@ class Runner:
         self.spec = spec
         self.wiring = wiring
         self.sim = SimCluster(store)
-        self.world = World(self.sim, spec)
+        self.world = self.make_world()
         self.committed = time.monotonic()
         self.start_controllers()
 
+    def make_world(self) -> World:
+        return World(self.sim, self.spec)
+
     def start_controllers(self) -> None:
         """A new controller process: nothing in memory, everything from the store."""
+        assert self.wiring is not None, "an OpenShift cluster's controllers need their wiring"
         self.version = VersionController(self.sim, self.wiring)
         self.nodes = NodeController(self.sim)
         self.controllers: list[Controller] = [self.version, self.nodes]
+
+    def handoff(self) -> bool:
+        """The version controller hands over to its new version (SPEC C9)."""
+        return self.version.handoff
 
     def settle(self) -> None:
         """The world and every controller react until nothing changes (or the version
@@ -75,18 +85,23 @@ class Runner:
             self.world.react()
             for controller in self.controllers:
                 controller.sync()
-                if self.version.handoff:
+                if self.handoff():
                     return
             if not self.sim.changed:
                 return
+
+    def resync(self, now: float) -> None:
+        """The version controller re-checks its operators every RESYNC seconds while an
+        update runs."""
+        if self.updating() and float(self.store.meta("resync_at", 0)) <= now:
+            self.store.set_meta("resync_at", now + RESYNC)
+            self.store.schedule(now + RESYNC, ["wake", "ClusterVersion", "", "version"])
 
     def step(self, deadline: float | None = None) -> bool:
         """Advance to the next event and react; False when nothing is left to happen, or
         when the next event is due after `deadline` (it is left for a later run)."""
         now = self.sim.now()
-        if self.updating() and float(self.store.meta("resync_at", 0)) <= now:
-            self.store.set_meta("resync_at", now + RESYNC)
-            self.store.schedule(now + RESYNC, ["wake", "ClusterVersion", "", "version"])
+        self.resync(now)
         if self.availability is not None:
             self.availability.sync()  # refreshes when due; steps happen only while busy
         at = self.store.next_at()
@@ -174,7 +189,7 @@ class Runner:
                 return Outcome("completed", self.sim.now(), steps)
             if self._attempts() >= tried + RETRIES_PER_RUN:
                 return Outcome("failing", self.sim.now(), steps)
-            if self.version.handoff:
+            if self.handoff():
                 if not restart_on_handoff:
                     return Outcome("handoff", self.sim.now(), steps)
                 self.start_controllers()

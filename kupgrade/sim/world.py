@@ -76,7 +76,7 @@ class World:
             self.sim.store.touch((kind, namespace, name))
 
     def _on_pod_gone(self, namespace: str, name: str) -> None:
-        self.sim.delete("Pod", name, namespace)
+        self.sim.remove("Pod", name, namespace)
 
     def _on_pod_ready(self, namespace: str, name: str) -> None:
         found = self.sim.get("Pod", name, namespace)

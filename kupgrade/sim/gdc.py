@@ -1,0 +1,138 @@
+"""Simulated distributed-cloud (bare metal) clusters: created settled at their version,
+and read back as the fleet whose skew rules an upgrade must keep (SPEC G2-G4).
+
+A cluster's store holds its Cluster and NodePool objects in namespace `cluster-NAME`
+(for a user cluster they would live in its admin cluster; each simulated cluster keeps
+its own so that it can be created, upgraded and deleted on its own), its nodes labelled
+with their pool, the components of SPEC G6 as Deployments, and the profile's workloads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kupgrade.cluster import gdc as g
+from kupgrade.cluster import objects as o
+from kupgrade.controllers.gdc.rollout import pool_status
+from kupgrade.errors import InputError
+from kupgrade.sim.profile import Gdc, Machine, Profile, components_of, node_names, pool_role
+from kupgrade.sim.store import Store
+from kupgrade.sim.workloads import add_workloads, schedule_changes
+from kupgrade.skew.fleet import Fleet, History, parse_fleet
+
+PROFILE_POOL = "kupgrade.io/pool"  # the pool's name in the profile (workloads name it)
+ROLE_LABELS = {g.CONTROL_PLANE: "control-plane", g.LOAD_BALANCER: "load-balancer"}
+
+
+def populate_gdc(store: Store, name: str, profile: Profile) -> None:
+    spec = profile.spec
+    gdc = spec.gdc or Gdc()
+    now = o.parse_rfc3339(spec.start)
+    stamp = o.rfc3339(now)
+    store.set_meta("name", name)
+    store.set_meta("now", now)
+    store.set_meta("seed", spec.seed)
+    roles = [pool_role(p) for p in spec.pools]
+    store.put(
+        g.cluster_object(
+            name, gdc.role, spec.version, stamp,
+            managed_by=gdc.managed_by, annotations=gdc.annotations,
+            load_balancer_pool=g.LOAD_BALANCER in roles, load_balancer_mode=gdc.load_balancer,
+            concurrent_node_pools=gdc.concurrent_node_pools,
+        )
+    )  # fmt: skip
+    for pool, role in zip(spec.pools, roles, strict=True):
+        pool_name = g.pool_name(name, role, pool.name)
+        version = pool.version or spec.version
+        upgrade = {"concurrentNodes": pool.concurrent_nodes}
+        if pool.minimum_available:
+            upgrade["minimumAvailable"] = pool.minimum_available
+        nodes = []
+        machines = pool.machines or [Machine(n) for n in node_names(pool)]
+        for i, machine in enumerate(machines):
+            zone = machine.zone or (pool.zones[i % len(pool.zones)] if pool.zones else None)
+            created = machine.created or (
+                pool.created[i] if i < len(pool.created) else o.rfc3339(now - 86400 + i)
+            )
+            node = _node(
+                machine.name, pool.name, pool_name, role, zone=zone, version=version,
+                created=created,
+            )  # fmt: skip
+            store.put(node)
+            nodes.append(node)
+        nodepool = g.node_pool(name, pool_name, role, version, created=stamp, upgrade=upgrade)
+        nodepool["spec"]["nodes"] = [{"address": n["metadata"]["name"]} for n in nodes]
+        nodepool["status"] = {**pool_status(nodes, None), "conditions": []}
+        store.put(nodepool)
+    for component in components_of(gdc):
+        store.put(g.component(component.name, component.stage, spec.version, stamp))
+    add_workloads(store, spec, stamp)
+    schedule_changes(store, spec, now)
+
+
+def _node(
+    name: str,
+    profile_pool: str,
+    pool: str,
+    role: str,
+    *,
+    zone: str | None,
+    version: str,
+    created: str,
+) -> dict[str, Any]:
+    labels = {g.POOL_LABEL: pool, PROFILE_POOL: profile_pool, "kubernetes.io/hostname": name}
+    if role in ROLE_LABELS:
+        labels[f"node-role.kubernetes.io/{ROLE_LABELS[role]}"] = ""
+    if zone:
+        labels["topology.kubernetes.io/zone"] = zone
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": o.meta(
+            name, labels=labels, annotations={g.NODE_VERSION: version}, creationTimestamp=created
+        ),
+        "spec": {},
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": created}],
+            "nodeInfo": {"kubeletVersion": g.kubelet_version(version)},
+        },
+    }
+
+
+# --- the fleet of simulated clusters ----------------------------------------------------
+
+
+def fleet_entry(store: Store) -> dict[str, Any]:
+    """One cluster as the fleet format of `kupgrade skew check` writes it."""
+    cluster = store.list("Cluster")[0]
+    notes = cluster["metadata"].get("annotations") or {}
+    entry: dict[str, Any] = {
+        "version": cluster["status"]["anthosBareMetalVersion"],
+        "role": cluster["spec"]["type"],
+        "pools": {
+            p["metadata"]["name"]: p["status"]["anthosBareMetalVersion"]
+            for p in store.list("NodePool")
+            if g.pool_role(p) == g.WORKER
+            and p["metadata"]["namespace"] == g.namespace_of(cluster["metadata"]["name"])
+        },
+    }
+    if notes.get(g.MANAGED_BY):
+        entry["managed_by"] = notes[g.MANAGED_BY]
+    kept = {k: v for k, v in notes.items() if k != g.MANAGED_BY}
+    if kept:
+        entry["annotations"] = kept
+    return entry
+
+
+def sim_fleet(entries: dict[str, dict[str, Any]], history: History | None, where: Path) -> Fleet:
+    """The fleet of every simulated distributed-cloud cluster, for the skew rules."""
+    try:
+        return parse_fleet({"clusters": entries}, str(where), history)
+    except InputError as exc:
+        raise InputError(
+            f"the simulated clusters do not form a valid fleet: {exc.message}",
+            file=str(where),
+            hint="create a user cluster's management cluster first "
+            "(`kupgrade cluster create ADMIN --platform gdc --role admin`)",
+        ) from None
