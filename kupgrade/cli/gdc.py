@@ -105,7 +105,7 @@ def gdc_upgrade(
 def refuse(verdict: Verdict, obj: str, target: str, output: Format) -> None:
     """Print the refusal as `skew check-step` does and exit 1; nothing was changed."""
     if output is Format.json:
-        print_json({**verdict.to_json(), "changed": False})
+        print_json({"verdict": verdict.to_json(), "changed": False})
     else:
         sys.stderr.write(f"refused: {obj} -> {target}; nothing was changed\n")
         for f in verdict.findings:

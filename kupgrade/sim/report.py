@@ -48,7 +48,7 @@ STARTS = ("Progressing", "Drain", "StageStarted")
 ENDS = ("VersionReached", "Done", "StageDone")
 HOLD_UPS = (
     "DrainThresholdExceeded", "DrainFailed", "EvictionBlocked", "Handoff", "Completed",
-    "DrainTimeout", "PoolStalled", "UpgradeBlocked", "Pivot", "PivotBack",
+    "DrainTimeout", "DrainWaiting", "PoolStalled", "UpgradeBlocked", "Pivot", "PivotBack",
 )  # fmt: skip
 
 

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def kupgrade(
@@ -20,5 +21,19 @@ def kupgrade(
         timeout=120,
         env={**os.environ, **env} if env else None,
     )
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+def run_cli(args: list[str], home: Path) -> Any:
+    """The CLI in this process (fast enough to call per case), with `home` as
+    $KUPGRADE_HOME; the result has exit_code, stdout and stderr apart."""
+    from typer.testing import CliRunner
+
+    from kupgrade.cli.main import app
+
+    result = CliRunner().invoke(app, args, env={"KUPGRADE_HOME": str(home)})
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
     assert "Traceback" not in result.stderr, result.stderr
     return result

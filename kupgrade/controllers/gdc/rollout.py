@@ -26,7 +26,7 @@ from kupgrade.cluster.gdc import (
     is_ready,
     pool_role,
 )
-from kupgrade.cluster.objects import MIRROR_ANNOTATION, Obj, key_of, parse_rfc3339, rfc3339
+from kupgrade.cluster.objects import MIRROR_ANNOTATION, Obj, key_of
 from kupgrade.plan.engines import gdc_parallel
 from kupgrade.versions import GdcVersion
 
@@ -99,7 +99,7 @@ class PoolRollout:
     def _start(self, node: Obj) -> None:
         notes = node["metadata"].setdefault("annotations", {})
         notes[NODE_STATE] = DRAINING
-        notes[DRAIN_STARTED] = rfc3339(self.api.now())
+        notes[DRAIN_STARTED] = repr(self.api.now())  # unix seconds, exact: the timeout counts
         notes[DESIRED] = self.target
         node["spec"]["unschedulable"] = True
         taints = node["spec"].setdefault("taints", [])
@@ -129,7 +129,7 @@ class PoolRollout:
     def _drain(self, node: Obj) -> None:
         """One pass of maintenance mode's drain (SPEC G11)."""
         notes = node["metadata"]["annotations"]
-        started = parse_rfc3339(notes[DRAIN_STARTED])
+        started = float(notes[DRAIN_STARTED])
         left = [p for p in self.api.pods_on(node["metadata"]["name"]) if _drainable(p)]
         waited = self.api.now() - started
         if not left:
@@ -144,30 +144,29 @@ class PoolRollout:
             )  # fmt: skip
             self._drained(node, f"gave up after {waited / 60:.1f} min: {held}")
             return
-        held = self._evict(left)
+        reason, held = self._evict(left)
         if held and held != notes.get(HELD_BY):
             notes[HELD_BY] = held
             self.api.write(node)
-            self.api.record(key_of(node), "EvictionBlocked", held)
+            self.api.record(key_of(node), reason, held)
         self.wake.append(min(self.api.now() + RETRY, started + CAP + 1))
 
-    def _evict(self, pods: list[Obj]) -> str:
-        """Ask every pod still running to leave; what holds the drain up, if anything."""
-        held = ""
+    def _evict(self, pods: list[Obj]) -> tuple[str, str]:
+        """Ask every pod still running to leave; what holds the drain up, if anything:
+        EvictionBlocked (a budget refused) or DrainWaiting (a pod is still stopping)."""
+        refused = waiting = ""
         budgets = honours_budgets(self.target)
         for pod in pods:
-            if pod["metadata"].get("deletionTimestamp"):
-                held = held or f"{key_of(pod)} is still terminating"
-                continue
-            if not budgets:
-                self.api.delete(
-                    "Pod", pod["metadata"]["name"], pod["metadata"].get("namespace", "")
-                )
-                continue
-            answer = self.api.evict(pod)
-            if answer.code != 200:
-                held = held or f"{key_of(pod)}: {answer.cause or answer.message}"
-        return held
+            meta = pod["metadata"]
+            if meta.get("deletionTimestamp"):
+                waiting = waiting or f"{key_of(pod)} is still terminating"
+            elif not budgets:
+                self.api.delete("Pod", meta["name"], meta.get("namespace", ""))
+            else:
+                answer = self.api.evict(pod)
+                if answer.code != 200:
+                    refused = refused or f"{key_of(pod)}: {answer.cause or answer.message}"
+        return ("EvictionBlocked", refused) if refused else ("DrainWaiting", waiting)
 
     def _drained(self, node: Obj, note: str) -> None:
         notes = node["metadata"]["annotations"]
