@@ -8,7 +8,8 @@
 3. PromQL against a real Prometheus (bench/promql.py), when Prometheus is installed.
 4. Release payloads (bench/release.py): load and graph 1,000 manifests; extract and
    verify throughput against tar and sha256sum on the same layer.
-5. A simulated cluster upgraded at 50, 500 and 5,000 nodes (bench/sim.py).
+5. A simulated cluster upgraded at 50, 500 and 5,000 nodes (bench/sim.py), and a
+   distributed-cloud cluster rehearsed at 50 and 500 nodes (bench/gdc.py).
 6. A distributed-cloud fleet planned at 100, 1,000 and 10,000 clusters (bench/fleet.py).
 
 Uses ../shared when present and the sample dataset otherwise (and says so).
@@ -32,6 +33,7 @@ from pathlib import Path
 import httpx
 
 from bench.fleet import bench_fleet
+from bench.gdc import bench_gdc
 from bench.olm import bench_olm
 from bench.promql import bench_promql
 from bench.release import bench_release, describe
@@ -169,6 +171,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--sim-sizes", default="50,500,5000", help="cluster sizes (nodes)")
+    parser.add_argument("--gdc-sizes", default="50,500", help="distributed-cloud sizes (nodes)")
     parser.add_argument("--fleet-sizes", default="100,1000,10000", help="fleet sizes (clusters)")
     args = parser.parse_args()
     report: dict[str, object] = {}
@@ -208,6 +211,7 @@ def main() -> None:
         report["promql"] = bench_promql(SHARED.parent.parent, 10_000, 5)
     report["release"] = bench_release(1000, 7)
     report["simulated upgrade"] = bench_sim([int(n) for n in args.sim_sizes.split(",")])
+    report["gdc rehearsal"] = bench_gdc([int(n) for n in args.gdc_sizes.split(",")])
     report["fleet plan"] = bench_fleet([int(n) for n in args.fleet_sizes.split(",")])
     report["olm"] = bench_olm(SHARED.parent)
     if args.json:
@@ -244,6 +248,13 @@ def main() -> None:
                 if "wall_ratio_to_previous" in row
                 else ""
             )
+        )
+    print("distributed-cloud rehearsal (1.28 -> 1.29, 5 worker pools, 20 pods per worker):")
+    for row in report["gdc rehearsal"]["sizes"]:  # type: ignore[index]
+        print(
+            f"  {row['nodes']:>5} nodes {row['pods']:>6} pods: {row['wall_s']:7.1f} s wall for "
+            f"{row['simulated_min']} simulated min ({row['simulated_per_wall']}x real time), "
+            f"{row['steps']} steps"
         )
     print("fleet plan (20 user clusters per manager, 5 pools each, 1.28 -> 1.30):")
     for row in report["fleet plan"]["sizes"]:  # type: ignore[index]

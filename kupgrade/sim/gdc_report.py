@@ -62,7 +62,9 @@ def drains(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     held: dict[str, list[str]] = {}
     timed_out: set[str] = set()
     for e in events:
-        if e["reason"] in ("EvictionBlocked", "DrainWaiting") and e["message"] not in held.get(e["object"], []):
+        if e["reason"] in ("EvictionBlocked", "DrainWaiting") and e["message"] not in held.get(
+            e["object"], []
+        ):
             held.setdefault(e["object"], []).append(e["message"])
         elif e["reason"] == "DrainTimeout":
             timed_out.add(e["object"])

@@ -5,6 +5,7 @@ request of gdc.yaml refused or allowed by `kupgrade upgrade` (SPEC G2-G4, X4).""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from kupgrade.sim.profile import Budget, Change, Fault, Pool, Workload
 from tests.support.caseuse import plain, unused
 from tests.support.cli import run_cli
 from tests.support.conformance import conformance_cases, conformance_doc, need_case
-from tests.support.gdckit import events, gdc_spec, make, rehearse, stage_times, spec_with
+from tests.support.gdckit import events, gdc_spec, make, rehearse, spec_with, stage_times
 
 FLEET = ("skew", "fleet.yaml")
 DRAIN = ("skew", "drain.yaml")
@@ -68,10 +69,12 @@ def test_stage_order_and_status_fields_hold_on_a_rehearsal(case: Any, tmp_path: 
                 # the same predecessors run in parallel, nothing waits for more than G8 says.
                 assert start == ready, stage
         filled = [e["message"].split(":")[0] for e in events(store, "StatusField")]
-        wanted = [[f for f in g if role != "user" or "LifecycleControllers" not in f] for g in groups]
+        wanted = [
+            [f for f in g if role != "user" or "LifecycleControllers" not in f] for g in groups
+        ]
         assert sorted(filled) == sorted(f for g in wanted for f in g)
         position = {f: i for i, f in enumerate(filled)}
-        for earlier, later in zip(wanted, wanted[1:], strict=False):
+        for earlier, later in itertools.pairwise(wanted):
             assert max(position[f] for f in earlier) < min(position[f] for f in later)
         own = store.list("Cluster")[0]
         assert own["status"]["anthosBareMetalVersion"] == own["spec"]["anthosBareMetalVersion"]
@@ -80,7 +83,10 @@ def test_stage_order_and_status_fields_hold_on_a_rehearsal(case: Any, tmp_path: 
 
 # --- SPEC G11: drains on a rehearsal -------------------------------------------------------
 
-TARGETS = {"gdc-1.28": ("1.16.9", "1.28.500-gke.120"), "gdc-1.29": ("1.28.500-gke.120", "1.29.100-gke.251")}
+TARGETS = {
+    "gdc-1.28": ("1.16.9", "1.28.500-gke.120"),
+    "gdc-1.29": ("1.28.500-gke.120", "1.29.100-gke.251"),
+}
 
 
 def _drain_spec(case: dict[str, Any]) -> tuple[Any, str]:
@@ -102,7 +108,9 @@ def _drain_spec(case: dict[str, Any]) -> tuple[Any, str]:
     if honoured and isinstance(until, int):
         relax = {"minAvailable": None, "maxUnavailable": "100%"}
         changes.append(Change(until, "PodDisruptionBudget", "db", relax, "data"))
-    spec = gdc_spec(source, pools=[Pool("control-plane", 1), Pool("worker", 1)], preflight_minutes=(0, 0))
+    spec = gdc_spec(
+        source, pools=[Pool("control-plane", 1), Pool("worker", 1)], preflight_minutes=(0, 0)
+    )
     faults = [Fault(pod="data/db")] if stuck else []
     return spec_with(spec, workloads=[workload], changes=changes, faults=faults), target
 
@@ -129,7 +137,7 @@ def test_gdc_drain_policy_holds_on_a_rehearsal(case: Any, tmp_path: Path) -> Non
     if got["pdb_honoured"]:
         assert "Deleted" not in removed
         blocked = [e for e in events(store, "EvictionBlocked") if "budget" in e["message"]]
-        got["eviction_status"] = 429 if blocked and draining or (blocked and not removed) else 200
+        got["eviction_status"] = 429 if (blocked and draining) or (blocked and not removed) else 200
     else:
         assert "Evicted" not in removed and not events(store, "EvictionBlocked")
     expect = case["expect"]
@@ -180,7 +188,10 @@ def test_upgrade_requests_are_judged_on_the_simulated_fleet(case: Any, tmp_path:
         if request.get("leave_pools"):
             args += ["--leave-pools", ",".join(request["leave_pools"])]
     before = _snapshot(tmp_path)
-    run = run_cli(["upgrade", *args, "--to", request["to"], "--releases", str(releases), "-o", "json"], tmp_path)
+    run = run_cli(
+        ["upgrade", *args, "--to", request["to"], "--releases", str(releases), "-o", "json"],
+        tmp_path,
+    )
     doc = json.loads(run.stdout)
     verdict = doc["verdict"]
     expect = case["expect"]
@@ -199,7 +210,9 @@ def test_upgrade_requests_are_judged_on_the_simulated_fleet(case: Any, tmp_path:
         state = json.loads(run_cli(["upgrade", "--cluster", name, "-o", "json"], tmp_path).stdout)
         assert state["upgrade"]["target"] == request["to"]
         # A second request while one is recorded is refused.
-        again = run_cli(["upgrade", *args, "--to", request["to"], "--releases", str(releases)], tmp_path)
+        again = run_cli(
+            ["upgrade", *args, "--to", request["to"], "--releases", str(releases)], tmp_path
+        )
         assert again.exit_code == 1 and "in progress" in again.stderr
 
 

@@ -6,6 +6,7 @@ pools left behind, and what the report says."""
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -14,11 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kupgrade.cluster.gdc import NODE_STATE, NODE_VERSION, pool_of
+from kupgrade.controllers.gdc.request import request_upgrade
 from kupgrade.controllers.gdc.rollout import max_parallel
+from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.gdc_report import gdc_report
 from kupgrade.sim.gdc_runner import GdcRunner
 from kupgrade.sim.profile import Budget, Fault, Pool, Workload
 from kupgrade.sim.runner import Outcome
+from kupgrade.sim.store import Store
 from tests.support.cli import run_cli
 from tests.support.gdckit import events, gdc_spec, make, rehearse, spec_with, stage_times
 
@@ -75,7 +79,7 @@ def test_a_blocking_preflight_finding_stops_before_the_spec_changes(tmp_path: Pa
         "passed": False, "message": "node 10.0.0.5 cannot reach the VIP",
     }  # fmt: skip
     assert "cannot reach the VIP" in GdcRunner(store, spec).failing()  # type: ignore[operator]
-    reason = [c for c in cluster["status"]["conditions"] if c["type"] == "Reconciling"][0]
+    reason = next(c for c in cluster["status"]["conditions"] if c["type"] == "Reconciling")
     assert reason["reason"] == "PreflightCheckFailed" and "VIP" in reason["message"]
 
 
@@ -89,7 +93,7 @@ def test_health_checks_run_again_until_all_pass(tmp_path: Path) -> None:
     passed = [e for e in events(store, "CheckPassed") if e["object"].startswith("healthcheck/")]
     assert len(passed) == 1
     rounds = [e["at"] for e in failed] + [passed[0]["at"]]
-    assert all(b - a >= 120 for a, b in zip(rounds, rounds[1:], strict=False))
+    assert all(b - a >= 120 for a, b in itertools.pairwise(rounds))
     health = store.list("HealthCheck")[0]
     assert health["spec"]["round"] == 4 and health["status"]["pass"] is True
 
@@ -104,7 +108,7 @@ def test_a_bootstrap_cluster_owns_the_resources_during_the_upgrade(tmp_path: Pat
     seen: list[tuple[str, str, str]] = []
 
     def look(r: Any) -> None:
-        own = [c for c in r.store.list("Cluster") if ":" not in c["metadata"]["namespace"]][0]
+        own = next(c for c in r.store.list("Cluster") if ":" not in c["metadata"]["namespace"])
         copies = [c for c in r.store.list("Cluster") if ":" in c["metadata"]["namespace"]]
         if copies:
             seen.append((own["spec"]["anthosBareMetalVersion"],
@@ -125,9 +129,7 @@ def test_a_bootstrap_cluster_owns_the_resources_during_the_upgrade(tmp_path: Pat
     assert [e["reason"] for e in events(store, "Pivot", "PivotBack")] == ["Pivot", "PivotBack"]
 
 
-def make_store(home: Path, name: str) -> Any:
-    from kupgrade.sim.store import Store
-
+def make_store(home: Path, name: str) -> Store:
     return Store(home / "clusters" / name / "cluster.db")
 
 
@@ -145,7 +147,10 @@ def test_left_pools_keep_their_version_and_a_pool_upgrades_alone(tmp_path: Path)
     pools = [Pool("control-plane", 1), Pool("w1", 2), Pool("w2", 2)]
     store, outcome = rehearse(tmp_path, "c", gdc_spec(MID, pools=pools), NEW, leave_pools=["w2"])
     assert outcome.reason == "completed"
-    versions = {n["metadata"]["name"]: n["metadata"]["annotations"][NODE_VERSION] for n in store.list("Node")}
+    versions = {
+        n["metadata"]["name"]: n["metadata"]["annotations"][NODE_VERSION]
+        for n in store.list("Node")
+    }
     assert versions == {"control-plane-0": NEW, "w1-0": NEW, "w1-1": NEW, "w2-0": MID, "w2-1": MID}
     assert "worker-node-pool/w2" not in stage_times(store)
     cluster = store.list("Cluster")[0]
@@ -153,9 +158,6 @@ def test_left_pools_keep_their_version_and_a_pool_upgrades_alone(tmp_path: Path)
     pool = store.get("NodePool", "w2", "cluster-c")
     assert pool is not None and pool["spec"]["anthosBareMetalVersion"] == MID
     # Later the pool follows on its own: only its stage runs, the cluster is not touched.
-    from kupgrade.controllers.gdc.request import request_upgrade
-    from kupgrade.sim.cluster import SimCluster
-
     request_upgrade(SimCluster(store), NEW, bmctl=NEW, pool="w2")
     store.commit()
     spec = gdc_spec(MID, pools=pools)
@@ -183,7 +185,9 @@ def test_the_report_measures_downtime_against_the_seeds_table(tmp_path: Path) ->
     assert report["cluster"]["ABM VERSION"] == NEW
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     concurrent=st.integers(1, 4),
     minimum=st.integers(0, 4),
@@ -240,7 +244,13 @@ def test_create_get_upgrade_and_run_through_the_cli(tmp_path: Path) -> None:
     pools = cli("get", "np", "--cluster", "u1")
     assert pools.exit_code == 1  # not a name kubectl knows for node pools
     pools = cli("get", "nodepools.baremetal.cluster.gke.io", "--cluster", "u1").stdout.splitlines()
-    assert pools[0].split()[2:7] == ["READY", "RECONCILING", "STALLED", "UNDERMAINTENANCE", "UNKNOWN"]
+    assert pools[0].split()[2:7] == [
+        "READY",
+        "RECONCILING",
+        "STALLED",
+        "UNDERMAINTENANCE",
+        "UNKNOWN",
+    ]
     assert [line.split()[1] for line in pools[1:]] == ["u1", "worker"]
     nodes = cli("get", "nodes", "--cluster", "u1").stdout.splitlines()
     assert nodes[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
@@ -256,7 +266,9 @@ def test_create_get_upgrade_and_run_through_the_cli(tmp_path: Path) -> None:
     again = cli("controller", "run", "--cluster", "admin", "-o", "json")
     assert json.loads(again.stdout)["outcome"] == "completed"  # nothing left to do
     bootstrap = cli("upgrade", "--cluster", "u1", "--to", NEW, "--use-bootstrap")
-    assert bootstrap.exit_code == 1 and "applies to admin, hybrid and standalone" in bootstrap.stderr
+    assert (
+        bootstrap.exit_code == 1 and "applies to admin, hybrid and standalone" in bootstrap.stderr
+    )
     assert cli("upgrade", "--cluster", "u1", "--to", NEW).exit_code == 0
     report = cli("controller", "run", "--cluster", "u1")
     assert report.exit_code == 0
@@ -282,7 +294,12 @@ def test_cli_refuses_what_does_not_fit(tmp_path: Path) -> None:
     assert "role 'boss'" in fails("cluster", "create", "b", "--platform", "gdc", "--role", "boss",
                                   "--version", MID)  # fmt: skip
     assert "--role and --managed-by apply" in fails("cluster", "create", "o", "--role", "admin")
-    assert run_cli(["cluster", "create", "s", "--platform", "gdc", "--version", MID], tmp_path).exit_code == 0
+    assert (
+        run_cli(
+            ["cluster", "create", "s", "--platform", "gdc", "--version", MID], tmp_path
+        ).exit_code
+        == 0
+    )
     assert "G3.downgrade" in fails("upgrade", "--cluster", "s", "--to", "1.28.0-gke.425")
     assert "not on the release line" in fails("upgrade", "--cluster", "s", "--to", "4.14.2")
     assert "not a distributed-cloud version" in fails("upgrade", "--cluster", "s", "--to", "x")
@@ -300,9 +317,6 @@ def test_cli_refuses_what_does_not_fit(tmp_path: Path) -> None:
 def test_a_damaged_request_never_crashes_the_runner(tmp_path: Path) -> None:
     """A request recorded by an older kupgrade, or edited: the run still ends cleanly."""
     store = make(tmp_path, "c", gdc_spec(MID))
-    from kupgrade.controllers.gdc.request import request_upgrade
-    from kupgrade.sim.cluster import SimCluster
-
     state = request_upgrade(SimCluster(store), NEW, bmctl=NEW, leave_pools=["worker"])
     store.set_meta("state:gdc", copy.deepcopy(state))
     store.commit()

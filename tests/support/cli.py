@@ -8,6 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from typer.testing import CliRunner
+
+from kupgrade.cli.main import app
+
 
 def kupgrade(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
@@ -28,10 +32,6 @@ def kupgrade(
 def run_cli(args: list[str], home: Path) -> Any:
     """The CLI in this process (fast enough to call per case), with `home` as
     $KUPGRADE_HOME; the result has exit_code, stdout and stderr apart."""
-    from typer.testing import CliRunner
-
-    from kupgrade.cli.main import app
-
     result = CliRunner().invoke(app, args, env={"KUPGRADE_HOME": str(home)})
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception

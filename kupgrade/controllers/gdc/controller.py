@@ -59,6 +59,11 @@ class GdcController:
         self.api = api
         self.health_every = health_every
         self._members: dict[str, list[str]] | None = None
+        # Pools whose nodes changed since their status was last written: a pool's status
+        # is recounted only then (a 500-node rollout syncs tens of thousands of times).
+        self._nodes = api.watch("Node")
+        self._changed: set[str] = set()
+        self._pool_of: dict[str, str] = {}
 
     # --- the loop ---------------------------------------------------------------------
 
@@ -68,6 +73,7 @@ class GdcController:
             return None
         st: dict[str, Any] = copy.deepcopy(running)
         wake: list[float] = []
+        self._note_changes()
         for _ in range(50):  # a finished stage lets the next start at the same moment
             if not self._pass(st, wake) or st.get("completed") or st.get("failed"):
                 break
@@ -175,6 +181,7 @@ class GdcController:
             self._members = {}
             for node in self.api.list("Node"):
                 self._members.setdefault(pool_of(node), []).append(node["metadata"]["name"])
+                self._pool_of[node["metadata"]["name"]] = pool_of(node)
         return [
             n
             for name in self._members.get(pool, [])
@@ -249,14 +256,23 @@ class GdcController:
         if st.get("pool") and pool["spec"].get("anthosBareMetalVersion") != st["target"]:
             pool["spec"]["anthosBareMetalVersion"] = st["target"]  # a selective upgrade
             self.api.write(pool)
-        nodes = self.members(pool["metadata"]["name"])
-        done = PoolRollout(self.api, pool, nodes, st["target"], wake).step()
-        status = {**pool_status(self.members(pool["metadata"]["name"]), st["target"]),
-                  "conditions": pool["status"].get("conditions") or []}  # fmt: skip
-        if pool["status"] != status:
-            pool["status"] = status
-            self.api.write(pool)
+        name = pool["metadata"]["name"]
+        done = PoolRollout(self.api, pool, self.members(name), st["target"], wake).step()
+        self._note_changes()
+        if name in self._changed:
+            status = {**pool_status(self.members(name), st["target"]),
+                      "conditions": pool["status"].get("conditions") or []}  # fmt: skip
+            if pool["status"] != status:
+                pool["status"] = status
+                self.api.write(pool)
+            self._changed.discard(name)
         return done
+
+    def _note_changes(self) -> None:
+        """Which pools' nodes changed (a new watch starts with every node: all pools)."""
+        keys = self._nodes.drain()
+        self.members("")
+        self._changed.update(self._pool_of.get(key[2], "") for key in keys)
 
     def _pivot(self, st: dict[str, Any], *, to_bootstrap: bool) -> bool:
         """SPEC G10: move the Cluster and NodePools to the bootstrap cluster (the
