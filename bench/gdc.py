@@ -13,15 +13,12 @@ Run by `make bench` (bench/run.py) or alone: `python -m bench.gdc [--sizes 50,50
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
-import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.sim import PODS_PER_WORKER, REPLICAS
+from bench.sim import PODS_PER_WORKER, REPLICAS, by_size
 from kupgrade.controllers.gdc.request import request_upgrade
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
@@ -83,14 +80,7 @@ def upgrade(nodes: int, tmp: Path) -> dict[str, Any]:
 
 
 def bench_gdc(sizes: list[int]) -> dict[str, Any]:
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="kupgrade-gdc-bench-") as tmp:
-        for nodes in sizes:
-            rows.append(upgrade(nodes, Path(tmp)))
-            print(json.dumps(rows[-1]), file=sys.stderr)
-    for before, after in itertools.pairwise(rows):
-        after["wall_ratio_to_previous"] = round(after["wall_s"] / max(before["wall_s"], 1e-9), 1)
-    return {"sizes": rows}
+    return by_size(sizes, upgrade)
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,15 +88,20 @@ def upgrade(nodes: int, tmp: Path) -> dict[str, Any]:
     }
 
 
-def bench_sim(sizes: list[int]) -> dict[str, Any]:
+def by_size(sizes: list[int], run: Callable[[int, Path], dict[str, Any]]) -> dict[str, Any]:
+    """`run` at each size in one temporary home, with the wall-time ratio between sizes."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="kupgrade-sim-bench-") as tmp:
         for nodes in sizes:
-            rows.append(upgrade(nodes, Path(tmp)))
+            rows.append(run(nodes, Path(tmp)))
             print(json.dumps(rows[-1]), file=sys.stderr)
     for before, after in itertools.pairwise(rows):
         after["wall_ratio_to_previous"] = round(after["wall_s"] / max(before["wall_s"], 1e-9), 1)
     return {"sizes": rows}
+
+
+def bench_sim(sizes: list[int]) -> dict[str, Any]:
+    return by_size(sizes, upgrade)
 
 
 def main() -> None:

@@ -31,6 +31,7 @@ from kupgrade.cli.output import (
     stdout,
     user_errors,
 )
+from kupgrade.cli.skew import BmctlOpt, ReleasesOpt
 from kupgrade.cluster.clusterversion import request_update, requested_release
 from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.upgrade_text import check_for_upgrade, render_upgrade
@@ -219,7 +220,13 @@ def list_command(output: OutputOpt = Format.text) -> None:
 
 @cluster_app.command("profile")
 @user_errors
-def profile_command(output: OutputOpt = Format.text) -> None:
+def profile_command(
+    platform: Annotated[
+        str,
+        typer.Option("--platform", help="openshift or gdc: which example to print."),
+    ] = "openshift",
+    output: OutputOpt = Format.text,
+) -> None:
     """The profile format of `cluster create --profile`: a commented example using every
     section, or with -o json the JSON Schema the loader checks profiles against.
 
@@ -227,13 +234,17 @@ def profile_command(output: OutputOpt = Format.text) -> None:
 
     ```
     kupgrade cluster profile > my-cluster.yaml
+    kupgrade cluster profile --platform gdc > my-bare-metal-cluster.yaml
     kupgrade cluster profile -o json
     ```
     """
+    if platform not in ("openshift", "gdc"):
+        raise InputError(f"no example for platform {platform!r}", field="--platform",
+                         hint="openshift or gdc")  # fmt: skip
     if output is Format.json:
         print_json(profile_schema())
     else:
-        sys.stdout.write(example_profile())
+        sys.stdout.write(example_profile(platform))
 
 
 @cluster_app.command("metrics")
@@ -333,10 +344,7 @@ def upgrade_command(
     force: Annotated[
         bool, typer.Option("--force", help="Go on through failed verification and preconditions.")
     ] = False,
-    bmctl: Annotated[
-        str | None,
-        typer.Option("--bmctl", help="gdc: the bmctl version used (default: the target's)."),
-    ] = None,
+    bmctl: BmctlOpt = None,
     leave_pools: Annotated[
         str | None,
         typer.Option("--leave-pools", help="gdc: worker pools to keep at their version (a,b)."),
@@ -352,14 +360,7 @@ def upgrade_command(
             help="gdc: upgrade a self-managed cluster through a temporary bootstrap cluster.",
         ),
     ] = False,
-    releases: Annotated[
-        Path | None,
-        typer.Option(
-            "--releases",
-            help="gdc: release history YAML (release_order oldest first, or releases "
-            "[{version, date}]) for the rule that a pool may not run a later release.",
-        ),
-    ] = None,
+    releases: ReleasesOpt = None,
     output: OutputOpt = Format.text,
 ) -> None:
     """Show the cluster's update status like `oc adm upgrade`, or request an update.

@@ -41,6 +41,12 @@ ReleasesOpt = Annotated[
 ]
 
 
+BmctlOpt = Annotated[
+    str | None,
+    typer.Option("--bmctl", help="gdc: the bmctl version used (default: the target's)."),
+]
+
+
 def load(path: Path, policy: str, releases: Path | None) -> Fleet | Inventory:
     """A fleet (policy gdc) or a Kubernetes inventory, whichever the file holds."""
     data = read_yaml(path, "inventory")
@@ -142,10 +148,7 @@ def check_step_command(
     force: Annotated[
         bool, typer.Option("--force", help="kubeadm policies: skippable findings only warn.")
     ] = False,
-    bmctl: Annotated[
-        str | None,
-        typer.Option("--bmctl", help="gdc: the bmctl version used (default: the target's)."),
-    ] = None,
+    bmctl: BmctlOpt = None,
     leave_pools: Annotated[
         str | None,
         typer.Option("--leave-pools", help="gdc: node pools a cluster step leaves behind."),

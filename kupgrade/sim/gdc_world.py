@@ -100,13 +100,7 @@ class GdcWorld(World):
     # --- nodes --------------------------------------------------------------------------
 
     def _machines(self) -> None:
-        changed = self.nodes.drain()
-        if changed:  # a node came back: the replicas that found no room may fit now
-            self.short |= self.starved
-        for key in changed:
-            node = self.sim.get("Node", key[2])
-            if node is None:
-                continue
+        for node in self.changed_nodes():
             notes = node["metadata"].get("annotations") or {}
             desired = notes.get(DESIRED)
             if notes.get(g.NODE_STATE) != MAINTENANCE or desired == notes.get(g.NODE_VERSION):

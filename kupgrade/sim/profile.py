@@ -296,7 +296,7 @@ def load_profile(path: Path | None) -> Profile:
         profile = msgspec.convert(data or {}, Profile, strict=False)
     except msgspec.ValidationError as exc:
         raise InputError(
-            str(exc), file=str(path), hint="see `kupgrade cluster create --help`"
+            str(exc), file=str(path), hint="see `kupgrade cluster profile` for the format"
         ) from exc
     check_profile(profile, str(path))
     return profile
@@ -411,6 +411,8 @@ def check_profile(profile: Profile, where: str) -> None:
             )
     if spec.platform == "gdc":
         _check_gdc(spec, where)
+    else:
+        _no_gdc(spec, where)
     known = {o.name for o in operators_of(spec)}
     for i, f in enumerate(spec.faults):
         if f.component is not None or f.preflight is not None or f.health_failures:
@@ -421,6 +423,26 @@ def check_profile(profile: Profile, where: str) -> None:
                 file=where,
                 field=f"spec.faults[{i}].operator",
             )
+
+
+def _no_gdc(spec: Spec, where: str) -> None:
+    """Distributed-cloud settings in an OpenShift profile are a mistake, not a no-op."""
+    if spec.gdc is not None:
+        raise InputError("applies to platform: gdc", file=where, field="spec.gdc",
+                         hint="add `platform: gdc`, or remove the gdc section")  # fmt: skip
+    for i, f in enumerate(spec.faults):
+        if f.component is not None or f.preflight is not None or f.health_failures:
+            raise InputError("component, preflight and healthFailures faults apply to "
+                             "platform: gdc", file=where, field=f"spec.faults[{i}]")  # fmt: skip
+    for i, p in enumerate(spec.pools):
+        if (
+            p.role is not None
+            or p.version is not None
+            or (p.concurrent_nodes, p.minimum_available) != (1, 0)
+        ):
+            raise InputError("role, version, concurrentNodes and minimumAvailable apply to "
+                             "platform: gdc", file=where, field=f"spec.pools[{i}]",
+                             hint="an OpenShift pool sets maxUnavailable")  # fmt: skip
 
 
 COMPONENT_STAGES = (
@@ -501,9 +523,11 @@ def _check_gdc(spec: Spec, where: str) -> None:
                              field=f"spec.faults[{i}].healthFailures")  # fmt: skip
 
 
-def example_profile() -> str:
-    """The commented example profile shipped with kupgrade (every section used)."""
-    return (resources.files("kupgrade.sim") / "example-profile.yaml").read_text(encoding="utf-8")
+def example_profile(platform: str = "openshift") -> str:
+    """The commented example profile shipped with kupgrade (every section used), of an
+    OpenShift cluster or of a distributed-cloud one."""
+    name = "example-gdc-profile.yaml" if platform == "gdc" else "example-profile.yaml"
+    return (resources.files("kupgrade.sim") / name).read_text(encoding="utf-8")
 
 
 def profile_schema() -> dict[str, Any]:

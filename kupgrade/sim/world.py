@@ -268,14 +268,16 @@ class World:
             return float(getattr(override, phase))
         return self.sim.uniform(getattr(self.spec.node_phases, phase))
 
-    def _daemons(self) -> None:
+    def changed_nodes(self) -> list[dict[str, Any]]:
+        """Nodes changed since the last look; a change may have made room for the
+        replicas that found none."""
         changed = self.nodes.drain()
-        if changed:  # a node came back: the replicas that found no room may fit now
+        if changed:
             self.short |= self.starved
-        for key in changed:
-            node = self.sim.get("Node", key[2])
-            if node is None:
-                continue
+        return [n for key in changed if (n := self.sim.get("Node", key[2])) is not None]
+
+    def _daemons(self) -> None:
+        for node in self.changed_nodes():
             notes = node["metadata"]["annotations"]
             current, desired, state = (
                 notes.get(mco.CURRENT),

@@ -100,6 +100,29 @@ def history(home: Path, name: str) -> list[dict[str, Any]]:
     return list(json.loads(out)["items"][0]["status"]["history"])
 
 
+def kill_and_resume(
+    home: Path, name: str, seed: int, *, tries: int, speed: int, window: tuple[float, float]
+) -> dict[str, Any]:
+    """Kill `controller run` (its process group) at random moments, then let it finish;
+    the final report. At least one kill must land while the controller runs."""
+    chance = random.Random(seed)
+    kills = 0
+    for _ in range(tries):
+        proc = kupgrade(home, "controller", "run", "--cluster", name, "--speed", str(speed),
+                        "-o", "json", start_new_session=True)  # fmt: skip
+        time.sleep(chance.uniform(*window))
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            kills += 1
+        proc.communicate(timeout=120)
+    report: dict[str, Any] = json.loads(
+        finish(home, "controller", "run", "--cluster", name, "-o", "json")
+    )
+    assert report["outcome"] == "completed"
+    assert kills >= 1, "no kill landed while the controller was running"
+    return report
+
+
 @pytest.mark.parametrize("seed", [3, 11, 29, 47, 83])
 def test_sigkill_at_random_moments_then_resume(tmp_path: Path, seed: int) -> None:
     profile = tmp_path / "profile.yaml"
@@ -108,31 +131,9 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path, seed: int) -> Non
     prepare(tmp_path, "killed", profile)
     finish(tmp_path, "controller", "run", "--cluster", "clean", "-o", "json")
 
-    chance = random.Random(seed)
-    kills = 0
-    for _ in range(2):
-        # At --speed 3000 the whole upgrade takes a few seconds of wall time, so these
-        # moments fall anywhere from process start-up to the node rollout.
-        proc = kupgrade(
-            tmp_path,
-            "controller",
-            "run",
-            "--cluster",
-            "killed",
-            "--speed",
-            "3000",
-            "-o",
-            "json",
-            start_new_session=True,
-        )
-        time.sleep(chance.uniform(0.2, 2.5))
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            kills += 1
-        proc.communicate(timeout=120)
-    report = json.loads(finish(tmp_path, "controller", "run", "--cluster", "killed", "-o", "json"))
-    assert report["outcome"] == "completed"
-    assert kills >= 1, "no kill landed while the controller was running"
+    # At --speed 3000 the whole upgrade takes a few seconds of wall time, so the kills
+    # fall anywhere from process start-up to the node rollout.
+    kill_and_resume(tmp_path, "killed", seed, tries=2, speed=3000, window=(0.2, 2.5))
 
     clean, killed = events(tmp_path, "clean"), events(tmp_path, "killed")
     assert killed == clean

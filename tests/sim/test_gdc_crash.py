@@ -5,15 +5,11 @@ uninterrupted run, and that log keeps the stage order and the pools' limits."""
 from __future__ import annotations
 
 import json
-import os
-import random
-import signal
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.sim.test_crash import events, finish, kupgrade
+from tests.sim.test_crash import events, finish, kill_and_resume
 
 TARGET = "1.29.100-gke.251"
 PROFILE = """\
@@ -70,19 +66,7 @@ def test_sigkill_during_a_bare_metal_upgrade_then_resume(tmp_path: Path, seed: i
         finish(tmp_path, "upgrade", "--cluster", name, "--to", TARGET)
     finish(tmp_path, "controller", "run", "--cluster", "clean", "-o", "json")
 
-    chance = random.Random(seed)
-    kills = 0
-    for _ in range(3):
-        proc = kupgrade(tmp_path, "controller", "run", "--cluster", "killed", "--speed", "2500",
-                        "-o", "json", start_new_session=True)  # fmt: skip
-        time.sleep(chance.uniform(0.3, 2.2))
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            kills += 1
-        proc.communicate(timeout=120)
-    report = json.loads(finish(tmp_path, "controller", "run", "--cluster", "killed", "-o", "json"))
-    assert report["outcome"] == "completed"
-    assert kills >= 1, "no kill landed while the controller was running"
+    kill_and_resume(tmp_path, "killed", seed, tries=3, speed=2500, window=(0.3, 2.2))
     clean, killed = (
         named(events(tmp_path, "clean"), "clean"),
         named(events(tmp_path, "killed"), "killed"),

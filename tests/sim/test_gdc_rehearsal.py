@@ -323,3 +323,25 @@ def test_a_damaged_request_never_crashes_the_runner(tmp_path: Path) -> None:
     outcome = GdcRunner(store, gdc_spec(MID)).run()
     assert outcome.reason == "completed"
     assert "worker-node-pool/worker" not in stage_times(store)
+
+
+def test_profiles_that_mix_platforms_or_break_the_shape_are_refused(tmp_path: Path) -> None:
+    openshift, gdc = "version: 4.13.40", f"platform: gdc\n  version: {MID}"
+    cases = [
+        (openshift, "gdc: {role: admin}", "spec.gdc: applies to platform: gdc"),
+        (openshift, "faults: [{component: anetd, slow: 2}]", "apply to platform: gdc"),
+        (openshift, "pools: [{name: w, nodes: 1, concurrentNodes: 3}]", "apply to platform: gdc"),
+        (gdc, "gdc: {role: user}", "a user cluster names its management cluster"),
+        (gdc, "pools: [{name: worker, nodes: 2}]", "one control-plane pool"),
+        (gdc, "pools: [{name: control-plane, nodes: 1, version: 1.28.0}]", "only worker pools"),
+        (gdc, "gdc: {components: [{name: a, stage: bogus}]}", "stage 'bogus'"),
+        (gdc, "faults: [{preflight: nope}]", "preflight check 'nope'"),
+        (gdc, "gdc: {healthCheckSeconds: .nan}", "between 1 and 86400"),
+        (gdc, "gdc: 7", "spec.gdc"),
+    ]
+    for head, body, message in cases:
+        path = tmp_path / "p.yaml"
+        path.write_text(f"spec:\n  {head}\n  {body}\n")
+        run = run_cli(["cluster", "create", "x", "--profile", str(path)], tmp_path)
+        assert run.exit_code == 1 and message in run.stderr, (body, run.stderr)
+    assert not (tmp_path / "clusters" / "x").exists()

@@ -59,3 +59,23 @@ def test_the_schema_describes_the_example_and_refuses_what_the_loader_refuses(
     done = kupgrade("cluster", "create", "x", "--profile", str(bad),
                     env={**os.environ, "KUPGRADE_HOME": str(tmp_path / "h")})  # fmt: skip
     assert done.returncode != 0 and "maxUnavalable" in done.stderr
+
+
+def test_the_distributed_cloud_example_creates_a_cluster_that_upgrades(tmp_path: Path) -> None:
+    env = {**os.environ, "KUPGRADE_HOME": str(tmp_path / "home")}
+    example = kupgrade("cluster", "profile", "--platform", "gdc", env=env)
+    assert example.returncode == 0, example.stderr
+    schema = json.loads(kupgrade("cluster", "profile", "-o", "json").stdout)
+    _fits(yaml.safe_load(example.stdout), schema, schema["$defs"])
+    path = tmp_path / "gdc.yaml"
+    path.write_text(example.stdout)
+    assert kupgrade("cluster", "create", "bm", "--profile", str(path), env=env).returncode == 0
+    asked = kupgrade("upgrade", "--cluster", "bm", "--to", "1.29.100-gke.251", env=env)
+    assert asked.returncode == 0, asked.stderr
+    ran = kupgrade("controller", "run", "--cluster", "bm", "-o", "json", env=env)
+    assert ran.returncode == 0, ran.stderr
+    report = json.loads(ran.stdout)
+    assert report["outcome"] == "completed"
+    assert report["cluster"]["ABM VERSION"] == "1.29.100-gke.251"
+    assert {r["component"] for r in report["downtime"]} >= {"stackdriver", "anetd"}
+    assert "metallb" not in {r["component"] for r in report["downtime"]}  # user clusters only
