@@ -36,7 +36,8 @@ ReleasesOpt = Annotated[
     typer.Option(
         "--releases",
         help="gdc: YAML with the release history (release_order oldest first, or releases "
-        "[{version, date}]) and optionally release_line; replaces the inventory's own.",
+        "[{version, date}]) and optionally release_line; it takes precedence over a "
+        "history in the file itself.",
     ),
 ]
 
