@@ -16,7 +16,6 @@ from typing import Annotated, Any
 
 import msgspec
 import typer
-import yaml
 from rich.table import Table
 
 from kupgrade.cli.backends import promql_condition
@@ -165,7 +164,7 @@ def create_command(
         "channel": spec.channel,
         "nodes": sum(len(node_names(p)) for p in spec.pools),
     }
-    if output is Format.json:
+    if output.data:
         print_json(info)
     else:
         stdout.print(
@@ -205,7 +204,7 @@ def list_command(output: OutputOpt = Format.text) -> None:
                 {"name": name, "VERSION": "", "PROGRESSING": "", "STATUS": "store unreadable"}
                 | {"time": "", "error": exc.message}
             )
-    if output is Format.json:
+    if output.data:
         print_json(rows)
     else:
         table = Table("NAME", "VERSION", "PROGRESSING", "STATUS", "CLUSTER TIME", box=None)
@@ -241,7 +240,7 @@ def profile_command(
     if platform not in ("openshift", "gdc"):
         raise InputError(f"no example for platform {platform!r}", field="--platform",
                          hint="openshift or gdc")  # fmt: skip
-    if output is Format.json:
+    if output.data:
         print_json(profile_schema())
     else:
         sys.stdout.write(example_profile(platform))
@@ -266,7 +265,7 @@ def metrics_command(
     """
     with opened(name) as (_, store, _spec):
         api = SimCluster(store)
-        if output is Format.json:
+        if output.data:
             print_json(node_metrics.samples(api))
         else:
             sys.stdout.write(node_metrics.exposition(api))
@@ -287,7 +286,7 @@ def delete_command(
     """
     root = cluster_root(name, field="NAME")
     shutil.rmtree(root)
-    if output is Format.json:
+    if output.data:
         print_json({"deleted": name})
     else:
         stdout.print(f"deleted cluster {name}", highlight=False)
@@ -409,7 +408,7 @@ def upgrade_command(
         cv = store.get("ClusterVersion", "version")
         assert cv is not None
         if not to and not to_image:
-            if output is Format.json:
+            if output.data:
                 print_json(cv)
                 return
             out, err = render_upgrade(cv, include_not_recommended)
@@ -425,7 +424,7 @@ def upgrade_command(
         request_update(SimCluster(store), desired, force)
         store.commit()
         cv = store.get("ClusterVersion", "version") or cv
-    if output is Format.json:
+    if output.data:
         print_json({"desiredUpdate": cv["spec"]["desiredUpdate"]})
     else:
         stdout.print(
@@ -556,12 +555,6 @@ def _run_child(cluster: str | None, until: Until, speed: float, output: Format) 
 # --- get -------------------------------------------------------------------------------
 
 
-class GetFormat(StrEnum):
-    text = "text"
-    json = "json"
-    yaml = "yaml"
-
-
 @user_errors
 def get_command(
     what: Annotated[
@@ -582,8 +575,8 @@ def get_command(
         ),
     ] = False,
     output: Annotated[
-        GetFormat, typer.Option("-o", "--output", help="text (oc get columns), json or yaml.")
-    ] = GetFormat.text,
+        Format, typer.Option("-o", "--output", help="text (oc get columns), json or yaml.")
+    ] = Format.text,
 ) -> None:
     """Print objects as `oc get` does, or their full YAML/JSON.
 
@@ -612,12 +605,7 @@ def get_command(
             if bootstrap == o["metadata"].get("namespace", "").startswith(BOOTSTRAP)
         ]
         now = float(store.meta("now", 0))
-    if output is GetFormat.json:
+    if output.data:
         print_json({"apiVersion": "v1", "kind": "List", "items": objs})
-        return
-    if output is GetFormat.yaml:
-        sys.stdout.write(
-            yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objs}, sort_keys=False)
-        )
         return
     sys.stdout.write(oc_table(kind, objs, now))

@@ -113,7 +113,7 @@ def summary_columns(store: Store) -> dict[str, str]:
 
 
 def print_report(summary: dict[str, Any], started: float, output: Format) -> None:
-    if output is Format.json:
+    if output.data:
         print_json(summary)
         return
     stdout.print(

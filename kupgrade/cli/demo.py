@@ -73,7 +73,7 @@ def sample_write(
     """
     root = write_sample(directory)
     paths = {"releases": str(root / "releases"), "graph_data": str(root / "graph-data")}
-    if output is Format.json:
+    if output.data:
         print_json(paths)
     else:
         stdout.print(
@@ -120,7 +120,7 @@ def demo_command(
                 rehearsal = Rehearsal(Path(tmp) / "home", url, root / "metrics" / "cluster.om")
             shown = _show(url, channel, arch, response, output, cluster)
             rehearsed = rehearsal.run(output)  # the cluster keeps asking the service
-    if output is Format.json:
+    if output.data:
         print_json({**shown, "rehearsal": rehearsed})
 
 
@@ -144,7 +144,7 @@ def _show(
         raise KupgradeError(f"{url} answered {response.status_code}: {doc.get('value', doc)}")
     summary = summarize(doc)
     view, availability = cluster
-    if output is Format.json:
+    if output.data:
         return {
             "url": str(response.url),
             "channel": channel,

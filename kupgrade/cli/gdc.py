@@ -38,7 +38,7 @@ def gdc_status(store: Store, output: Format) -> None:
             for label, done, total in GdcController(api).progress()
         ],
     }
-    if output is Format.json:
+    if output.data:
         print_json(doc)
         return
     for key in ("ABM VERSION", "DESIRED ABM VERSION", "CLUSTER STATE"):
@@ -92,7 +92,7 @@ def gdc_upgrade(
         method="bootstrap" if use_bootstrap else "in-place",
     )  # fmt: skip
     store.commit()
-    if output is Format.json:
+    if output.data:
         print_json({"verdict": verdict.to_json(), "request": recorded})
     else:
         stdout.print(
@@ -104,7 +104,7 @@ def gdc_upgrade(
 
 def refuse(verdict: Verdict, obj: str, target: str, output: Format) -> None:
     """Print the refusal as `skew check-step` does and exit 1; nothing was changed."""
-    if output is Format.json:
+    if output.data:
         print_json({"verdict": verdict.to_json(), "changed": False})
     else:
         sys.stderr.write(f"refused: {obj} -> {target}; nothing was changed\n")

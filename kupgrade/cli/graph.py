@@ -162,7 +162,7 @@ def filter_command(
         doc = PolicyView(full).filter(channel, arch)
     except PolicyError as exc:
         raise InputError(exc.value, field=f"--{exc.param}" if exc.param else None) from None
-    if output is Format.json:
+    if output.data:
         write_stdout_bytes(encode_json(doc) + b"\n")
         return
     summary = summarize(doc)
@@ -195,7 +195,7 @@ def lint_command(
     ```
     """
     problems = lint_tree(open_tree(directory))
-    if output is Format.json:
+    if output.data:
         print_json([p.to_json() for p in problems])
     else:
         for problem in problems:
@@ -236,7 +236,7 @@ def diff_command(
     """
     want, got = (_read_json(p) for p in (expected, actual))
     problems = compare_cincinnati(want, got) if cincinnati else compare_strict(want, got)
-    if output is Format.json:
+    if output.data:
         print_json({"equal": not problems, "differences": problems})
     else:
         for problem in problems:

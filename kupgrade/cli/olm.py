@@ -14,7 +14,7 @@ from kupgrade.errors import InputError, KupgradeError, VersionError
 from kupgrade.olm.index import CatalogIndex
 from kupgrade.olm.load import load_catalog
 from kupgrade.olm.next_steps import one_step_findings
-from kupgrade.olm.render import RenderOptions, render_dot, render_mermaid
+from kupgrade.olm.render import RenderOptions, channel_doc, draw, render_dot, render_mermaid
 from kupgrade.olm.resolver import POLICIES, resolve_and_walk
 from kupgrade.olm.resolver.model import DEFAULT_GLOBAL_NAMESPACE, Installed, Source, Subscription
 from kupgrade.olm.validate import Validation, validate_catalog
@@ -58,7 +58,7 @@ def validate_command(catalog: CatalogArg, output: OutputOpt = Format.text) -> No
         result = validate_catalog(loaded)
         if result.valid:
             result.warnings.extend(f.message for f in one_step_findings(CatalogIndex.build(loaded)))
-    if output is Format.json:
+    if output.data:
         print_json(result.to_json())
     elif result.valid:
         channels = sum(len(c) for c in result.heads.values())
@@ -108,7 +108,7 @@ def heads_command(catalog: CatalogArg, output: OutputOpt = Format.text) -> None:
                     highlight=False,
                     markup=False,
                 )
-    if output is Format.json:
+    if output.data:
         print_json(heads)
     for problem in problems:
         stderr.print(f"error: {problem}", highlight=False, markup=False)
@@ -135,14 +135,17 @@ def render_graph_command(
             help="Mark skipped bundles and edges into them (opm's flag).",
         ),
     ] = False,
+    output: OutputOpt = Format.text,
 ) -> None:
-    """Draw the channel graphs: the same mermaid text as `opm alpha render-graph`, or dot.
+    """Draw the channel graphs: the same mermaid text as `opm alpha render-graph`, or dot;
+    with -o json or yaml, the channels' bundles and edges as data.
 
     **Examples**
 
     ```
     kupgrade olm render-graph ./catalog --package etcd
     kupgrade olm render-graph catalog.json --format dot | dot -Tsvg > graph.svg
+    kupgrade olm render-graph ./catalog --package etcd -o json
     ```
     """
     loaded = load_catalog(catalog)
@@ -153,14 +156,19 @@ def render_graph_command(
             file=str(catalog),
             field="--package",
         )
+
+    def warn(warning: str) -> None:
+        stderr.print(warning, highlight=False, markup=False)
+
+    if output.data:
+        print_json({"channels": [channel_doc(c) for c in draw(loaded, options, warn)]})
+        return
     render = render_mermaid if fmt is GraphFormat.mermaid else render_dot
-    text = render(
-        loaded, options, lambda warning: stderr.print(warning, highlight=False, markup=False)
-    )
-    typer.echo(text, nl=False)
+    typer.echo(render(loaded, options, warn), nl=False)
 
 
 @app.command("skiprange")
+@user_errors
 def skiprange_command(
     range_text: Annotated[
         str, typer.Argument(metavar="RANGE", help="A blang/semver range, e.g. '>=4.1.0 <4.1.2'.")
@@ -182,11 +190,11 @@ def skiprange_command(
         parsed = parse_range(range_text)
         contained = parse_blang(version) in parsed
     except VersionError as exc:
-        if output is Format.json:
+        if output.data:
             print_json({"range": range_text, "version": version, "error": exc.message})
         stderr.print(exc.message, highlight=False, markup=False)
         raise typer.Exit(2) from None
-    if output is Format.json:
+    if output.data:
         print_json({"range": range_text, "version": version, "contains": contained})
     else:
         typer.echo("true" if contained else "false")
@@ -305,7 +313,7 @@ def resolve_command(
     current = Installed(installed, parse_blang(installed_version)) if installed else None
     outcome = resolve_and_walk(sources, sub, current, policy, global_namespace)
     doc = outcome.to_json(approval)
-    if output is Format.json:
+    if output.data:
         print_json(doc)
     else:
         _print_resolution(doc)

@@ -10,11 +10,13 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
+import yaml
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -42,15 +44,30 @@ R = TypeVar("R")
 class Format(enum.StrEnum):
     text = "text"
     json = "json"
+    yaml = "yaml"
+
+    @property
+    def data(self) -> bool:
+        """json or yaml: the data itself rather than text for people."""
+        return self is not Format.text
 
 
-OUTPUT_HELP = "Output format: text for people, json for programs."
+# The format the running command was asked for (set by `user_errors`), so that data is
+# printed as JSON or YAML by one function wherever a command prints it.
+_ASKED: ContextVar[Format] = ContextVar("kupgrade_output", default=Format.json)
+
+OUTPUT_HELP = "Output format: text for people, json or yaml for programs."
 # The `-o text|json` option every command takes.
 OutputOpt = Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)]
 
 
 def print_json(doc: Any) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    """Data as the command was asked for it: JSON, or YAML for `-o yaml` (the same
+    document: it goes through JSON first, so tuples and the like come out as lists)."""
+    text = json.dumps(doc, indent=2, ensure_ascii=False)
+    if _ASKED.get() is Format.yaml:
+        text = yaml.safe_dump(json.loads(text), sort_keys=False, allow_unicode=True).rstrip("\n")
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 
@@ -65,7 +82,7 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 def report_error(error: KupgradeError, fmt: Format = Format.text) -> None:
-    if fmt is Format.json:
+    if fmt.data:
         print_json(error.to_dict())
     # The message is the user's text (file names, fields like `nodes[a1]`): never markup.
     # One line, whatever a library put in the message (tarfile's ReadError lists methods).
@@ -78,12 +95,17 @@ def user_errors(func: Callable[P, R]) -> Callable[P, R]:
 
     @wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        fmt = kwargs.get("output", kwargs.get("fmt"))
+        value = fmt.value if isinstance(fmt, enum.Enum) else None
+        asked = Format(value) if value in ("json", "yaml") else Format.text
+        token = _ASKED.set(asked if asked.data else Format.json)
         try:
             return func(*args, **kwargs)
         except KupgradeError as error:
-            fmt = kwargs.get("output")
-            report_error(error, fmt if isinstance(fmt, Format) else Format.text)
+            report_error(error, asked)
             raise typer.Exit(1) from None
+        finally:
+            _ASKED.reset(token)
 
     return wrapper
 

@@ -90,7 +90,7 @@ def path_command(
                 )
             graphs[name] = retrieval.graph
     result = plan_path(start, target, graphs, Registry.standard(condition), include_not_recommended)
-    if output is Format.json:
+    if output.data:
         print_json(result.to_json())
     else:
         table = Table(title=f"{start} -> {target}", header_style="bold")

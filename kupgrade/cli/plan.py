@@ -21,6 +21,7 @@ from kupgrade.skew.inventory import read_yaml
 class PlanFormat(enum.StrEnum):
     text = "text"
     json = "json"
+    yaml = "yaml"
     mermaid = "mermaid"
     dot = "dot"
 
@@ -107,7 +108,7 @@ def plan_command(
         typer.Option("--releases", help="gdc: release history YAML (release_order or releases)."),
     ] = None,
     output: Annotated[
-        PlanFormat, typer.Option("-o", "--output", help="text, json, mermaid or dot.")
+        PlanFormat, typer.Option("-o", "--output", help="text, json, yaml, mermaid or dot.")
     ] = PlanFormat.text,
 ) -> None:
     """Plan an upgrade whose every intermediate state keeps every skew rule.
@@ -131,12 +132,12 @@ def plan_command(
     history = load_history(releases) if releases else None
     result = plan_document(data, str(inventory), PlanRequest(to, versions, policy, history))
     if isinstance(result, dict):
-        if output is PlanFormat.json:
+        if output in (PlanFormat.json, PlanFormat.yaml):
             print_json(result)
         else:
             _stages_text(result)
         return
-    if output is PlanFormat.json:
+    if output in (PlanFormat.json, PlanFormat.yaml):
         print_json(result.to_json())
     elif output is PlanFormat.mermaid and result.refused is None:
         stdout.out(mermaid(result), end="", highlight=False)
@@ -174,7 +175,7 @@ def rollout_command(
     ```
     """
     answer = rollout(engine, read_yaml(settings, "rollout settings"), str(settings))
-    if output is Format.json:
+    if output.data:
         print_json(answer)
         return
     for key, value in answer.items():

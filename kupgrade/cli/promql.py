@@ -120,7 +120,7 @@ def eval_command(
         for ident, expr in queries.items():
             step(ident)
             results[ident] = evaluate_text(expr, snapshot, time_ms, limits)
-    if output is Format.json:
+    if output.data:
         print_json(results)
         return
     table = Table(title=f"{metrics} at {format_value(time_ms / 1000)}", header_style="bold")

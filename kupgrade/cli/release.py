@@ -96,13 +96,35 @@ def _list(value: str | None) -> tuple[str, ...]:
     return tuple(v.strip() for v in (value or "").split(",") if v.strip())
 
 
+def _destination(to_file: Path | None, to_dir: Path | None, out: Path | None) -> Path:
+    """Exactly one of --to-file, --to-dir and --out (which picks by a .tar suffix)."""
+    given = [p for p in (to_file, to_dir, out) if p is not None]
+    if len(given) != 1:
+        raise InputError(
+            "give one of --to-file, --to-dir or --out", field="--to-file",
+            hint="--to-file release.tar, or --to-dir ./layout",
+        )  # fmt: skip
+    if to_file is not None and to_file.suffix != ".tar":
+        raise InputError("the file name must end in .tar", field="--to-file")
+    return given[0]
+
+
 @user_errors
 def new_command(
     manifests: Annotated[Path, typer.Option("--manifests", help="Directory of manifests.")],
     version: Annotated[str, typer.Option("--version", help="The release version (SemVer).")],
+    to_file: Annotated[
+        Path | None,
+        typer.Option("--to-file", help="Write the image as an OCI layout tar (oc's flag)."),
+    ] = None,
+    to_dir: Annotated[
+        Path | None,
+        typer.Option("--to-dir", help="Write the image as an OCI layout in a new directory."),
+    ] = None,
     out: Annotated[
-        Path, typer.Option("-o", "--out", help="Where to write: OUT.tar or a new directory.")
-    ],
+        Path | None,
+        typer.Option("--out", help="OUT.tar or a new directory (--to-file or --to-dir)."),
+    ] = None,
     previous: Annotated[
         str | None, typer.Option("--previous", help="Versions that update to this one, A,B.")
     ] = None,
@@ -116,7 +138,7 @@ def new_command(
         list[str] | None, typer.Option("--image", help="Component image NAME=PULLSPEC@sha256:….")
     ] = None,
     arch: Annotated[str, typer.Option("--arch", help="Image architecture.")] = "amd64",
-    fmt: Annotated[Format, typer.Option("--format", help=OUTPUT_HELP)] = Format.text,
+    output: Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)] = Format.text,
 ) -> None:
     """Build a release image from a directory of manifests; print its digest.
 
@@ -132,10 +154,11 @@ def new_command(
     ```
     kupgrade release new --manifests ./payload --version 4.16.3 --previous 4.16.2,4.15.20 \\
         --metadata url=https://example.com/errata/4.16.3 \\
-        --image cli=quay.io/acme/cli@sha256:<64 hex> -o release-4.16.3.tar
-    kupgrade release new --manifests ./payload --version 1.0.0 -o ./layout --format json
+        --image cli=quay.io/acme/cli@sha256:<64 hex> --to-file release-4.16.3.tar
+    kupgrade release new --manifests ./payload --version 1.0.0 --to-dir ./layout -o json
     ```
     """
+    target = _destination(to_file, to_dir, out)
     spec = ReleaseSpec(
         version,
         _list(previous),
@@ -148,16 +171,16 @@ def new_command(
     payload = load_payload(PayloadFiles(files, origin=str(manifests)))
     built = build_image(files, version, arch)
     layout = layout_files(built)
-    if out.suffix == ".tar":
-        atomic_write(out, layout_tar(layout))
+    if target.suffix == ".tar" and to_dir is None:
+        atomic_write(target, layout_tar(layout))
     else:
-        write_tree(out, layout)
-    if fmt is Format.json:
+        write_tree(target, layout)
+    if output.data:
         print_json(
             {
                 "digest": built.digest,
                 "version": version,
-                "out": str(out),
+                "out": str(target),
                 "manifests": payload.total,
             }
         )
@@ -187,7 +210,7 @@ def info_command(
     opened = _opened(ref, plain_http)
     payload = load_payload(opened.files, LoadOptions(opened.pull_spec or ""))
     doc = describe(payload, opened.files, opened.identity())
-    if output is Format.json:
+    if output.data:
         print_json(doc)
         return
     for key in (
@@ -248,7 +271,7 @@ def extract_command(
         tree = read_tree(image)
         step("writing")
         write_tree(to, tree.files, PAYLOAD_DIRS)
-    if output is Format.json:
+    if output.data:
         print_json(
             {"digest": image.digest, "to": str(to), "files": len(tree.files), "bytes": tree.total}
         )
@@ -293,7 +316,7 @@ def push_command(
             target.repository, target.tag or image.digest, image.raw_manifest, image.media_type
         )
     pinned = target.pinned(digest)
-    if output is Format.json:
+    if output.data:
         print_json({"digest": digest, "pullSpec": pinned, "tag": target.tag})
     else:
         stdout.print(pinned, highlight=False)
@@ -369,7 +392,7 @@ def manifests_command(
         _inclusion(exclude, profile, feature_set, feature_gates, capabilities),
     )
     doc = manifests_json(load_payload(opened.files, options), raw)
-    if output is Format.json:
+    if output.data:
         print_json(doc)
         return
     table = Table(header_style="bold")
@@ -432,7 +455,7 @@ def graph_command(
             "(default profile, Default feature set); `release manifests` says why",
             highlight=False,
         )
-    if output is Format.json:
+    if output.data:
         print_json(
             {
                 **graph.to_json(),
@@ -507,7 +530,7 @@ def sign_command(
     )
     path = next_signature_path(store, digest)
     atomic_write(path, data)
-    if output is Format.json:
+    if output.data:
         print_json({"digest": digest, "signature": str(path), "reference": identity})
     else:
         stdout.print(f"signed {digest}: {path}", highlight=False)
@@ -552,7 +575,7 @@ def verify_command(
             try:
                 verified = verifier.verify(digest)
             except VerificationError as error:
-                if output is Format.json:
+                if output.data:
                     print_json(
                         {
                             "digest": digest,
@@ -569,7 +592,7 @@ def verify_command(
     finally:
         for ring in names.values():
             ring.close()
-    if output is Format.json:
+    if output.data:
         print_json({"digest": digest, "verified": True, "signedBy": verified.signed_by})
     else:
         by = ", ".join(f"{k} (signature-{v})" for k, v in sorted(verified.signed_by.items()))

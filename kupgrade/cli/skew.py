@@ -104,7 +104,7 @@ def check_command(
         rules, everything = resolve_policy(policy, loaded), check(loaded, policy)
     found = [v for v in everything if v.id not in WARNINGS]
     warned = [v for v in everything if v.id in WARNINGS]
-    if output is Format.json:
+    if output.data:
         print_json(
             {
                 "policy": rules,
@@ -186,7 +186,7 @@ def check_step_command(
         versions = [v.strip() for v in available.split(",") if v.strip()] if available else []
         step_ = parse_step(step, loaded, drained=drained, available=versions)
         verdict = judge(loaded, step_, policy, force=force)
-    if output is Format.json:
+    if output.data:
         print_json(verdict.to_json())
     else:
         stdout.print(f"{verdict.verdict}: {step}", highlight=False, markup=False)

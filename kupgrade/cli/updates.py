@@ -106,7 +106,7 @@ def updates_command(
     )
     for note in result.notes:
         stderr.print(f"[yellow]note:[/] {note}", highlight=False)
-    if output is Format.json:
+    if output.data:
         print_json(result.status())
     else:
         out, err = render_upgrade(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kupgrade.errors import KupgradeError, VersionError
 from kupgrade.olm.catalog import (
@@ -331,3 +332,25 @@ def render_dot(
 
 def _dot_id(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def channel_doc(channel: DrawnChannel) -> dict[str, Any]:
+    """One drawn channel as data (`render-graph -o json`): its bundles in drawing order,
+    its edges with their kind (replace, skip, skipRange; with v0 semantics, whether an
+    edge leads into a skipped bundle) and the bundles skipped."""
+    return {
+        "package": channel.package,
+        "channel": channel.name,
+        "bundles": list(channel.nodes),
+        "edges": [
+            {
+                "from": e.source,
+                "to": e.target,
+                "kind": e.kind,
+                "label": e.label.strip('"'),
+                "intoSkipped": e.red,
+            }
+            for _, e in channel.edges
+        ],
+        "skipped": sorted(channel.skipped),
+    }

@@ -3,12 +3,14 @@ they cannot look up, and examples that are not wrapped mid-line (so they copy-pa
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import typer
+import yaml
 from typer.testing import CliRunner
 
 from kupgrade.cli.main import app
@@ -74,3 +76,24 @@ def test_errors_keep_rule_ids_out_of_the_users_line() -> None:
         assert str(error) == "f.yaml: x: bad value; fix it"
         assert error.to_dict()["rule"] == rule
     assert str(InputError("bad", rule="opm load")) == "bad [opm load]"
+
+
+def test_every_command_that_prints_data_prints_json_and_yaml() -> None:
+    """`-o json|yaml` on every leaf command (`graph build -o` names the file it writes,
+    which is the data itself)."""
+    for path, command in COMMANDS:
+        if _group(command) or path == ["graph", "build"]:
+            continue
+        shown = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "200"}).output
+        found = re.search(r"-o\s+<([^>]*)>", shown)
+        assert found, f"{' '.join(path)} has no -o"
+        assert {"json", "yaml"} <= set(found.group(1).split("|")), " ".join(path)
+
+
+def test_yaml_is_the_same_document_as_json() -> None:
+    for args in (["olm", "skiprange", ">=4.1.0 <4.1.2", "4.1.1"], ["cluster", "profile"]):
+        as_json = CliRunner().invoke(app, [*args, "-o", "json"])
+        as_yaml = CliRunner().invoke(app, [*args, "-o", "yaml"])
+        assert as_json.exit_code == as_yaml.exit_code == 0
+        assert yaml.safe_load(as_yaml.stdout) == json.loads(as_json.stdout)
+        assert not as_yaml.stdout.lstrip().startswith("{")

@@ -69,7 +69,14 @@ def world(tmp_path_factory: pytest.TempPathFactory, sample_dir: Path) -> dict[st
     # (the copied payload brings its own release-metadata, version 1.0.0-abc, which is kept)
     layout = root / "layout"
     made = run_bounded(
-        "release", "new", "--manifests", str(manifests), "--version", "1.0.0-abc", "-o", str(layout)
+        "release",
+        "new",
+        "--manifests",
+        str(manifests),
+        "--version",
+        "1.0.0-abc",
+        "--to-dir",
+        str(layout),
     )
     assert made.returncode == 0, made.stderr
     fleet = root / "fleet.yaml"
@@ -147,8 +154,8 @@ DIR_SLOTS = {
     "olm validate (catalog dir)": ("fbc", "operator.yaml", lambda d: ["olm", "validate", str(d)]),
     "release new (manifest)": (
         "manifests", "0000_10_a_file.yaml",
-        lambda d: ["release", "new", "--manifests", str(d), "--version", "1.0.0-abc", "-o",
-                   str(d.parent / "out")],
+        lambda d: ["release", "new", "--manifests", str(d), "--version", "1.0.0-abc",
+                   "--to-dir", str(d.parent / "out")],
     ),
     "release info (index.json)": ("layout", "index.json", lambda d: ["release", "info", str(d)]),
     "release manifests (release-metadata)": (

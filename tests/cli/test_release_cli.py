@@ -65,7 +65,7 @@ def _new(manifests: Path, version: str, out: Path, *extra: str) -> subprocess.Co
         "--version",
         version,
         *extra,
-        "-o",
+        "--to-file" if out.suffix == ".tar" else "--to-dir",
         str(out),
     )
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -414,3 +415,33 @@ def test_invalid_version_in_skiprange_cli(tmp_path: Path) -> None:
     assert result.returncode == 2 and "No Major.Minor.Patch elements found" in result.stderr
     with pytest.raises(VersionError):
         parse_blang("1.0")
+
+
+def test_render_graph_as_data_has_what_the_drawing_has() -> None:
+    case = next(
+        c
+        for c in conformance_doc(*MERMAID)["cases"]
+        if c["id"] == "mermaid/registry-testdata-latest"
+    )
+    path = str(conformance_path("olm", case["input"]["path"]))
+    mermaid = kupgrade("olm", "render-graph", path, "--package", "foo").stdout
+    data = json.loads(
+        kupgrade("olm", "render-graph", path, "--package", "foo", "-o", "json").stdout
+    )
+    channels = data["channels"]
+    assert {c["package"] for c in channels} == {"foo"}
+    for channel in channels:
+        sub = f"foo-{channel['channel']}"
+        assert f'subgraph {sub}["{channel["channel"]}"]' in mermaid
+        for edge in channel["edges"]:
+            assert edge["kind"] in ("replace", "skip", "skipRange")
+            label = edge["label"] if edge["kind"] != "skipRange" else f'"{edge["label"]}"'
+            drawn = f'{sub}-{edge["from"]}["{edge["from"]}"]-- {label} --> {sub}-{edge["to"]}'
+            assert drawn in mermaid
+    beta = next(c for c in channels if c["channel"] == "beta")
+    assert {"from": "foo.v0.2.0", "to": "foo.v0.3.1", "kind": "replace", "label": "replace",
+            "intoSkipped": False} in beta["edges"]  # fmt: skip
+    as_yaml = yaml.safe_load(
+        kupgrade("olm", "render-graph", path, "--package", "foo", "-o", "yaml").stdout
+    )
+    assert as_yaml == data
