@@ -112,6 +112,7 @@ def refuse(verdict: Verdict, obj: str, target: str, output: Format) -> None:
             sys.stderr.write(
                 f"  {f.id}  {', '.join([f.object, *f.related])}: {f.message}\n      fix: {f.fix}\n"
             )
+        sys.stderr.write(f"(`kupgrade explain {verdict.findings[0].id}` says what a rule means)\n")
     raise typer.Exit(1)
 
 

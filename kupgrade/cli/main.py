@@ -41,6 +41,7 @@ app.command("updates")(updates_command)
 app.command("path")(path_command)
 app.command("plan")(plan_command)
 app.command("rollout")(rollout_command)
+app.command("explain")(skew.explain_command)
 
 
 def _version(value: bool) -> None:

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from kupgrade.cli.output import Format, OutputOpt, print_json, stdout, user_errors
+from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, stdout, user_errors
 from kupgrade.errors import InputError
+from kupgrade.skew.explain import RULES, lookup
 from kupgrade.skew.fleet import Fleet, is_fleet_document, load_history, parse_fleet
 from kupgrade.skew.gdc import WARNINGS, check_fleet, judge_request, parse_request
 from kupgrade.skew.inventory import Inventory, parse_inventory, read_yaml
 from kupgrade.skew.k8s import check, resolve_policy
+from kupgrade.skew.reference import KINDS, example, schema
 from kupgrade.skew.step_rules import judge, parse_step
 from kupgrade.skew.verdict import Verdict, Violation
 
@@ -73,6 +77,71 @@ def print_findings(found: list[Violation]) -> None:
     for v in found:
         table.add_row(v.id, v.object, v.message, v.fix)
     stdout.print(table)
+    explain_hint(found)
+
+
+def explain_hint(found: list[Violation]) -> None:
+    if found:
+        stderr.print(f"(`kupgrade explain {found[0].id}` says what a rule means)", highlight=False)
+
+
+@user_errors
+def explain_command(
+    rule: Annotated[
+        str | None,
+        typer.Argument(help="A rule id as findings print it (G3.users-first), or its prefix (H3)."),
+    ] = None,
+    output: OutputOpt = Format.text,
+) -> None:
+    """What a rule id in a skew finding or refusal means, and where the rule comes from;
+    without an id, every rule.
+
+    **Examples**
+
+    ```
+    kupgrade explain G3.users-first
+    kupgrade explain H6
+    kupgrade explain -o json
+    ```
+    """
+    found = list(RULES.values()) if rule is None else lookup(rule)
+    if not found:
+        raise InputError(
+            f"no rule {rule!r}", field="RULE", hint="`kupgrade explain` lists every rule id"
+        )
+    if output.data:
+        print_json([asdict(r) for r in found])
+        return
+    for r in found:
+        stdout.print(f"{r.id} ({r.kind}): {r.rule}\n  source: {r.source}", highlight=False,
+                     markup=False)  # fmt: skip
+
+
+@app.command("reference")
+@user_errors
+def reference_command(
+    kind: Annotated[
+        str, typer.Argument(help="inventory (Kubernetes) or fleet (distributed cloud).")
+    ],
+    output: OutputOpt = Format.text,
+) -> None:
+    """The file formats of `skew check`, `skew check-step` and `plan`: a commented example,
+    or with -o json|yaml the JSON Schema their reader checks files against.
+
+    **Examples**
+
+    ```
+    kupgrade skew reference inventory > cluster.yaml
+    kupgrade skew reference fleet > fleet.yaml
+    kupgrade skew reference fleet -o json
+    ```
+    """
+    if kind not in KINDS:
+        raise InputError(f"no reference for {kind!r}", field="KIND", hint="inventory or fleet")
+    if output.data:
+        print_json(schema(kind))
+    else:
+        sys.stdout.write(example(kind))
 
 
 @app.command("check")
@@ -196,5 +265,6 @@ def check_step_command(
                 highlight=False,
                 markup=False,
             )
+        explain_hint(verdict.findings)
     if verdict.rules:
         raise typer.Exit(1)
