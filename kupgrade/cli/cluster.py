@@ -103,9 +103,12 @@ def create_command(
         typer.Option("--managed-by", help="gdc: a user cluster's admin or hybrid cluster."),
     ] = None,
     masters: Annotated[
-        int | None, typer.Option("--masters", min=1, help="Control-plane nodes.")
+        int | None,
+        typer.Option("--masters", min=1, help="Control-plane nodes (replace the profile's)."),
     ] = None,
-    workers: Annotated[int | None, typer.Option("--workers", min=1, help="Worker nodes.")] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", min=1, help="Worker nodes (replace the profile's).")
+    ] = None,
     seed: Annotated[
         int | None, typer.Option("--seed", help="Random seed (same seed, same run).")
     ] = None,
@@ -147,8 +150,13 @@ def create_command(
     pools = list(spec.pools)
     for pool_name, count in (("master", masters), ("worker", workers)):
         if count is not None:
+            # The flag wins over the file: the pool gets this many generated nodes, in
+            # place of any machines the profile names.
             pools = [
-                msgspec.structs.replace(p, nodes=count) if p.name == pool_name else p for p in pools
+                msgspec.structs.replace(p, nodes=count, machines=[], created=[])
+                if p.name == pool_name
+                else p
+                for p in pools
             ]
             if not any(p.name == pool_name for p in pools):
                 pools.append(Pool(pool_name, count))
@@ -373,10 +381,11 @@ def upgrade_command(
     ```
     kupgrade upgrade --cluster demo --include-not-recommended
     kupgrade upgrade --cluster demo --to 4.14.27
-    kupgrade upgrade --to-image quay.io/ocp/release@sha256:<64 hex> --allow-explicit-upgrade
-    kupgrade upgrade --cluster user1 --to 1.29.100-gke.251 --leave-pools w2
+    kupgrade upgrade --cluster demo --to-image quay.io/ocp/release@sha256:<64 hex> \\
+        --allow-explicit-upgrade
     kupgrade upgrade --cluster admin --to 1.29.100-gke.251 --use-bootstrap
-    kupgrade upgrade --cluster user1 --nodepool w2 --to 1.29.100-gke.251 -o json
+    kupgrade upgrade --cluster user1 --to 1.29.100-gke.251 --leave-pools worker
+    kupgrade upgrade --cluster user1 --nodepool worker --to 1.28.500-gke.120 -o json
     ```
     """
     if to and to_image:
@@ -473,7 +482,7 @@ def run_command(
 
     ```
     kupgrade controller run --cluster demo
-    kupgrade controller run --until idle --speed 600 -o json
+    kupgrade controller run --cluster demo --until idle --speed 600 -o json
     ```
     """
     if not child:
@@ -583,9 +592,9 @@ def get_command(
     **Examples**
 
     ```
-    kupgrade get clusterversion
+    kupgrade get clusterversion --cluster demo
     kupgrade get mcp --cluster demo
-    kupgrade get nodes -o yaml
+    kupgrade get nodes --cluster demo -o yaml
     kupgrade get clusters --cluster user1
     kupgrade get nodepools --cluster admin --bootstrap -o json
     ```

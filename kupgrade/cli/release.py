@@ -155,7 +155,7 @@ def new_command(
     kupgrade release new --manifests ./payload --version 4.16.3 --previous 4.16.2,4.15.20 \\
         --metadata url=https://example.com/errata/4.16.3 \\
         --image cli=quay.io/acme/cli@sha256:<64 hex> --to-file release-4.16.3.tar
-    kupgrade release new --manifests ./payload --version 1.0.0 --to-dir ./layout -o json
+    kupgrade release new --manifests ./payload --version 4.16.3 --to-dir ./layout -o json
     ```
     """
     target = _destination(to_file, to_dir, out)
@@ -514,7 +514,7 @@ def sign_command(
 
     ```
     kupgrade release sign release-4.16.3.tar --key release@example.com --store ./signatures
-    kupgrade release sign sha256:<64 hex> --key 0xABCDEF --store ./sigs \\
+    kupgrade release sign sha256:<64 hex> --key release@example.com --store ./sigs \\
         --reference quay.io/acme/release:4.16.3
     ```
     """

@@ -46,7 +46,8 @@ def plan_document(data: Any, where: str, request: PlanRequest) -> Plan | dict[st
     target = str(target)
     available = [str(v) for v in (request.available or data.get("available") or [])]
     policy = request.policy or data.get("policy") or "auto"
-    cluster = data.get("cluster")
+    # One cluster's shape, under `cluster:` or as the whole document.
+    cluster = data.get("cluster", data if STAGE_FIELDS & set(data) else None)
     if data.get("platform") == "gdc-stages" or (
         isinstance(cluster, dict) and STAGE_FIELDS & set(cluster)
     ):

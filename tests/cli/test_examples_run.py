@@ -1,0 +1,256 @@
+"""Every example of every command's --help runs as written, in one workspace built from
+the sample data (`kupgrade sample write`) and the files the examples name.
+
+The only changes made to an example before it runs are the loopback ports (an update
+service on 127.0.0.1:8080 and a registry on 127.0.0.1:5000 get free ports here) and the
+`<64 hex>` placeholder (the digest of the release the `release new` example built).
+Examples that reach hosts outside this machine are listed, not run; each run must exit 0,
+or 1 where the command reports a finding or refusal (never an input error).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import typer
+import yaml
+
+from kupgrade.cli.main import app
+from kupgrade.service.process import RegistryProcess, free_port
+from kupgrade.sim.profile import Spec
+from kupgrade.sim.releases import build_release
+from tests.support.conformance import needs_gpg, needs_registry
+
+Command = Any
+
+# Leaf commands in the order their examples run (later ones use what earlier ones made).
+ORDER = [
+    "sample write", "explain", "skew reference", "cluster profile", "graph build",
+    "graph diff", "graph filter", "graph lint", "serve", "path", "updates", "promql eval",
+    "release new", "release push", "release info", "release extract", "release graph",
+    "release manifests", "release sign", "release verify", "olm validate", "olm heads",
+    "olm render-graph", "olm skiprange", "olm resolve", "skew check", "skew check-step",
+    "plan", "rollout", "cluster create", "controller run", "upgrade", "get", "cluster list",
+    "cluster metrics", "cluster delete", "demo",
+]  # fmt: skip
+# Examples that connect to another machine (a URL given as metadata is only text).
+OUTSIDE = re.compile(
+    r"(--upstream|--store|--prometheus)\s+https?://(?!127\.0\.0\.1|localhost)"
+    r"|registry\.example\.com/"
+)
+LONG_RUNNING = ("kupgrade serve",)
+
+
+def _leaves() -> dict[str, Command]:
+    found: dict[str, Command] = {}
+
+    def walk(path: list[str], command: Command) -> None:
+        if isinstance(getattr(command, "commands", None), dict):
+            for name, sub in command.commands.items():
+                walk([*path, name], sub)
+        else:
+            found[" ".join(path)] = command
+
+    walk([], typer.main.get_command(app))
+    return found
+
+
+def examples(command: Command) -> list[str]:
+    """The examples of a command's docstring, continuation lines joined."""
+    doc = command.callback.__doc__ or ""
+    out: list[str] = []
+    for block in re.findall(r"```\n(.*?)```", doc, re.S):
+        text = block.replace("\\\\\n", " ")  # the docstring escapes its backslashes
+        text = re.sub(r"\\\n\s*", " ", text)
+        out += [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+    return out
+
+
+def test_the_order_names_every_command() -> None:
+    assert sorted(ORDER) == sorted(_leaves())
+
+
+# --- the workspace ---------------------------------------------------------------------
+
+
+HISTORY = 'release_order: ["1.16.5", "1.28.100-gke.146", "1.16.6", "1.28.500-gke.120"]\n'
+
+
+def _catalog(package: str, channel: str, names: list[str]) -> str:
+    blobs: list[dict[str, Any]] = [
+        {"schema": "olm.package", "name": package, "defaultChannel": channel}
+    ]
+    entries = [{"name": names[0]}] + [
+        {"name": n, "replaces": p} for p, n in itertools.pairwise(names)
+    ]
+    blobs.append({"schema": "olm.channel", "package": package, "name": channel, "entries": entries})
+    for name in names:
+        version = name.split(".v", 1)[1]
+        blobs.append({
+            "schema": "olm.bundle", "package": package, "name": name,
+            "image": f"quay.io/example/{package}-bundle:v{version}",
+            "properties": [{"type": "olm.package",
+                            "value": {"packageName": package, "version": version}}],
+        })  # fmt: skip
+    return "".join(json.dumps(b) + "\n" for b in blobs)
+
+
+def _workspace(root: Path) -> None:
+    """The files the examples name that no earlier example writes."""
+    sample = root / "sample"
+    shutil.copytree(sample / "releases", root / "releases")
+    shutil.copytree(sample / "graph-data", root / "cincinnati-graph-data")
+    with tarfile.open(root / "graph-data.tar.gz", "w:gz") as tar:
+        for path in sorted((sample / "graph-data").rglob("*")):
+            tar.add(path, arcname=str(path.relative_to(sample / "graph-data")), recursive=False)
+    shutil.copy(sample / "metrics" / "cluster.om", root / "cluster.om")
+    # The releases as a Cincinnati graph document (what `--releases raw.json` reads).
+    subprocess.run([sys.executable, "-m", "kupgrade", "graph", "build", "--releases",
+                    str(sample / "releases"), "--graph-data", str(sample / "graph-data"),
+                    "-o", str(root / "raw.json")], check=True, capture_output=True)  # fmt: skip
+    for compared in ("expected.json", "a.json", "b.json"):  # graphs to compare
+        shutil.copy(root / "raw.json", root / compared)
+    (root / "rules.yaml").write_text(
+        "expressions:\n- {id: provider, expr: 'group by (type) (cluster_infrastructure_provider)'}\n"
+    )
+    # cluster.yaml and fleet.yaml come from the `skew reference` examples.
+    (root / "release-history.yaml").write_text(HISTORY)
+    (root / "order.yaml").write_text(HISTORY)
+    (root / "cluster-shape.yaml").write_text(
+        "version: 1.28.500-gke.120\nrole: user\nworkerNodePools: [w1, w2]\n"
+    )
+    (root / "pool.yaml").write_text("{pool_nodes: 7, maxSurge: 10%}\n")
+    for name, package, channel, bundles in (
+        ("catalog", "etcd", "alpha", ["etcdoperator.v0.9.0", "etcdoperator.v0.9.2"]),
+        ("cat-a", "app", "stable", ["app.v1.0.0", "app.v1.1.0"]),
+        ("cat-b", "app", "stable", ["app.v1.0.0", "app.v1.2.0"]),
+    ):
+        (root / name).mkdir()
+        (root / name / "catalog.json").write_text(_catalog(package, channel, bundles))
+    shutil.copy(root / "catalog" / "catalog.json", root / "catalog.json")
+    # A directory of manifests: the model release's, with its own release-metadata.
+    layout = root / "model-release"
+    build_release(Spec(), "4.16.3", layout)
+    subprocess.run([sys.executable, "-m", "kupgrade", "release", "extract", str(layout),
+                    "--to", str(root / "payload")], check=True, capture_output=True)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryProcess]:
+    with RegistryProcess(tmp_path_factory.mktemp("registry")) as process:
+        yield process
+
+
+# --- running them ----------------------------------------------------------------------
+
+
+class Runner:
+    def __init__(self, root: Path, env: dict[str, str], ports: dict[str, str]) -> None:
+        self.root, self.env, self.ports = root, env, ports
+        self.digest = "0" * 64
+        self.ran: list[str] = []
+        self.skipped: list[str] = []
+
+    def prepare(self, example: str) -> str:
+        text = example.replace("<64 hex>", self.digest)
+        for written, real in self.ports.items():
+            text = text.replace(written, real)
+        return text
+
+    def run(self, example: str) -> None:
+        if OUTSIDE.search(example):
+            self.skipped.append(example)
+            return
+        if "| dot " in example and shutil.which("dot") is None:
+            self.skipped.append(example)
+            return
+        command = self.prepare(example)
+        if command.startswith(LONG_RUNNING):
+            self._serve(command)
+            return
+        done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=self.root,
+                              env=self.env, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+        assert "Traceback" not in done.stderr, (example, done.stderr)
+        assert done.returncode in (0, 1), (example, done.returncode, done.stderr)
+        if done.returncode == 1:
+            # A finding or refusal, not a mistake in the example.
+            assert not done.stderr.startswith("error:"), (example, done.stderr)
+        if example.startswith("kupgrade release new") and "release-4.16.3.tar" in example:
+            # The release the later examples push, sign, verify and name by digest.
+            self.digest = done.stdout.strip().removeprefix("sha256:")
+        self.ran.append(example)
+
+    def _serve(self, command: str) -> None:
+        port = free_port()
+        command = re.sub(r"--port \d+", "", command) + f" --port {port}"
+        with subprocess.Popen(["bash", "-c", "exec " + command], cwd=self.root, env=self.env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:  # fmt: skip
+            try:
+                _wait_ready(f"http://127.0.0.1:{port}")
+            finally:
+                proc.terminate()
+                proc.wait(timeout=30)
+        self.ran.append(command)
+
+
+def _wait_ready(url: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"{url} never became ready")
+
+
+@needs_gpg
+@needs_registry
+def test_every_help_example_runs_as_written(
+    tmp_path: Path, registry: RegistryProcess, gnupg_home: tuple[str, dict[str, Path]]
+) -> None:
+    home, keys = gnupg_home
+    env = {**os.environ, "KUPGRADE_HOME": str(tmp_path / "home"), "GNUPGHOME": home,
+           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}  # fmt: skip
+    service_port = free_port()
+    ports = {"127.0.0.1:8080": f"127.0.0.1:{service_port}", "127.0.0.1:5000": registry.host}
+    runner = Runner(tmp_path, env, ports)
+    leaves = _leaves()
+    first, *rest = ORDER
+    for example in examples(leaves[first]):  # `sample write ./sample` makes the sample data
+        runner.run(example)
+    _workspace(tmp_path)
+    shutil.copy(keys["release"], tmp_path / "release.asc")
+    with subprocess.Popen(
+        [sys.executable, "-m", "kupgrade", "serve", "--releases", "sample/releases",
+         "--graph-data", "sample/graph-data", "--port", str(service_port)],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    ) as service:  # fmt: skip
+        try:
+            _wait_ready(f"http://127.0.0.1:{service_port}")
+            for name in rest:
+                for example in examples(leaves[name]):
+                    runner.run(example)
+        finally:
+            service.terminate()
+            service.wait(timeout=30)
+    assert len(runner.ran) >= 80, len(runner.ran)
+    # Only examples that reach other machines are left out, and they are few.
+    assert all(OUTSIDE.search(e) or "| dot " in e for e in runner.skipped)
+    assert len(runner.skipped) <= 8, runner.skipped
+    assert yaml.safe_load((tmp_path / "cluster.yaml").read_text())["apiservers"]
+    assert (tmp_path / "graph.svg").exists() or shutil.which("dot") is None
