@@ -345,3 +345,18 @@ def test_profiles_that_mix_platforms_or_break_the_shape_are_refused(tmp_path: Pa
         run = run_cli(["cluster", "create", "x", "--profile", str(path)], tmp_path)
         assert run.exit_code == 1 and message in run.stderr, (body, run.stderr)
     assert not (tmp_path / "clusters" / "x").exists()
+
+
+def test_worker_pools_upgrade_together_or_one_at_a_time(tmp_path: Path) -> None:
+    pools = [Pool("control-plane", 1), Pool("w1", 2), Pool("w2", 2), Pool("w3", 1)]
+    together, _ = rehearse(tmp_path, "a", gdc_spec(MID, pools=pools), NEW)
+    starts = {s: t[0] for s, t in stage_times(together).items() if s.startswith("worker")}
+    assert len(set(starts.values())) == 1  # all three start when the control plane is done
+    serial, outcome = rehearse(
+        tmp_path, "b", gdc_spec(MID, pools=pools, concurrent_node_pools=0), NEW
+    )
+    assert outcome.reason == "completed"
+    times = stage_times(serial)
+    order = ["worker-node-pool/w1", "worker-node-pool/w2", "worker-node-pool/w3"]
+    for before, after in itertools.pairwise(order):
+        assert times[after][0] == times[before][1]

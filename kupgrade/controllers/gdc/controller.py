@@ -16,6 +16,7 @@ Status fields are written in G9's order. Everything the controller knows is in t
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 from kupgrade.cluster.backend import Backend
@@ -51,6 +52,18 @@ F_MANIFESTS = "anthosBareMetalManifestsVersion"
 F_LB = "controlPlaneLoadBalancerNodepoolStatus"
 F_VERSIONS = "anthosBareMetalVersions"
 F_VERSION = "anthosBareMetalVersion"
+
+
+def one_pool_at_a_time(planned: list[Stage]) -> list[Stage]:
+    """`nodePoolUpgradeStrategy.concurrentNodePools: 0`: each worker pool waits for the
+    one before it (by default they upgrade together)."""
+    out: list[Stage] = []
+    previous = None
+    for stage in planned:
+        worker = stage.id.startswith("worker-node-pool/")
+        out.append(replace(stage, after=[previous]) if worker and previous else stage)
+        previous = stage.id if worker else previous
+    return out
 
 
 class GdcController:
@@ -133,7 +146,11 @@ class GdcController:
                 if pool_role(p) == WORKER and p["metadata"]["name"] not in st["leavePools"]
             ],
         )
-        return stages(shape, st["method"])
+        planned = stages(shape, st["method"])
+        strategy = cluster["spec"].get("nodePoolUpgradeStrategy") or {}
+        if strategy.get("concurrentNodePools", 1) == 0:
+            planned = one_pool_at_a_time(planned)
+        return planned
 
     def _run(self, stage: Stage, st: dict[str, Any], wake: list[float]) -> bool:
         if stage.id in COMPONENT_STAGES:
