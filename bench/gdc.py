@@ -12,13 +12,11 @@ Run by `make bench` (bench/run.py) or alone: `python -m bench.gdc [--sizes 50,50
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.sim import PODS_PER_WORKER, REPLICAS, by_size
+from bench.sim import PODS_PER_WORKER, REPLICAS, by_size, sizes_main
 from kupgrade.controllers.gdc.request import request_upgrade
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
@@ -83,12 +81,5 @@ def bench_gdc(sizes: list[int]) -> dict[str, Any]:
     return by_size(sizes, upgrade)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sizes", default="50,500")
-    args = parser.parse_args()
-    print(json.dumps(bench_gdc([int(s) for s in args.sizes.split(",")]), indent=2))
-
-
 if __name__ == "__main__":
-    main()
+    sizes_main(__doc__ or "", "50,500", bench_gdc)

@@ -104,12 +104,13 @@ def bench_sim(sizes: list[int]) -> dict[str, Any]:
     return by_size(sizes, upgrade)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sizes", default="50,500,5000")
+def sizes_main(description: str, default: str, bench: Callable[[list[int]], Any]) -> None:
+    """Run a bench by size from the command line: `--sizes 50,500` prints its JSON."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--sizes", default=default)
     args = parser.parse_args()
-    print(json.dumps(bench_sim([int(s) for s in args.sizes.split(",")]), indent=2))
+    print(json.dumps(bench([int(s) for s in args.sizes.split(",")]), indent=2))
 
 
 if __name__ == "__main__":
-    main()
+    sizes_main(__doc__ or "", "50,500,5000", bench_sim)
