@@ -7,9 +7,13 @@ its SQLite store, its release mirror and extracted payloads.
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,7 +23,7 @@ import typer
 from rich.table import Table
 
 from kupgrade.cli.backends import promql_condition
-from kupgrade.cli.cluster_view import KINDS, live_view, oc_table, print_report, summary_columns
+from kupgrade.cli.cluster_view import live_view, print_report, summary_columns
 from kupgrade.cli.gdc import gdc_spec, gdc_status, gdc_upgrade
 from kupgrade.cli.output import (
     Format,
@@ -38,6 +42,8 @@ from kupgrade.controllers.availability import AvailabilityController
 from kupgrade.controllers.gdc.controller import BOOTSTRAP
 from kupgrade.controllers.nodes import metrics as node_metrics
 from kupgrade.errors import InputError
+from kupgrade.service.kubeapi.server import APIServer, version_info
+from kupgrade.service.kubeapi.tables import KINDS, oc_table
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.gdc_report import gdc_report
@@ -279,6 +285,54 @@ def metrics_command(
             sys.stdout.write(node_metrics.exposition(api))
 
 
+@cluster_app.command("serve-api")
+@user_errors
+def serve_api_command(
+    name: Annotated[str | None, typer.Argument(help="The simulated cluster.")] = None,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")
+    ] = 0,
+    speed: Annotated[
+        float,
+        typer.Option("--speed", min=0.001, help="Simulated seconds per real second."),
+    ] = 1.0,
+    output: OutputOpt = Format.text,
+) -> None:
+    """Serve a simulated cluster's Kubernetes API on loopback until interrupted, with its
+    controllers running on a clock that follows real time: use kubectl or oc on it.
+
+    Writes a kubeconfig (mode 0600, a bearer token and the cluster's own CA) into the
+    cluster's home and prints its path.
+
+    **Examples**
+
+    ```
+    kupgrade cluster serve-api demo --port 6443
+    kupgrade cluster serve-api demo --speed 60 -o json
+    ```
+    """
+    root = cluster_root(name, field="NAME")
+    lock = ControllerLock.acquire(root)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        with opened(root.name) as (_, store, spec):
+            runner = make_runner(root, store, spec)
+            with APIServer(runner.sim, root, root.name, version_info(store), port) as server:
+                info = {"cluster": root.name, "server": f"https://127.0.0.1:{server.port}",
+                        "kubeconfig": str(server.kubeconfig)}  # fmt: skip
+                if output.data:
+                    print_json(info)
+                else:
+                    stdout.print(f"serving the API of cluster {root.name} at {info['server']}; "
+                                 f"export KUBECONFIG={server.kubeconfig}", highlight=False)  # fmt: skip
+                sys.stdout.flush()
+                with suppress(KeyboardInterrupt):
+                    runner.live(speed, stop)
+    finally:
+        lock.release()
+
+
 @cluster_app.command("delete")
 @user_errors
 def delete_command(
@@ -469,6 +523,15 @@ def run_command(
             "--speed", min=0, help="Simulated seconds per real second (0: as fast as possible)."
         ),
     ] = 0.0,
+    api: Annotated[
+        bool,
+        typer.Option(
+            "--api", help="Serve the cluster's Kubernetes API while it runs (kubectl, oc)."
+        ),
+    ] = False,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="--api: the port (0: any free one).")
+    ] = 0,
     child: Annotated[bool, typer.Option("--child", hidden=True)] = False,
     output: OutputOpt = Format.text,
 ) -> None:
@@ -483,24 +546,29 @@ def run_command(
     ```
     kupgrade controller run --cluster demo
     kupgrade controller run --cluster demo --until idle --speed 600 -o json
+    kupgrade controller run --cluster demo --speed 60 --api --port 6443
     ```
     """
     if not child:
-        _supervise(cluster, until, speed, output)
+        _supervise(cluster, until, speed, output, port if api else None)
         return
     root = cluster_root(cluster)
     held = ControllerLock.inherited(root) or ControllerLock.acquire(root)
     try:
-        _run_child(cluster, until, speed, output)
+        _run_child(cluster, until, speed, output, port if api else None)
     finally:
         held.release()
 
 
-def _supervise(cluster: str | None, until: Until, speed: float, output: Format) -> None:
+def _supervise(
+    cluster: str | None, until: Until, speed: float, output: Format, api: int | None
+) -> None:
     """The parent: hold the cluster's lock, start a child, start another after a handoff."""
     lock = ControllerLock.acquire(cluster_root(cluster))  # a wrong name fails here, once
     args = [sys.executable, "-m", "kupgrade", "controller", "run", "--until", until.value]
     args += ["--speed", str(speed), "-o", output.value, "--child"]
+    if api is not None:
+        args += ["--api", "--port", str(api)]
     if cluster:
         args += ["--cluster", cluster]
     try:
@@ -525,23 +593,46 @@ def _supervise(cluster: str | None, until: Until, speed: float, output: Format) 
         lock.release()
 
 
-def _run_child(cluster: str | None, until: Until, speed: float, output: Format) -> None:
+def make_runner(root: Path, store: Store, spec: Spec) -> Runner:
+    """The run loop of the cluster's platform, with its controllers."""
+    if spec.platform == "gdc":
+        return GdcRunner(store, spec)
+    return Runner(
+        store,
+        spec,
+        wiring_for(root, store, spec),
+        availability=availability(store, spec, throttled=True),
+    )
+
+
+@contextmanager
+def maybe_api(runner: Runner, root: Path, port: int | None) -> Iterator[None]:
+    """The cluster's Kubernetes API while the controllers run, when asked for."""
+    if port is None:
+        yield
+        return
+    with APIServer(runner.sim, root, root.name, version_info(runner.store), port) as server:
+        stderr.print(
+            f"API of cluster {root.name} at https://127.0.0.1:{server.port}; "
+            f"export KUBECONFIG={server.kubeconfig}",
+            highlight=False,
+        )
+        yield
+
+
+def _run_child(
+    cluster: str | None, until: Until, speed: float, output: Format, api: int | None = None
+) -> None:
     """The controllers' process: one run of the loop until done, handoff or failure."""
     with opened(cluster) as (root, store, spec):
-        runner = (
-            GdcRunner(store, spec)
-            if spec.platform == "gdc"
-            else Runner(
-                store,
-                spec,
-                wiring_for(root, store, spec),
-                availability=availability(store, spec, throttled=True),
-            )
-        )
+        runner = make_runner(root, store, spec)
         started = float(store.meta("run_started") or runner.sim.now())
         store.set_meta("run_started", started)
         wall = time.monotonic()
-        with live_view(runner, speed, runner.sim.now(), wall) as on_step:
+        with (
+            maybe_api(runner, root, api),
+            live_view(runner, speed, runner.sim.now(), wall) as on_step,
+        ):
             outcome = runner.run(until.value, on_step=on_step, restart_on_handoff=False)
         if outcome.reason == "handoff":
             raise typer.Exit(HANDOFF_EXIT)

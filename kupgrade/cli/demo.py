@@ -14,7 +14,7 @@ import typer
 
 from kupgrade.cli.backends import promql_condition
 from kupgrade.cli.cluster import availability, refresh_availability
-from kupgrade.cli.cluster_view import live_view, oc_table, print_report
+from kupgrade.cli.cluster_view import live_view, print_report
 from kupgrade.cli.graph import risk_table, summary_table
 from kupgrade.cli.output import (
     Format,
@@ -39,6 +39,7 @@ from kupgrade.errors import KupgradeError
 from kupgrade.graph.summary import summarize
 from kupgrade.risks.rules import Registry
 from kupgrade.service.app import DEFAULT_PREFIX
+from kupgrade.service.kubeapi.tables import oc_table
 from kupgrade.service.process import ServiceProcess
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster

@@ -11,6 +11,7 @@ commit costs a WAL write, and a 5,000-node rollout takes tens of thousands of st
 from __future__ import annotations
 
 import gc
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -113,6 +114,23 @@ class Runner:
         self.settle()
         return True
 
+    def live(self, speed: float, stop: threading.Event, tick: float = 0.05) -> None:
+        """Keep the cluster running on a clock that follows real time (times `speed`)
+        until `stop` is set: due events fire as the clock passes them, and what was
+        written through an API since the last tick is reacted to at once."""
+        start_sim, start_wall = self.sim.now(), time.monotonic()
+        while not stop.wait(tick):
+            target = start_sim + (time.monotonic() - start_wall) * speed
+            with self.store.lock:
+                while (at := self.store.next_at()) is not None and at <= target:
+                    self.step(deadline=target)
+                self.store.set_meta("now", max(target, self.sim.now()))
+                self.settle()
+                if self.handoff():
+                    self.start_controllers()
+                    self.settle()
+                self.commit()
+
     def commit(self) -> None:
         self.sim.save_rng()
         self.store.commit()
@@ -179,33 +197,47 @@ class Runner:
     ) -> Outcome:
         start = self.sim.now()
         steps = 0
-        tried = self._attempts()
-        for action in self.store.pop_due(start):  # what was due when the run stopped
-            self.world.fire(action)
-        self.settle()
-        self.commit()
+        with self.store.lock:  # an API server answers between steps, never inside one
+            tried = self._attempts()
+            for action in self.store.pop_due(start):  # what was due when the run stopped
+                self.world.fire(action)
+            self.settle()
+            self.commit()
         while True:
-            if until == "completed" and self.completed():
-                return Outcome("completed", self.sim.now(), steps)
-            if self._attempts() >= tried + RETRIES_PER_RUN:
-                return Outcome("failing", self.sim.now(), steps)
-            if self.handoff():
-                if not restart_on_handoff:
-                    return Outcome("handoff", self.sim.now(), steps)
-                self.start_controllers()
-                self.settle()
-                self.commit()
-                continue
-            if not self.step(deadline=start + max_seconds):
-                # Events still pending were due after the limit (a retry, a resync): they
-                # are left for the next run instead of firing past it.
-                pending = self.store.next_at() is not None
-                return Outcome("limit" if pending else "idle", self.sim.now(), steps)
-            steps += 1
-            if time.monotonic() - self.committed >= COMMIT_EVERY:
-                self.commit()
+            with self.store.lock:
+                outcome = self._advance(until, start, max_seconds, restart_on_handoff, tried)
+                if outcome is None:
+                    steps += 1
+                    if time.monotonic() - self.committed >= COMMIT_EVERY:
+                        self.commit()
+            if outcome is not None:
+                return Outcome(outcome.reason, outcome.now, steps)
             if on_step is not None:
                 on_step(self)
+
+    def _advance(
+        self, until: str, start: float, max_seconds: float, restart_on_handoff: bool, tried: int
+    ) -> Outcome | None:
+        """One step of the loop; the outcome when the run ends here (steps counted by the
+        caller), None when a step was taken or a handoff restarted the controllers."""
+        while True:
+            if until == "completed" and self.completed():
+                return Outcome("completed", self.sim.now(), 0)
+            if self._attempts() >= tried + RETRIES_PER_RUN:
+                return Outcome("failing", self.sim.now(), 0)
+            if not self.handoff():
+                break
+            if not restart_on_handoff:
+                return Outcome("handoff", self.sim.now(), 0)
+            self.start_controllers()
+            self.settle()
+            self.commit()
+        if not self.step(deadline=start + max_seconds):
+            # Events still pending were due after the limit (a retry, a resync): they
+            # are left for the next run instead of firing past it.
+            pending = self.store.next_at() is not None
+            return Outcome("limit" if pending else "idle", self.sim.now(), 0)
+        return None
 
 
 @contextmanager

@@ -14,7 +14,9 @@ import builtins
 import heapq
 import os
 import sqlite3
+import threading
 import weakref
+from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -120,13 +122,45 @@ def _no_room(path: Path) -> bool:
     return info.f_bavail * info.f_frsize < 256 * 1024
 
 
+class ChangeLog:
+    """The store's changes numbered by resourceVersion, for list and watch.
+
+    Each change keeps the object as it was then (encoded, so later edits in place do not
+    alter history); a watch from a version older than the oldest kept gets 410 Gone.
+    """
+
+    def __init__(self, store: Store, start: int, keep: int) -> None:
+        self.store = store
+        self.version = start
+        self.oldest = start  # a watch may resume from this version or later
+        self.entries: deque[tuple[int, str, str, bytes]] = deque(maxlen=keep)
+        self.changed = threading.Condition(store.lock)
+
+    def record(self, kind_of_change: str, obj: Obj) -> None:
+        self.version += 1
+        obj["metadata"]["resourceVersion"] = str(self.version)
+        if len(self.entries) == self.entries.maxlen:
+            self.oldest = self.entries[0][0]
+        self.entries.append((self.version, kind_of_change, str(obj["kind"]), _encode(obj)))
+        self.store.set_meta("resourceVersion", self.version)
+        self.changed.notify_all()
+
+    def since(self, version: int) -> builtins.list[tuple[int, str, str, bytes]] | None:
+        """Changes after `version`, or None when they are no longer kept (410 Gone)."""
+        if version < self.oldest or version > self.version:
+            return None
+        return [e for e in self.entries if e[0] > version]
+
+
 class Store:
     """One cluster's state in one SQLite file."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            self._db = sqlite3.connect(path, isolation_level=None)
+            # One connection, used by whichever thread holds `lock` (the run loop, or the
+            # API server answering a request between two steps).
+            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise store_error(exc, path, "open") from None
         try:
@@ -165,6 +199,8 @@ class Store:
         self._added: list[tuple[int, float, Any]] = []
         self._removed: list[int] = []
         self._events: list[tuple[float, str, str, str, str]] = []
+        self.lock = threading.RLock()
+        self.changes: ChangeLog | None = None  # kept while an API server serves this store
 
     def close(self) -> None:
         self._db.close()
@@ -185,21 +221,37 @@ class Store:
     def put(self, obj: Obj) -> Obj:
         meta = obj["metadata"]
         key = (str(obj["kind"]), str(meta.get("namespace", "")), str(meta["name"]))
-        if key not in self._objects:
+        added = key not in self._objects
+        if added:
             self._sorted.pop(key[0], None)
         self._objects[key] = obj
         self._by_kind.setdefault(key[0], {})[key] = obj
         self._dirty.add(key)
+        if self.changes is not None:
+            self.changes.record("ADDED" if added else "MODIFIED", obj)
         self._changed(key, obj)
         return obj
 
     def delete(self, kind: str, name: str, namespace: str = "") -> None:
         key = (kind, namespace, name)
-        if self._objects.pop(key, None) is not None:
+        gone = self._objects.pop(key, None)
+        if gone is not None:
             self._by_kind.get(kind, {}).pop(key, None)
             self._sorted.pop(kind, None)
             self._dirty.add(key)
+            if self.changes is not None:
+                self.changes.record("DELETED", gone)
             self._changed(key, None)
+
+    def keep_changes(self, keep: int = 50_000) -> ChangeLog:
+        """Number every change from here on (metadata.resourceVersion) and keep the last
+        `keep` of them for watches to resume from, as the API server's watch cache does.
+        The counter is stored, so versions only grow across restarts; the log opens one
+        past it, so a version from an earlier process is older than anything kept (410)."""
+        if self.changes is None:
+            self.changes = ChangeLog(self, int(self.meta("resourceVersion", 1)) + 1, keep)
+            self.set_meta("resourceVersion", self.changes.version)
+        return self.changes
 
     def _changed(self, key: Key, obj: Obj | None) -> None:
         for index in self._indexes.get(key[0], {}).values():

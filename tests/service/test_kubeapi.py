@@ -1,0 +1,276 @@
+"""The simulated cluster's Kubernetes API, spoken to by real kubectl (the oldest and the
+newest on this machine) and by plain HTTP: discovery, tables with oc's columns, drains
+through evictions that stop on a budget, an upgrade started with `kubectl patch` and
+carried out by the running controllers, watches, and Status errors for bad requests."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from kupgrade.sim.create import model_image
+from kupgrade.sim.profile import Spec
+
+SDK = Path("/usr/lib/google-cloud-sdk/bin")
+
+
+def _kubectls() -> list[Path]:
+    """The oldest and newest kubectl of the Cloud SDK, or whichever kubectl there is."""
+    versions = sorted(
+        (tuple(int(x) for x in p.name.split(".", 1)[1].split(".")), p)
+        for p in SDK.glob("kubectl.1.*")
+    )
+    if versions:
+        return sorted({versions[0][1], versions[-1][1]})
+    found = shutil.which("kubectl")
+    return [Path(found)] if found else []
+
+
+KUBECTLS = _kubectls()
+needs_kubectl = pytest.mark.skipif(not KUBECTLS, reason="no kubectl on this machine")
+PROFILE = """\
+spec:
+  seed: 5
+  pools:
+  - {name: master, nodes: 3, maxUnavailable: 1}
+  - {name: worker, nodes: 3, maxUnavailable: 1}
+  workloads:
+  - {name: web, namespace: shop, replicas: 3, pdb: {minAvailable: 3}}
+  - {name: db, namespace: data, replicas: 2, pdb: {maxUnavailable: 1}, terminationSeconds: 10}
+"""
+
+
+@dataclass
+class Served:
+    home: Path
+    root: Path
+    kubeconfig: Path
+    server: str
+    process: subprocess.Popen[bytes]
+
+    def kubectl(
+        self, kubectl: Path, *args: str, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(kubectl), "--kubeconfig", str(self.kubeconfig), *args],
+            capture_output=True, text=True, timeout=timeout, check=False,
+        )  # fmt: skip
+
+    def token(self) -> str:
+        doc = yaml.safe_load(self.kubeconfig.read_text())
+        return str(doc["users"][0]["user"]["token"])
+
+    def trust(self) -> ssl.SSLContext:
+        """Trust the cluster's own CA, as the kubeconfig tells clients to."""
+        return ssl.create_default_context(cafile=str(self.root / "api" / "ca.crt"))
+
+    def http(self) -> httpx.Client:
+        return httpx.Client(base_url=self.server, verify=self.trust(),
+                            headers={"Authorization": f"Bearer {self.token()}"})  # fmt: skip
+
+
+def serve(tmp_path: Path, speed: str) -> Iterator[Served]:
+    home = tmp_path / "home"
+    env = {**os.environ, "KUPGRADE_HOME": str(home)}
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(PROFILE)
+    subprocess.run([sys.executable, "-m", "kupgrade", "cluster", "create", "demo", "--profile",
+                    str(profile)], env=env, check=True, capture_output=True)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kupgrade", "cluster", "serve-api", "demo", "--speed", speed, "-o",
+         "json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdout is not None
+    lines = []
+    while not lines or lines[-1] != b"}\n":
+        line = process.stdout.readline()
+        assert line, process.stderr.read().decode() if process.stderr else "no output"
+        lines.append(line)
+    info = json.loads(b"".join(lines))
+    try:
+        yield Served(
+            home, home / "clusters" / "demo", Path(info["kubeconfig"]), info["server"], process
+        )
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    yield from serve(tmp_path_factory.mktemp("kubeapi"), "1")
+
+
+def _head(text: str) -> list[str]:
+    return text.splitlines()[0].split()
+
+
+@needs_kubectl
+@pytest.mark.parametrize("kubectl", KUBECTLS, ids=lambda p: p.name)
+def test_kubectl_gets_print_the_columns_of_oc(served: Served, kubectl: Path) -> None:
+    nodes = served.kubectl(kubectl, "get", "nodes")
+    assert nodes.returncode == 0, nodes.stderr
+    assert _head(nodes.stdout) == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+    assert [line.split()[0] for line in nodes.stdout.splitlines()[1:]] == [
+        "master-0", "master-1", "master-2", "worker-0", "worker-1", "worker-2",
+    ]  # fmt: skip
+    pods = served.kubectl(kubectl, "get", "pods", "-A")
+    assert _head(pods.stdout) == ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    assert {tuple(line.split()[:2]) for line in pods.stdout.splitlines()[1:]} >= {
+        ("shop", "web-00000"), ("data", "db-00000"),
+    }  # fmt: skip
+    cv = served.kubectl(kubectl, "get", "clusterversion")
+    assert _head(cv.stdout) == ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "SINCE", "STATUS"]
+    assert cv.stdout.splitlines()[1].split()[:2] == ["version", "4.13.40"]
+    co = served.kubectl(kubectl, "get", "co")
+    assert _head(co.stdout)[:5] == ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "DEGRADED"]
+    mcp = served.kubectl(kubectl, "get", "mcp")
+    assert _head(mcp.stdout)[:5] == ["NAME", "CONFIG", "UPDATED", "UPDATING", "DEGRADED"]
+    pdb = served.kubectl(kubectl, "get", "pdb", "-A")
+    assert "ALLOWED" in pdb.stdout and "DISRUPTIONS" in pdb.stdout
+    rows = {line.split()[1]: line.split() for line in pdb.stdout.splitlines()[1:]}
+    assert rows["web"][-2] == "0" and rows["db"][-2] == "1"
+    one = served.kubectl(kubectl, "get", "clusterversion", "version", "-o", "json")
+    assert json.loads(one.stdout)["status"]["desired"]["version"] == "4.13.40"
+    missing = served.kubectl(kubectl, "get", "node", "nope")
+    assert missing.returncode == 1 and 'nodes "nope" not found' in missing.stderr
+    version = served.kubectl(kubectl, "version", "-o", "json")
+    assert json.loads(version.stdout)["serverVersion"]["minor"] == "26"  # OpenShift 4.13
+
+
+@needs_kubectl
+def test_requests_without_the_token_are_unauthorized(served: Served) -> None:
+    kubectl = KUBECTLS[0]
+    wrong = served.kubectl(kubectl, "--token", "not-the-token", "get", "nodes")
+    assert wrong.returncode == 1 and "Unauthorized" in wrong.stderr
+    anonymous = httpx.get(
+        served.server + "/api/v1/nodes", verify=str(served.root / "api" / "ca.crt")
+    )
+    assert anonymous.status_code == 401
+    assert anonymous.json() == {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                "status": "Failure", "message": "Unauthorized",
+                                "reason": "Unauthorized", "code": 401}  # fmt: skip
+    config = yaml.safe_load(served.kubeconfig.read_text())
+    assert oct(served.kubeconfig.stat().st_mode & 0o777) == "0o600"
+    assert config["clusters"][0]["cluster"]["server"] == served.server
+
+
+def test_bad_requests_get_status_errors_and_the_server_keeps_serving(served: Served) -> None:
+    with served.http() as http:
+        cases = [
+            (http.post("/api/v1/namespaces/shop/pods", content=b"{not json"), 400, "BadRequest"),
+            (http.get("/apis/example.com/v1/widgets"), 404, "NotFound"),
+            (http.get("/api/v1/frobs"), 404, "NotFound"),
+            (http.patch("/api/v1/nodes/worker-1", content=b'[{"op": "remove", "path": "/nope"}]',
+                        headers={"Content-Type": "application/json-patch+json"}), 422, "Invalid"),
+            (http.patch("/api/v1/nodes/worker-1", content=b"{}",
+                        headers={"Content-Type": "text/plain"}), 415, "UnsupportedMediaType"),
+            (http.get("/api/v1/nodes", params={"watch": "1", "resourceVersion": "1"}), 410, "Expired"),
+            (http.get("/api/v1/pods", params={"labelSelector": "a in (b"}), 400, "BadRequest"),
+            (http.post("/api/v1/namespaces/shop/pods", content=b"x" * (4 * 1024 * 1024)), 413,
+             "RequestEntityTooLarge"),
+            (http.post("/api/v1/namespaces/data/pods", json={"metadata": {"name": "db-00001"}}), 409,
+             "AlreadyExists"),
+        ]  # fmt: skip
+        for response, code, reason in cases:
+            assert response.status_code == code, (response.request.url, response.text)
+            doc = response.json()
+            assert (doc["kind"], doc["status"], doc["reason"], doc["code"]) == (
+                "Status", "Failure", reason, code,
+            )  # fmt: skip
+        assert http.get("/api/v1/nodes").status_code == 200
+        discovery = http.get("/apis/machineconfiguration.openshift.io/v1").json()
+        assert {"name": "machineconfigpools", "singularName": "machineconfigpool",
+                "namespaced": False, "kind": "MachineConfigPool", "verbs": ["get", "list", "watch",
+                "create", "delete", "patch", "update"], "shortNames": ["mcp"]} in discovery["resources"]  # fmt: skip
+
+
+def test_a_watch_resumes_from_a_resource_version(served: Served) -> None:
+    with served.http() as http:
+        listed = http.get(
+            "/api/v1/nodes", params={"labelSelector": "node-role.kubernetes.io/worker"}
+        )
+        assert [n["metadata"]["name"] for n in listed.json()["items"]] == [
+            "worker-0",
+            "worker-1",
+            "worker-2",
+        ]
+        version = listed.json()["metadata"]["resourceVersion"]
+        patched = http.patch("/api/v1/nodes/worker-2", json={"metadata": {"labels": {"team": "a"}}},
+                             headers={"Content-Type": "application/merge-patch+json"})  # fmt: skip
+        assert patched.status_code == 200
+        with http.stream("GET", "/api/v1/nodes", params={"watch": "1", "resourceVersion": version,
+                                                          "timeoutSeconds": "2"}) as stream:  # fmt: skip
+            events = [json.loads(line) for line in stream.iter_lines() if line]
+        changed = [e for e in events if e["object"]["metadata"]["name"] == "worker-2"]
+        assert changed and changed[0]["type"] == "MODIFIED"
+        assert changed[0]["object"]["metadata"]["labels"]["team"] == "a"
+        assert int(changed[0]["object"]["metadata"]["resourceVersion"]) > int(version)
+        selected = http.get("/api/v1/nodes", params={"labelSelector": "team=a"}).json()["items"]
+        assert [n["metadata"]["name"] for n in selected] == ["worker-2"]
+        by_field = http.get("/api/v1/pods", params={"fieldSelector": "metadata.namespace=shop"})
+        assert {p["metadata"]["namespace"] for p in by_field.json()["items"]} == {"shop"}
+
+
+@needs_kubectl
+def test_drain_evicts_through_the_api_and_stops_on_a_budget(served: Served) -> None:
+    kubectl = KUBECTLS[-1]
+    with served.http() as http:
+        on_node = http.get(
+            "/api/v1/pods", params={"fieldSelector": "spec.nodeName=worker-0"}
+        ).json()
+    names = {p["metadata"]["name"] for p in on_node["items"]}
+    assert names == {"web-00000", "db-00000"}
+    drained = served.kubectl(kubectl, "drain", "worker-0", "--ignore-daemonsets",
+                             "--delete-emptydir-data", "--timeout=15s", timeout=60)  # fmt: skip
+    assert drained.returncode != 0
+    assert "disruption budget" in drained.stdout + drained.stderr
+    nodes = served.kubectl(kubectl, "get", "node", "worker-0")
+    assert "SchedulingDisabled" in nodes.stdout
+    pods = served.kubectl(
+        kubectl, "get", "pods", "-A", "--field-selector", "spec.nodeName=worker-0"
+    )
+    left = {line.split()[1] for line in pods.stdout.splitlines()[1:]}
+    assert left == {"web-00000"}  # db-00000 was evicted (its budget allowed one), web held
+    assert served.kubectl(kubectl, "uncordon", "worker-0").returncode == 0
+
+
+@needs_kubectl
+def test_kubectl_patch_starts_an_upgrade_the_controllers_carry_out(tmp_path: Path) -> None:
+    kubectl = KUBECTLS[0]
+    for served in serve(tmp_path, "400"):
+        image = model_image(Spec(), "4.14.27", served.root)
+        watch = subprocess.Popen(
+            [str(kubectl), "--kubeconfig", str(served.kubeconfig), "get", "nodes", "-w"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        patch = {"spec": {"desiredUpdate": {"image": image, "version": "4.14.27", "force": True}}}
+        done = served.kubectl(kubectl, "patch", "clusterversion", "version", "--type", "merge",
+                              "-p", json.dumps(patch))  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        deadline = time.monotonic() + 120
+        history: list[Any] = []
+        while time.monotonic() < deadline:
+            got = served.kubectl(kubectl, "get", "clusterversion", "version", "-o", "json")
+            history = json.loads(got.stdout)["status"]["history"]
+            if history[0]["version"] == "4.14.27" and history[0]["state"] == "Completed":
+                break
+            time.sleep(1)
+        assert history[0]["version"] == "4.14.27" and history[0]["state"] == "Completed", history[0]
+        watch.terminate()
+        seen, _ = watch.communicate(timeout=30)
+        # The watch saw the rollout: nodes cordoned and rebooting, one after another.
+        assert "SchedulingDisabled" in seen and "NotReady" in seen
