@@ -25,6 +25,7 @@ from rich.table import Table
 from kupgrade.cli.backends import promql_condition
 from kupgrade.cli.cluster_view import live_view, print_report, summary_columns
 from kupgrade.cli.gdc import gdc_spec, gdc_status, gdc_upgrade
+from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
 from kupgrade.cli.output import (
     Format,
     OutputOpt,
@@ -36,6 +37,7 @@ from kupgrade.cli.output import (
 )
 from kupgrade.cli.skew import BmctlOpt, ReleasesOpt
 from kupgrade.cluster.clusterversion import request_update, requested_release
+from kupgrade.cluster.kube import KubeBackend
 from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.upgrade_text import check_for_upgrade, render_upgrade
 from kupgrade.controllers.availability import AvailabilityController
@@ -380,6 +382,36 @@ def refresh_availability(store: Store, spec: Spec) -> list[str]:
 # --- upgrade -----------------------------------------------------------------------------
 
 
+def live_upgrade(
+    api: KubeBackend, to: str | None, image: str | None, explicit: bool, not_recommended: bool,
+    force: bool, output: Format,
+) -> None:  # fmt: skip
+    """`upgrade --kubeconfig`: the status as `oc adm upgrade` prints it, or a request with
+    the same guards, written to the cluster's ClusterVersion."""
+    cv = api.get("ClusterVersion", "version")
+    if cv is None:
+        raise InputError("the cluster has no ClusterVersion (it is not OpenShift)",
+                         field="--kubeconfig", hint="use `kupgrade skew check --kubeconfig`")  # fmt: skip
+    if not to and not image:
+        if output.data:
+            print_json(cv)
+            return
+        out, err = render_upgrade(cv, not_recommended)
+        sys.stdout.write("".join(line + "\n" for line in out))
+        sys.stderr.write("".join(line + "\n" for line in err))
+        return
+    problem = check_for_upgrade(cv)
+    if problem is not None and not force:
+        raise InputError(problem, hint="wait for the current update, or pass --force")
+    desired = requested_release(cv, to, image, explicit, not_recommended)
+    request_update(api, desired, force)
+    if output.data:
+        print_json({"desiredUpdate": desired})
+    else:
+        stdout.print(f"Requested update to {desired.get('version') or desired['image']}.",
+                     highlight=False)  # fmt: skip
+
+
 @user_errors
 def upgrade_command(
     cluster: ClusterOpt = None,
@@ -422,6 +454,8 @@ def upgrade_command(
         ),
     ] = False,
     releases: ReleasesOpt = None,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
     output: OutputOpt = Format.text,
 ) -> None:
     """Show the cluster's update status like `oc adm upgrade`, or request an update.
@@ -440,12 +474,17 @@ def upgrade_command(
     kupgrade upgrade --cluster admin --to 1.29.100-gke.251 --use-bootstrap
     kupgrade upgrade --cluster user1 --to 1.29.100-gke.251 --leave-pools worker
     kupgrade upgrade --cluster user1 --nodepool worker --to 1.28.500-gke.120 -o json
+    kupgrade upgrade --kubeconfig ~/.kube/config --to 4.14.27
     ```
     """
     if to and to_image:
         raise InputError("give --to or --to-image, not both", field="--to")
     gdc_only = {"--bmctl": bmctl, "--leave-pools": leave_pools, "--nodepool": nodepool,
                 "--use-bootstrap": use_bootstrap, "--releases": releases}  # fmt: skip
+    if kubeconfig is not None:
+        live_upgrade(backend(kubeconfig, context), to, to_image, allow_explicit_upgrade,
+                     include_not_recommended, force, output)  # fmt: skip
+        return
     with opened(cluster) as (_, store, spec):
         if spec.platform == "gdc":
             if to_image:
@@ -674,6 +713,8 @@ def get_command(
             "the cluster's resources.",
         ),
     ] = False,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
     output: Annotated[
         Format, typer.Option("-o", "--output", help="text (oc get columns), json or yaml.")
     ] = Format.text,
@@ -688,6 +729,7 @@ def get_command(
     kupgrade get nodes --cluster demo -o yaml
     kupgrade get clusters --cluster user1
     kupgrade get nodepools --cluster admin --bootstrap -o json
+    kupgrade get clusterversion --kubeconfig ~/.kube/config --context prod
     ```
     """
     kind = KINDS.get(what.lower())
@@ -698,13 +740,16 @@ def get_command(
             hint="one of clusterversion, clusteroperators (co), machineconfigpools (mcp), "
             "nodes (no), clusters, nodepools, preflightchecks, healthchecks",
         )
-    with opened(cluster) as (_, store, _spec):
-        objs = [
-            o
-            for o in store.list(kind)
-            if bootstrap == o["metadata"].get("namespace", "").startswith(BOOTSTRAP)
-        ]
-        now = float(store.meta("now", 0))
+    if kubeconfig is not None:
+        objs, now = backend(kubeconfig, context).list(kind), time.time()
+    else:
+        with opened(cluster) as (_, store, _spec):
+            objs = [
+                o
+                for o in store.list(kind)
+                if bootstrap == o["metadata"].get("namespace", "").startswith(BOOTSTRAP)
+            ]
+            now = float(store.meta("now", 0))
     if output.data:
         print_json({"apiVersion": "v1", "kind": "List", "items": objs})
         return

@@ -10,7 +10,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend, local_kubectls
 from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, stdout, user_errors
+from kupgrade.cluster.live import inventory_of
 from kupgrade.errors import InputError
 from kupgrade.skew.explain import RULES, lookup
 from kupgrade.skew.fleet import Fleet, is_fleet_document, load_history, parse_fleet
@@ -148,10 +150,13 @@ def reference_command(
 @user_errors
 def check_command(
     inventory: Annotated[
-        Path, typer.Argument(help="Inventory YAML (apiservers, nodes, ...) or fleet (clusters).")
-    ],
+        Path | None,
+        typer.Argument(help="Inventory YAML (apiservers, nodes, ...) or fleet (clusters)."),
+    ] = None,
     policy: PolicyOpt = "auto",
     releases: ReleasesOpt = None,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
     output: OutputOpt = Format.text,
 ) -> None:
     """Every skew violation with its rule id, the objects involved and the fix.
@@ -164,9 +169,17 @@ def check_command(
     kupgrade skew check cluster.yaml
     kupgrade skew check cluster.yaml --policy k8s-n2 -o json
     kupgrade skew check fleet.yaml --policy gdc --releases release-history.yaml
+    kupgrade skew check --kubeconfig ~/.kube/config   # the cluster and this machine's kubectls
     ```
     """
-    loaded = load(inventory, policy, releases)
+    if (inventory is None) == (kubeconfig is None):
+        raise InputError("give an inventory file or --kubeconfig, one of them", field="INVENTORY",
+                         hint="`kupgrade skew reference inventory` shows the file format")  # fmt: skip
+    loaded = (
+        inventory_of(backend(kubeconfig, context), local_kubectls())
+        if kubeconfig is not None
+        else load(inventory, policy, releases)  # type: ignore[arg-type]
+    )
     if isinstance(loaded, Fleet):
         rules, everything = "gdc", check_fleet(loaded)
     else:

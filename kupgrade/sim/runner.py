@@ -125,6 +125,8 @@ class Runner:
                 while (at := self.store.next_at()) is not None and at <= target:
                     self.step(deadline=target)
                 self.store.set_meta("now", max(target, self.sim.now()))
+                if self.availability is not None:
+                    self.availability.sync()  # the update service, asked when due
                 self.settle()
                 if self.handoff():
                     self.start_controllers()

@@ -20,6 +20,7 @@ import sys
 import tarfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +45,14 @@ ORDER = [
     "release manifests", "release sign", "release verify", "olm validate", "olm heads",
     "olm render-graph", "olm skiprange", "olm resolve", "skew check", "skew check-step",
     "plan", "rollout", "cluster create", "controller run", "upgrade", "get", "cluster list",
-    "cluster metrics", "cluster delete", "demo",
+    "cluster metrics", "cluster serve-api", "cluster delete", "demo",
 ]  # fmt: skip
 # Examples that connect to another machine (a URL given as metadata is only text).
 OUTSIDE = re.compile(
     r"(--upstream|--store|--prometheus)\s+https?://(?!127\.0\.0\.1|localhost)"
     r"|registry\.example\.com/"
 )
-LONG_RUNNING = ("kupgrade serve",)
+LONG_RUNNING = ("kupgrade serve ", "kupgrade cluster serve-api ")
 
 
 def _leaves() -> dict[str, Command]:
@@ -166,6 +167,7 @@ class Runner:
 
     def prepare(self, example: str) -> str:
         text = example.replace("<64 hex>", self.digest)
+        text = text.replace("--port 6443", f"--port {free_port()}")
         for written, real in self.ports.items():
             text = text.replace(written, real)
         return text
@@ -195,12 +197,20 @@ class Runner:
         self.ran.append(example)
 
     def _serve(self, command: str) -> None:
-        port = free_port()
-        command = re.sub(r"--port \d+", "", command) + f" --port {port}"
+        """Start a server example, see it answer (or say where it serves), stop it."""
+        update_service = command.startswith("kupgrade serve ")
+        if update_service:
+            port = free_port()
+            command = re.sub(r"--port \d+", "", command) + f" --port {port}"
         with subprocess.Popen(["bash", "-c", "exec " + command], cwd=self.root, env=self.env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:  # fmt: skip
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:  # fmt: skip
             try:
-                _wait_ready(f"http://127.0.0.1:{port}")
+                if update_service:
+                    _wait_ready(f"http://127.0.0.1:{port}")
+                else:
+                    assert proc.stdout is not None
+                    first = proc.stdout.readline().decode()
+                    assert "127.0.0.1" in first or first.strip() == "{", (command, first)
             finally:
                 proc.terminate()
                 proc.wait(timeout=30)
@@ -219,6 +229,38 @@ def _wait_ready(url: str, timeout: float = 60.0) -> None:
     raise AssertionError(f"{url} never became ready")
 
 
+@contextmanager
+def _live_cluster(root: Path, env: dict[str, str], service_port: int) -> Iterator[None]:
+    """`~/.kube/config` (HOME is the workspace's) reaches a cluster, for the examples with
+    `--kubeconfig`: a simulated one serving its API, on the sample's update service,
+    under the context name the examples use."""
+    live_env = {**env, "KUPGRADE_HOME": str(root / "live-home")}
+    upstream = f"http://127.0.0.1:{service_port}/api/upgrades_info/graph"
+    subprocess.run([sys.executable, "-m", "kupgrade", "cluster", "create", "live", "--upstream",
+                    upstream, "--channel", "stable-4.14"], env=live_env, check=True,
+                   capture_output=True)  # fmt: skip
+    with subprocess.Popen(
+        [sys.executable, "-m", "kupgrade", "cluster", "serve-api", "live", "-o", "json"],
+        env=live_env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    ) as served:  # fmt: skip
+        try:
+            assert served.stdout is not None
+            text = ""
+            while not text.endswith("}\n"):
+                line = served.stdout.readline().decode()
+                assert line, "serve-api ended"
+                text += line
+            config = yaml.safe_load(Path(json.loads(text)["kubeconfig"]).read_text())
+            config["contexts"][0]["name"] = config["current-context"] = "prod"
+            (root / ".kube").mkdir(exist_ok=True)
+            (root / ".kube" / "config").write_text(yaml.safe_dump(config))
+            time.sleep(2)  # its availability controller asks the update service once
+            yield
+        finally:
+            served.terminate()
+            served.wait(timeout=30)
+
+
 @needs_gpg
 @needs_registry
 def test_every_help_example_runs_as_written(
@@ -226,6 +268,7 @@ def test_every_help_example_runs_as_written(
 ) -> None:
     home, keys = gnupg_home
     env = {**os.environ, "KUPGRADE_HOME": str(tmp_path / "home"), "GNUPGHOME": home,
+           "HOME": str(tmp_path),
            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}  # fmt: skip
     service_port = free_port()
     ports = {"127.0.0.1:8080": f"127.0.0.1:{service_port}", "127.0.0.1:5000": registry.host}
@@ -243,9 +286,10 @@ def test_every_help_example_runs_as_written(
     ) as service:  # fmt: skip
         try:
             _wait_ready(f"http://127.0.0.1:{service_port}")
-            for name in rest:
-                for example in examples(leaves[name]):
-                    runner.run(example)
+            with _live_cluster(tmp_path, env, service_port):
+                for name in rest:
+                    for example in examples(leaves[name]):
+                        runner.run(example)
         finally:
             service.terminate()
             service.wait(timeout=30)

@@ -274,3 +274,93 @@ def test_kubectl_patch_starts_an_upgrade_the_controllers_carry_out(tmp_path: Pat
         seen, _ = watch.communicate(timeout=30)
         # The watch saw the rollout: nodes cordoned and rebooting, one after another.
         assert "SchedulingDisabled" in seen and "NotReady" in seen
+
+
+def _kupgrade(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, "-m", "kupgrade", *args], capture_output=True, text=True,
+                          env={**os.environ, "KUPGRADE_HOME": str(home)}, timeout=120, check=False)  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def _plain(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object without what only the API server adds (uid, resourceVersion)."""
+    meta = {k: v for k, v in obj["metadata"].items() if k not in ("uid", "resourceVersion")}
+    return {**obj, "metadata": meta}
+
+
+def test_commands_through_a_kubeconfig_see_what_the_cluster_has(served: Served) -> None:
+    kubeconfig = str(served.kubeconfig)
+    for kind in ("clusterversion", "mcp", "co"):
+        live = json.loads(
+            _kupgrade(served.home, "get", kind, "--kubeconfig", kubeconfig, "-o", "json").stdout
+        )
+        local = json.loads(
+            _kupgrade(served.home, "get", kind, "--cluster", "demo", "-o", "json").stdout
+        )
+        assert [_plain(o) for o in live["items"]] == [_plain(o) for o in local["items"]], kind
+    status = _kupgrade(served.home, "upgrade", "--kubeconfig", kubeconfig)
+    assert status.returncode == 0, status.stderr
+    assert "Cluster version is 4.13.40" in status.stdout
+    checked = _kupgrade(served.home, "skew", "check", "--kubeconfig", kubeconfig, "-o", "json")
+    found = json.loads(checked.stdout)
+    assert found["policy"] == "k8s-n2"  # the cluster runs Kubernetes 1.26 (OpenShift 4.13)
+    flagged = {v["objects"][0] for v in found["violations"] if v["id"] == "H5"}
+    kubectls = json.loads(
+        subprocess.run([sys.executable, "-c", "import json; from kupgrade.cli.live import "
+                        "local_kubectls; print(json.dumps(local_kubectls()))"],
+                       capture_output=True, text=True, check=True).stdout
+    )  # fmt: skip
+    too_new = {f"kubectl/{path}" for path, version in kubectls if int(version.split(".")[1]) > 27}
+    assert flagged == too_new
+    assert (checked.returncode == 1) == bool(too_new)
+    # A request through the kubeconfig lands in the cluster's spec.desiredUpdate.
+    image = model_image(Spec(), "4.14.27", served.root)
+    asked = _kupgrade(served.home, "upgrade", "--kubeconfig", kubeconfig, "--to-image", image,
+                      "--allow-explicit-upgrade", "-o", "json")  # fmt: skip
+    assert asked.returncode == 0, asked.stderr
+    with served.http() as http:
+        spec = http.get("/apis/config.openshift.io/v1/clusterversions/version").json()["spec"]
+    assert spec["desiredUpdate"]["image"] == image
+
+
+def test_a_wrong_kubeconfig_is_one_line_naming_it(tmp_path: Path) -> None:
+    bad = tmp_path / "kubeconfig"
+    bad.write_text("apiVersion: v1\nkind: Config\nclusters: []\n")
+    done = _kupgrade(tmp_path, "get", "nodes", "--kubeconfig", str(bad))
+    assert done.returncode == 1 and done.stderr.startswith("error: ")
+    assert "kubeconfig" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    refused = _kupgrade(tmp_path, "skew", "check")
+    assert refused.returncode == 1 and "--kubeconfig" in refused.stderr
+
+
+@needs_kubectl
+def test_controller_run_serves_the_api_while_it_rehearses(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(PROFILE.replace("minAvailable: 3", "minAvailable: 2"))  # pools can finish
+    assert _kupgrade(home, "cluster", "create", "demo", "--profile", str(profile)).returncode == 0
+    image = model_image(Spec(), "4.14.27", home / "clusters" / "demo")
+    asked = _kupgrade(home, "upgrade", "--cluster", "demo", "--to-image", image,
+                      "--allow-explicit-upgrade")  # fmt: skip
+    assert asked.returncode == 0, asked.stderr
+    run = subprocess.Popen(
+        [sys.executable, "-m", "kupgrade", "controller", "run", "--cluster", "demo", "--speed",
+         "300", "--api", "-o", "json"],
+        env={**os.environ, "KUPGRADE_HOME": str(home)}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    kubeconfig = home / "clusters" / "demo" / "kubeconfig"
+    deadline = time.monotonic() + 60
+    progressing = ""
+    while time.monotonic() < deadline and "Working towards" not in progressing:
+        if kubeconfig.exists():
+            got = subprocess.run([str(KUBECTLS[-1]), "--kubeconfig", str(kubeconfig), "get",
+                                  "clusterversion"], capture_output=True, text=True, check=False)  # fmt: skip
+            progressing = got.stdout
+        time.sleep(0.5)
+    assert "Working towards 4.14.27" in progressing
+    out, err = run.communicate(timeout=180)
+    assert run.returncode == 0, err
+    assert json.loads(out)["outcome"] == "completed"
+    assert "export KUBECONFIG=" in err

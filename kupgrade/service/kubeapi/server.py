@@ -113,8 +113,18 @@ def version_info(store: Any) -> dict[str, str]:
     if clusters:
         git = kubelet_version(str(clusters[0]["status"].get("anthosBareMetalVersion", "")))
     else:
+        # The apiservers run what the kube-apiserver operator reports (mid-update, the
+        # release it has reached, not the one the cluster is going to).
+        co = store.get("ClusterOperator", "kube-apiserver") or {"status": {}}
+        reported = [
+            v["version"] for v in co["status"].get("versions") or [] if v.get("name") == "operator"
+        ]
         cv = store.get("ClusterVersion", "version") or {"status": {}}
-        release = str((cv["status"].get("desired") or {}).get("version", "4.13.0"))
+        release = (
+            reported[0]
+            if reported
+            else str((cv["status"].get("desired") or {}).get("version", "4.13.0"))
+        )
         minor = int(release.split(".")[1]) + 13 if release.count(".") >= 1 else 26
         git = f"v1.{minor}.0"
     major, minor_text = git.removeprefix("v").split(".")[:2]

@@ -1,0 +1,208 @@
+"""The backend over a real Kubernetes API server, reached through a kubeconfig.
+
+Built on lightkube: it reads kubeconfig contexts, tokens, client certificates, CAs and
+exec plugins as kubectl does, speaks to the API through httpx (which kupgrade already
+uses), imports in about 0.2 s (the official client takes several times longer, for
+generated models kupgrade would not use) and offers generic resources, so objects stay
+plain dicts in the API's own shape, as every other backend hands them to the controllers.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import time
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import httpx
+from lightkube import ApiError, Client, ConfigError, KubeConfig
+from lightkube.generic_resource import create_global_resource, create_namespaced_resource
+from lightkube.types import PatchType
+
+from kupgrade.cluster.backend import Key, Obj, Watch
+from kupgrade.cluster.disruption import Answer
+from kupgrade.errors import InputError
+
+# kind -> (group, version, plural, namespaced): what the controllers and commands read.
+KINDS: dict[str, tuple[str, str, str, bool]] = {
+    "Node": ("", "v1", "nodes", False),
+    "Pod": ("", "v1", "pods", True),
+    "Namespace": ("", "v1", "namespaces", False),
+    "ConfigMap": ("", "v1", "configmaps", True),
+    "Event": ("", "v1", "events", True),
+    "Deployment": ("apps", "v1", "deployments", True),
+    "DaemonSet": ("apps", "v1", "daemonsets", True),
+    "PodDisruptionBudget": ("policy", "v1", "poddisruptionbudgets", True),
+    "ClusterVersion": ("config.openshift.io", "v1", "clusterversions", False),
+    "ClusterOperator": ("config.openshift.io", "v1", "clusteroperators", False),
+    "MachineConfigPool": ("machineconfiguration.openshift.io", "v1", "machineconfigpools", False),
+    "Cluster": ("baremetal.cluster.gke.io", "v1", "clusters", True),
+    "NodePool": ("baremetal.cluster.gke.io", "v1", "nodepools", True),
+    "PreflightCheck": ("baremetal.cluster.gke.io", "v1", "preflightchecks", True),
+    "HealthCheck": ("baremetal.cluster.gke.io", "v1", "healthchecks", True),
+}
+STATE_NAMESPACE = "kupgrade"
+STATE_CONFIGMAP = "kupgrade-controller-state"
+
+
+@cache
+def _resource(kind: str) -> Any:
+    group, version, plural, namespaced = KINDS[kind]
+    make = create_namespaced_resource if namespaced else create_global_resource
+    return make(group, version, kind, plural)
+
+
+def _plain(obj: Any) -> Obj:
+    data = obj.to_dict() if hasattr(obj, "to_dict") else dict(obj)
+    return dict(data)
+
+
+class KubeBackend:
+    """`cluster.Backend` on a real API server (and on a simulated cluster's API)."""
+
+    def __init__(self, kubeconfig: Path | None = None, context: str | None = None) -> None:
+        where = str(kubeconfig) if kubeconfig else "the default kubeconfig"
+        try:
+            config = KubeConfig.from_file(kubeconfig) if kubeconfig else KubeConfig.from_env()  # type: ignore[no-untyped-call]
+            chosen = config.get(context_name=context)
+            self.client = Client(config=chosen, field_manager="kupgrade")
+        except (ConfigError, OSError, KeyError, ValueError) as exc:
+            raise InputError(
+                f"cannot use {where}: {exc}", field="--kubeconfig",
+                hint="give a kubeconfig file (and --context) that kubectl can use",
+            ) from None  # fmt: skip
+        self.where = where
+        self._wakes: list[tuple[float, Key]] = []
+
+    def _call(self, what: str, fn: Any, *args: Any, **kw: Any) -> Any:
+        try:
+            return fn(*args, **kw)
+        except ApiError as exc:
+            if exc.status.code == 404:
+                return None
+            raise InputError(
+                f"{what}: {exc.status.message}", hint=f"the API server of {self.where}"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise InputError(
+                f"cannot reach the API server of {self.where}: {exc}",
+                hint="is the cluster up, and the kubeconfig's server right?",
+            ) from None
+
+    # --- Backend ------------------------------------------------------------------------
+
+    def now(self) -> float:
+        return time.time()
+
+    def get(self, kind: str, name: str, namespace: str = "") -> Obj | None:
+        found = self._call(f"get {kind} {name}", self.client.get, _resource(kind), name,
+                           namespace=namespace or None)  # fmt: skip
+        return None if found is None else _plain(found)
+
+    def list(self, kind: str, **selectors: Any) -> builtins.list[Obj]:
+        namespaced = KINDS[kind][3]
+        found = self._call(f"list {kind}", lambda: builtins.list(self.client.list(
+            _resource(kind), namespace="*" if namespaced else "", **selectors)))  # fmt: skip
+        return [_plain(o) for o in found or []]
+
+    def watch(self, *kinds: str) -> Watch:
+        """The keys of these kinds as they are now: a controller started against a real
+        cluster looks at everything once (it polls; it keeps no informer)."""
+        keys = []
+        for kind in kinds:
+            for obj in self.list(kind):
+                meta = obj["metadata"]
+                keys.append((kind, meta.get("namespace", ""), meta["name"]))
+        return Watch(keys)
+
+    def pods_on(self, node: str) -> builtins.list[Obj]:
+        return self.list("Pod", fields={"spec.nodeName": node})
+
+    def apply(self, obj: Obj) -> Obj:
+        meta = obj["metadata"]
+        existing = self.get(obj["kind"], meta["name"], meta.get("namespace", ""))
+        if existing is None:
+            created = self._call("create", self.client.create, _resource(obj["kind"])(obj))
+            return _plain(created) if created is not None else obj
+        return self._patch(obj, status=False)
+
+    def write(self, obj: Obj) -> None:
+        self._patch(obj, status=False)
+        if "status" in obj:
+            self._patch(obj, status=True)
+
+    def _patch(self, obj: Obj, *, status: bool) -> Obj:
+        """A merge patch of the object, or of its status through the status subresource."""
+        meta = obj["metadata"]
+        resource = _resource(obj["kind"])
+        body = (
+            {"status": obj["status"]} if status else {k: v for k, v in obj.items() if k != "status"}
+        )
+        patched = self._call(
+            f"patch {obj['kind']} {meta['name']}", self.client.patch,
+            resource.Status if status else resource, meta["name"], body,
+            namespace=meta.get("namespace") or None, patch_type=PatchType.MERGE,
+        )  # fmt: skip
+        return _plain(patched) if patched is not None else obj
+
+    def evict(self, pod: Obj) -> Answer:
+        meta = pod["metadata"]
+        eviction = {"apiVersion": "policy/v1", "kind": "Eviction",
+                    "metadata": {"name": meta["name"], "namespace": meta.get("namespace", "")}}  # fmt: skip
+        path = f"/api/v1/namespaces/{meta.get('namespace', '')}/pods/{meta['name']}/eviction"
+        try:
+            response = self._http().post(path, json=eviction)
+        except httpx.HTTPError as exc:
+            return Answer(500, f"cannot reach the API server: {exc}")
+        if response.status_code in (200, 201):
+            return Answer(200, "evicted")
+        doc = (
+            response.json()
+            if response.headers.get("content-type", "").startswith("application/json")
+            else {}
+        )
+        causes = (doc.get("details") or {}).get("causes") or []
+        cause = next(
+            (c.get("message", "") for c in causes if c.get("reason") == "DisruptionBudget"), ""
+        )
+        return Answer(response.status_code, str(doc.get("message", response.text)), cause)
+
+    def requeue_at(self, at: float, kind: str, name: str, namespace: str = "") -> None:
+        self._wakes.append((at, (kind, namespace, name)))
+
+    def record(self, obj: str, reason: str, message: str) -> None:
+        """Events go to the run's report, not to the cluster (kupgrade is a client)."""
+
+    def state(self, key: str, default: Any = None) -> Any:
+        found = self.get("ConfigMap", STATE_CONFIGMAP, STATE_NAMESPACE)
+        data = (found or {}).get("data") or {}
+        return json.loads(data[key]) if key in data else default
+
+    def set_state(self, key: str, value: Any) -> None:
+        self.apply({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": STATE_CONFIGMAP, "namespace": STATE_NAMESPACE},
+                    "data": {key: json.dumps(value)}})  # fmt: skip
+
+    def delete(self, kind: str, name: str, namespace: str = "") -> None:
+        self._call(f"delete {kind} {name}", self.client.delete, _resource(kind), name,
+                   namespace=namespace or None)  # fmt: skip
+
+    # --- beyond the protocol ------------------------------------------------------------
+
+    def server_version(self) -> dict[str, Any]:
+        """GET /version."""
+        try:
+            response = self._http().get("/version")
+            response.raise_for_status()
+        except httpx.HTTPError as exc:
+            raise InputError(f"cannot read the version of {self.where}: {exc}",
+                             hint="is the cluster up, and the kubeconfig's server right?") from None  # fmt: skip
+        return dict(response.json())
+
+    def _http(self) -> httpx.Client:
+        """lightkube's own httpx client (its credentials and CA), for the two requests
+        its resource API does not cover: /version, and an eviction whose 429 we read."""
+        http: httpx.Client = getattr(self.client._client, "_client")  # noqa: B009
+        return http

@@ -1,0 +1,58 @@
+"""What a running cluster tells about its versions, as the skew rules' inventory
+(SPEC H): the kube-apiservers (their static pods' images, or /version when those are not
+visible), the controller-manager and scheduler pods, each node's kubelet and kube-proxy,
+and the kubectl clients the user has."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Protocol
+
+from kupgrade.skew.inventory import Inventory, parse_inventory
+
+CONTROL_PLANE = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+_TAG = re.compile(r":v?(\d+\.\d+\.\d+)")
+
+
+class Readable(Protocol):
+    def list(self, kind: str, **selectors: Any) -> list[dict[str, Any]]: ...
+
+    def server_version(self) -> dict[str, Any]: ...
+
+
+def _image_version(pod: dict[str, Any]) -> str | None:
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        found = _TAG.search(str(container.get("image", "")))
+        if found:
+            return found.group(1)
+    return None
+
+
+def inventory_of(api: Readable, kubectls: list[tuple[str, str]]) -> Inventory:
+    """The cluster's inventory, with the user's kubectl clients (name, version)."""
+    doc: dict[str, Any] = {c: [] for c in CONTROL_PLANE[1:]}
+    doc["apiservers"] = []
+    for pod in api.list("Pod", labels={"tier": "control-plane"}):
+        component = (pod["metadata"].get("labels") or {}).get("component")
+        version = _image_version(pod)
+        node = (pod.get("spec") or {}).get("nodeName") or pod["metadata"]["name"]
+        if component in CONTROL_PLANE and version:
+            doc["apiservers" if component == "kube-apiserver" else component].append(
+                {"name": node, "version": version}
+            )
+    if not doc["apiservers"]:  # managed or OpenShift control planes: the server says
+        git = str(api.server_version().get("gitVersion", ""))
+        found = re.match(r"v?(\d+\.\d+\.\d+)", git)
+        if found:
+            doc["apiservers"] = [{"name": "apiserver", "version": found.group(1)}]
+    doc["nodes"] = []
+    for node in api.list("Node"):
+        info = (node.get("status") or {}).get("nodeInfo") or {}
+        entry: dict[str, Any] = {"name": node["metadata"]["name"]}
+        for field, key in (("kubelet", "kubeletVersion"), ("kube_proxy", "kubeProxyVersion")):
+            found = _TAG.search(":" + str(info.get(key, "")))
+            if found:
+                entry[field] = found.group(1)
+        doc["nodes"].append(entry)
+    doc["kubectl"] = [{"name": name, "version": version} for name, version in kubectls]
+    return parse_inventory(doc, "the cluster")
