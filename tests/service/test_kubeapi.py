@@ -156,9 +156,7 @@ def test_requests_without_the_token_are_unauthorized(served: Served) -> None:
     kubectl = KUBECTLS[0]
     wrong = served.kubectl(kubectl, "--token", "not-the-token", "get", "nodes")
     assert wrong.returncode == 1 and "Unauthorized" in wrong.stderr
-    anonymous = httpx.get(
-        served.server + "/api/v1/nodes", verify=str(served.root / "api" / "ca.crt")
-    )
+    anonymous = httpx.get(served.server + "/api/v1/nodes", verify=served.trust())
     assert anonymous.status_code == 401
     assert anonymous.json() == {"kind": "Status", "apiVersion": "v1", "metadata": {},
                                 "status": "Failure", "message": "Unauthorized",
