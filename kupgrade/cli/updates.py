@@ -16,7 +16,9 @@ from kupgrade.cli.backends import (
     TokenOpt,
     promql_condition,
 )
+from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
 from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, user_errors
+from kupgrade.cluster.kube import KubeBackend
 from kupgrade.cluster.upgrade_text import render_upgrade
 from kupgrade.controllers.availability import (
     ClusterView,
@@ -38,13 +40,34 @@ ArchOpt = Annotated[str, typer.Option("--arch", help="The cluster's architecture
 
 
 WORDING = {"documented": SEED, "current": CVO_HEAD}
+# The cluster-version operator's default when spec.upstream is empty.
+DEFAULT_UPSTREAM = "https://api.openshift.com/api/upgrades_info/v1/graph"
+
+
+def cluster_view_of(api: KubeBackend) -> tuple[str, str, str, str, str]:
+    """(upstream, channel, version, architecture, cluster ID) from the ClusterVersion."""
+    cv = api.get("ClusterVersion", "version")
+    if cv is None:
+        raise InputError("the cluster has no ClusterVersion (it is not OpenShift)",
+                         field="--kubeconfig")  # fmt: skip
+    spec, desired = cv.get("spec") or {}, (cv.get("status") or {}).get("desired") or {}
+    arch = "multi" if desired.get("architecture") == "Multi" else "amd64"
+    return (str(spec.get("upstream") or DEFAULT_UPSTREAM), str(spec.get("channel") or ""),
+            str(desired.get("version") or ""), arch, str(spec.get("clusterID") or ""))  # fmt: skip
 
 
 @user_errors
 def updates_command(
-    upstream: UpstreamOpt,
-    channel: ChannelOpt,
-    version: Annotated[str, typer.Option("--version", help="The cluster's current version.")],
+    upstream: Annotated[
+        str | None,
+        typer.Option("--upstream", help="Update service graph URL (Cincinnati API)."),
+    ] = None,
+    channel: Annotated[
+        str | None, typer.Option("--channel", help="The cluster's channel, e.g. stable-4.14.")
+    ] = None,
+    version: Annotated[
+        str | None, typer.Option("--version", help="The cluster's current version.")
+    ] = None,
     arch: ArchOpt = "amd64",
     cluster_id: Annotated[
         str | None, typer.Option("--id", help="Cluster ID (UUID) sent upstream; default: random.")
@@ -76,9 +99,15 @@ def updates_command(
             "current (as today's cluster-version operator words it).",
         ),
     ] = "documented",
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
     output: OutputOpt = Format.text,
 ) -> None:
     """Show the updates of this cluster's channel as `oc adm upgrade` would.
+
+    With --kubeconfig the upstream, channel, version, architecture and cluster ID are read
+    from the cluster's ClusterVersion (flags given win), as the cluster-version operator
+    reads them.
 
     Risks on conditional updates are evaluated against a metrics snapshot (--metrics) or
     a live Prometheus/Thanos (--prometheus), each query once. Exit 1 when updates could
@@ -91,8 +120,16 @@ def updates_command(
         --channel stable-4.14 --version 4.13.40 --metrics cluster.om --include-not-recommended
     kupgrade updates --upstream https://api.openshift.com/api/upgrades_info/v1/graph \\
         --channel stable-4.14 --version 4.14.10 --prometheus https://thanos:9091 -o json
+    kupgrade updates --kubeconfig ~/.kube/config --metrics cluster.om
     ```
     """
+    if kubeconfig is not None:
+        found = cluster_view_of(backend(kubeconfig, context))
+        upstream, channel, version = upstream or found[0], channel or found[1], version or found[2]
+        arch, cluster_id = found[3] if arch == "amd64" else arch, cluster_id or found[4]
+    if not (upstream and channel and version):
+        raise InputError("needs --upstream, --channel and --version, or a cluster's --kubeconfig",
+                         field="--channel")  # fmt: skip
     if hosted and not cluster_id:
         raise InputError("needs the cluster's --id (its _id label)", field="--hosted")
     condition = promql_condition(metrics, at, prometheus, token_file, ca_file, required=False)

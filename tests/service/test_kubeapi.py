@@ -12,6 +12,7 @@ import ssl
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,8 @@ import yaml
 
 from kupgrade.sim.create import model_image
 from kupgrade.sim.profile import Spec
+from kupgrade.sim.sample import write_sample
+from tests.support.service import running_server
 
 SDK = Path("/usr/lib/google-cloud-sdk/bin")
 
@@ -89,8 +92,14 @@ def serve(tmp_path: Path, speed: str) -> Iterator[Served]:
     profile.write_text(PROFILE)
     subprocess.run([sys.executable, "-m", "kupgrade", "cluster", "create", "demo", "--profile",
                     str(profile)], env=env, check=True, capture_output=True)  # fmt: skip
+    yield from serve_existing(home, "demo", speed)
+
+
+def serve_existing(home: Path, name: str, speed: str = "1") -> Iterator[Served]:
+    """`cluster serve-api NAME` on an existing cluster, until the caller is done."""
+    env = {**os.environ, "KUPGRADE_HOME": str(home)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "kupgrade", "cluster", "serve-api", "demo", "--speed", speed, "-o",
+        [sys.executable, "-m", "kupgrade", "cluster", "serve-api", name, "--speed", speed, "-o",
          "json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     assert process.stdout is not None
@@ -362,3 +371,32 @@ def test_controller_run_serves_the_api_while_it_rehearses(tmp_path: Path) -> Non
     assert run.returncode == 0, err
     assert json.loads(out)["outcome"] == "completed"
     assert "export KUBECONFIG=" in err
+
+
+def test_updates_through_a_kubeconfig_read_the_clusterversion(tmp_path: Path) -> None:
+    """`updates --kubeconfig` asks the update service what the same flags read off the
+    ClusterVersion would ask, and answers the same."""
+    sample = tmp_path / "sample"
+    write_sample(sample)
+    with running_server(
+        sample / "releases", sample / "graph-data", tmp_path / "serve.log"
+    ) as server:
+        upstream = f"{server.base}/api/upgrades_info/graph"
+        home = tmp_path / "home"
+        created = _kupgrade(home, "cluster", "create", "c", "--upstream", upstream, "--channel",
+                            "stable-4.14", "--seed", "9")  # fmt: skip
+        assert created.returncode == 0, created.stderr
+        for served in serve_existing(home, "c"):
+            metrics = str(sample / "metrics" / "cluster.om")
+            live = _kupgrade(home, "updates", "--kubeconfig", str(served.kubeconfig), "--metrics",
+                             metrics, "-o", "json")  # fmt: skip
+            cluster_id = str(uuid.UUID(int=9))
+            flags = _kupgrade(home, "updates", "--upstream", upstream, "--channel", "stable-4.14",
+                              "--version", "4.13.40", "--id", cluster_id, "--metrics", metrics,
+                              "-o", "json")  # fmt: skip
+            assert live.returncode == flags.returncode == 0, live.stderr
+            assert (
+                json.loads(live.stdout)["availableUpdates"]
+                == json.loads(flags.stdout)["availableUpdates"]
+            )
+            assert json.loads(live.stdout)["availableUpdates"]
