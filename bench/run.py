@@ -8,8 +8,9 @@
 3. PromQL against a real Prometheus (bench/promql.py), when Prometheus is installed.
 4. Release payloads (bench/release.py): load and graph 1,000 manifests; extract and
    verify throughput against tar and sha256sum on the same layer.
-5. A simulated cluster upgraded at 50, 500 and 5,000 nodes (bench/sim.py), and a
-   distributed-cloud cluster rehearsed at 50 and 500 nodes (bench/gdc.py).
+5. A simulated cluster upgraded at 50, 500 and 5,000 nodes (bench/sim.py), a
+   distributed-cloud cluster rehearsed at 50 and 500 nodes (bench/gdc.py), and the
+   Kubernetes API of a 5,000-node simulated cluster listed and watched (bench/kubeapi.py).
 6. A distributed-cloud fleet planned at 100, 1,000 and 10,000 clusters (bench/fleet.py).
 
 Uses ../shared when present and the sample dataset otherwise (and says so).
@@ -34,6 +35,7 @@ import httpx
 
 from bench.fleet import bench_fleet
 from bench.gdc import bench_gdc
+from bench.kubeapi import bench_kubeapi
 from bench.olm import bench_olm
 from bench.promql import bench_promql
 from bench.release import bench_release, describe
@@ -171,6 +173,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--sim-sizes", default="50,500,5000", help="cluster sizes (nodes)")
+    parser.add_argument("--api-nodes", type=int, default=5000, help="cluster size for the API")
     parser.add_argument("--gdc-sizes", default="50,500", help="distributed-cloud sizes (nodes)")
     parser.add_argument("--fleet-sizes", default="100,1000,10000", help="fleet sizes (clusters)")
     args = parser.parse_args()
@@ -211,6 +214,7 @@ def main() -> None:
         report["promql"] = bench_promql(SHARED.parent.parent, 10_000, 5)
     report["release"] = bench_release(1000, 7)
     report["simulated upgrade"] = bench_sim([int(n) for n in args.sim_sizes.split(",")])
+    report["kubernetes api"] = bench_kubeapi(args.api_nodes)
     report["gdc rehearsal"] = bench_gdc([int(n) for n in args.gdc_sizes.split(",")])
     report["fleet plan"] = bench_fleet([int(n) for n in args.fleet_sizes.split(",")])
     report["olm"] = bench_olm(SHARED.parent)
@@ -249,6 +253,12 @@ def main() -> None:
                 else ""
             )
         )
+    api = report["kubernetes api"]
+    print(f"kubernetes api ({api['nodes']} nodes, HTTPS on loopback):")  # type: ignore[index]
+    for name, row in api.items():  # type: ignore[union-attr]
+        if isinstance(row, dict):
+            count = row.get("objects", row.get("events"))
+            print(f"  {name:15s} {count:>7} in {row['seconds']:6.3f} s ({row['per_second']}/s)")
     print("distributed-cloud rehearsal (1.28 -> 1.29, 5 worker pools, 20 pods per worker):")
     for row in report["gdc rehearsal"]["sizes"]:  # type: ignore[index]
         print(
