@@ -10,7 +10,10 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
 from kupgrade.cli.output import Format, OutputOpt, print_json, stdout, user_errors
+from kupgrade.cluster.live import inventory_doc
+from kupgrade.errors import InputError
 from kupgrade.plan.engines import rollout
 from kupgrade.plan.request import PlanRequest, plan_document
 from kupgrade.plan.steps import Plan
@@ -87,9 +90,9 @@ def _stages_text(doc: dict[str, Any]) -> None:
 @user_errors
 def plan_command(
     inventory: Annotated[
-        Path,
+        Path | None,
         typer.Argument(help="A fleet (clusters), a cluster ({cp, pools} or a skew inventory)."),
-    ],
+    ] = None,
     to: Annotated[
         str | None, typer.Option("--to", help="Target version (default: the file's target).")
     ] = None,
@@ -107,6 +110,8 @@ def plan_command(
         Path | None,
         typer.Option("--releases", help="gdc: release history YAML (release_order or releases)."),
     ] = None,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
     output: Annotated[
         PlanFormat, typer.Option("-o", "--output", help="text, json, yaml, mermaid or dot.")
     ] = PlanFormat.text,
@@ -125,12 +130,18 @@ def plan_command(
     kupgrade plan cluster.yaml --to 1.32.3 --available 1.30.9,1.31.6,1.32.3 --policy k8s-n3
     kupgrade plan fleet.yaml --to 1.29.100-gke.251 -o mermaid > plan.mmd
     kupgrade plan cluster-shape.yaml --to 1.29.100-gke.251 -o json   # stages
+    kupgrade plan --kubeconfig ~/.kube/config --to 1.28.9 --available 1.27.16,1.28.9
     ```
     """
-    data = read_yaml(inventory, "plan input")
+    if (inventory is None) == (kubeconfig is None):
+        raise InputError("give a plan input file or --kubeconfig, one of them", field="INVENTORY")
+    if kubeconfig is not None:  # the cluster as it runs now (its kubectls are not planned)
+        data, where = inventory_doc(backend(kubeconfig, context), []), str(kubeconfig)
+    else:
+        data, where = read_yaml(inventory, "plan input"), str(inventory)  # type: ignore[arg-type]
     versions = [v.strip() for v in available.split(",") if v.strip()] if available else None
     history = load_history(releases) if releases else None
-    result = plan_document(data, str(inventory), PlanRequest(to, versions, policy, history))
+    result = plan_document(data, where, PlanRequest(to, versions, policy, history))
     if isinstance(result, dict):
         if output in (PlanFormat.json, PlanFormat.yaml):
             print_json(result)

@@ -30,6 +30,11 @@ def _image_version(pod: dict[str, Any]) -> str | None:
 
 def inventory_of(api: Readable, kubectls: list[tuple[str, str]]) -> Inventory:
     """The cluster's inventory, with the user's kubectl clients (name, version)."""
+    return parse_inventory(inventory_doc(api, kubectls), "the cluster")
+
+
+def inventory_doc(api: Readable, kubectls: list[tuple[str, str]]) -> dict[str, Any]:
+    """The inventory as its file format has it (what `skew check` and `plan` read)."""
     doc: dict[str, Any] = {c: [] for c in CONTROL_PLANE[1:]}
     doc["apiservers"] = []
     for pod in api.list("Pod", labels={"tier": "control-plane"}):
@@ -55,4 +60,4 @@ def inventory_of(api: Readable, kubectls: list[tuple[str, str]]) -> Inventory:
                 entry[field] = found.group(1)
         doc["nodes"].append(entry)
     doc["kubectl"] = [{"name": name, "version": version} for name, version in kubectls]
-    return parse_inventory(doc, "the cluster")
+    return doc
