@@ -324,7 +324,7 @@ def test_commands_through_a_kubeconfig_see_what_the_cluster_has(served: Served) 
     planned = _kupgrade(served.home, "plan", "--kubeconfig", kubeconfig, "--to", "1.27.16",
                         "--available", "1.26.15,1.27.16", "-o", "json")  # fmt: skip
     steps = json.loads(planned.stdout)["steps"]
-    assert [(s["object"], s["to"]) for s in steps][-1] == ("kube-apiserver", "1.27.16")
+    assert [(s["object"], s["to"]) for s in steps][-1] == ("control-plane", "1.27.16")
     # A request through the kubeconfig lands in the cluster's spec.desiredUpdate.
     image = model_image(Spec(), "4.14.27", served.root)
     asked = _kupgrade(served.home, "upgrade", "--kubeconfig", kubeconfig, "--to-image", image,
