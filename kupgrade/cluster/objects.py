@@ -89,6 +89,14 @@ def machine_config_pool(
     }
 
 
+def openshift_kubelet(release: str) -> str:
+    """The kubelet version an OpenShift release ships: 4.N runs Kubernetes 1.(N+13) (the
+    patch is not modelled)."""
+    parts = release.split(".")
+    minor = int(parts[1]) + 13 if len(parts) > 1 and parts[1].isdigit() else 26
+    return f"v1.{minor}.0"
+
+
 def node(name: str, pool: str, zone: str | None, rendered: str, created: str) -> Obj:
     labels = {f"node-role.kubernetes.io/{pool}": "", "kubernetes.io/hostname": name}
     if zone:

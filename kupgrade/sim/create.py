@@ -193,6 +193,7 @@ def _nodes(store: Store, spec: Spec, stamp: str, now: float) -> None:
     for pool in spec.pools:
         rendered = rendered_config(pool.name, spec.version)
         store.put(o.machine_config_pool(pool.name, rendered, pool.max_unavailable, stamp))
+        store.set_meta(f"release-of:{rendered}", spec.version)
         store.get("MachineConfigPool", pool.name)["metadata"].setdefault("annotations", {})[  # type: ignore[index]
             mco.DRAIN_FLAGS
         ] = " ".join(pool.drain.args())
@@ -204,4 +205,6 @@ def _nodes(store: Store, spec: Spec, stamp: str, now: float) -> None:
             created = machine.created or (
                 pool.created[i] if i < len(pool.created) else o.rfc3339(now - 86400 + i)
             )
-            store.put(o.node(machine.name, pool.name, zone, rendered, created))
+            made = o.node(machine.name, pool.name, zone, rendered, created)
+            made["status"]["nodeInfo"] = {"kubeletVersion": o.openshift_kubelet(spec.version)}
+            store.put(made)

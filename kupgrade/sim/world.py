@@ -15,7 +15,7 @@ from typing import Any
 
 from kupgrade.cluster import mco
 from kupgrade.cluster.conditions import set_condition
-from kupgrade.cluster.objects import key_of, merge_patch, pod, rfc3339
+from kupgrade.cluster.objects import key_of, merge_patch, openshift_kubelet, pod, rfc3339
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.profile import Fault, Spec, Workload, operators_of
 from kupgrade.sim.releases import OPERATOR_LABEL, rendered_config
@@ -207,6 +207,7 @@ class World:
         if name == MACHINE_CONFIG:
             for pool in self.sim.list("MachineConfigPool"):
                 target = rendered_config(pool["metadata"]["name"], version)
+                self.sim.store.set_meta(f"release-of:{target}", version)
                 if pool["spec"]["configuration"]["name"] != target:
                     pool["spec"]["configuration"]["name"] = target
                     self.sim.write(pool)
@@ -311,6 +312,11 @@ class World:
                 notes[mco.CURRENT] = desired
                 notes[mco.STATE] = mco.DONE
                 notes[mco.REASON] = ""
+                release = self.sim.store.meta(f"release-of:{desired}")
+                if release:  # the kubelet of the release whose config the node now runs
+                    node["status"].setdefault("nodeInfo", {})["kubeletVersion"] = openshift_kubelet(
+                        release
+                    )
                 self.sim.write(node)
                 self.sim.record(key_of(node), "Done", f"running {desired}")
 

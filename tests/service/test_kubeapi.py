@@ -136,6 +136,7 @@ def test_kubectl_gets_print_the_columns_of_oc(served: Served, kubectl: Path) -> 
     assert [line.split()[0] for line in nodes.stdout.splitlines()[1:]] == [
         "master-0", "master-1", "master-2", "worker-0", "worker-1", "worker-2",
     ]  # fmt: skip
+    assert {line.split()[-1] for line in nodes.stdout.splitlines()[1:]} == {"v1.26.0"}
     pods = served.kubectl(kubectl, "get", "pods", "-A")
     assert _head(pods.stdout) == ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE"]
     assert {tuple(line.split()[:2]) for line in pods.stdout.splitlines()[1:]} >= {
@@ -164,7 +165,7 @@ def test_kubectl_gets_print_the_columns_of_oc(served: Served, kubectl: Path) -> 
 def test_requests_without_the_token_are_unauthorized(served: Served) -> None:
     kubectl = KUBECTLS[0]
     wrong = served.kubectl(kubectl, "--token", "not-the-token", "get", "nodes")
-    assert wrong.returncode == 1 and "Unauthorized" in wrong.stderr
+    assert wrong.returncode == 1 and "must be logged in to the server" in wrong.stderr
     anonymous = httpx.get(served.server + "/api/v1/nodes", verify=served.trust())
     assert anonymous.status_code == 401
     assert anonymous.json() == {"kind": "Status", "apiVersion": "v1", "metadata": {},
@@ -222,10 +223,12 @@ def test_a_watch_resumes_from_a_resource_version(served: Served) -> None:
         with http.stream("GET", "/api/v1/nodes", params={"watch": "1", "resourceVersion": version,
                                                           "timeoutSeconds": "2"}) as stream:  # fmt: skip
             events = [json.loads(line) for line in stream.iter_lines() if line]
-        changed = [e for e in events if e["object"]["metadata"]["name"] == "worker-2"]
-        assert changed and changed[0]["type"] == "MODIFIED"
-        assert changed[0]["object"]["metadata"]["labels"]["team"] == "a"
-        assert int(changed[0]["object"]["metadata"]["resourceVersion"]) > int(version)
+        # Other changes may come first (the cluster keeps running): find the patch's.
+        labelled = [e for e in events if e["object"]["metadata"]["name"] == "worker-2"
+                    and (e["object"]["metadata"].get("labels") or {}).get("team") == "a"]  # fmt: skip
+        assert labelled and labelled[0]["type"] == "MODIFIED"
+        versions = [int(e["object"]["metadata"]["resourceVersion"]) for e in events]
+        assert versions == sorted(versions) and versions[0] > int(version)
         selected = http.get("/api/v1/nodes", params={"labelSelector": "team=a"}).json()["items"]
         assert [n["metadata"]["name"] for n in selected] == ["worker-2"]
         by_field = http.get("/api/v1/pods", params={"fieldSelector": "metadata.namespace=shop"})
@@ -281,6 +284,7 @@ def test_kubectl_patch_starts_an_upgrade_the_controllers_carry_out(tmp_path: Pat
         seen, _ = watch.communicate(timeout=30)
         # The watch saw the rollout: nodes cordoned and rebooting, one after another.
         assert "SchedulingDisabled" in seen and "NotReady" in seen
+    assert "v1.27.0" in seen  # kubelets report the new release's Kubernetes as nodes finish
 
 
 def _kupgrade(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -324,7 +328,9 @@ def test_commands_through_a_kubeconfig_see_what_the_cluster_has(served: Served) 
     planned = _kupgrade(served.home, "plan", "--kubeconfig", kubeconfig, "--to", "1.27.16",
                         "--available", "1.26.15,1.27.16", "-o", "json")  # fmt: skip
     steps = json.loads(planned.stdout)["steps"]
-    assert [(s["object"], s["to"]) for s in steps][-1] == ("control-plane", "1.27.16")
+    moves = [(s["object"], s["to"]) for s in steps]
+    assert ("control-plane", "1.27.16") in moves  # and the kubelets it read follow
+    assert {o for o, _ in moves} >= {"control-plane", "nodepool/worker-0"}
     # A request through the kubeconfig lands in the cluster's spec.desiredUpdate.
     image = model_image(Spec(), "4.14.27", served.root)
     asked = _kupgrade(served.home, "upgrade", "--kubeconfig", kubeconfig, "--to-image", image,
