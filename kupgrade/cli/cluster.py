@@ -36,6 +36,7 @@ from kupgrade.cli.output import (
     user_errors,
 )
 from kupgrade.cli.skew import BmctlOpt, ReleasesOpt
+from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.clusterversion import request_update, requested_release
 from kupgrade.cluster.kube import KubeBackend
 from kupgrade.cluster.objects import rfc3339
@@ -392,23 +393,39 @@ def live_upgrade(
     if cv is None:
         raise InputError("the cluster has no ClusterVersion (it is not OpenShift)",
                          field="--kubeconfig", hint="use `kupgrade skew check --kubeconfig`")  # fmt: skip
+    desired = status_or_request(api, cv, (to, image, explicit, not_recommended, force), output)
+    if desired is not None:
+        said(desired, output, ".")
+
+
+def status_or_request(
+    api: Backend, cv: dict[str, Any], asked: tuple[str | None, str | None, bool, bool, bool],
+    output: Format,
+) -> dict[str, Any] | None:  # fmt: skip
+    """Print the status as `oc adm upgrade` does, or set spec.desiredUpdate with its
+    guards (the release requested, which the caller commits and reports)."""
+    to, image, explicit, not_recommended, force = asked
     if not to and not image:
         if output.data:
             print_json(cv)
-            return
+            return None
         out, err = render_upgrade(cv, not_recommended)
         sys.stdout.write("".join(line + "\n" for line in out))
         sys.stderr.write("".join(line + "\n" for line in err))
-        return
+        return None
     problem = check_for_upgrade(cv)
     if problem is not None and not force:
         raise InputError(problem, hint="wait for the current update, or pass --force")
     desired = requested_release(cv, to, image, explicit, not_recommended)
     request_update(api, desired, force)
+    return desired
+
+
+def said(desired: dict[str, Any], output: Format, then: str) -> None:
     if output.data:
         print_json({"desiredUpdate": desired})
     else:
-        stdout.print(f"Requested update to {desired.get('version') or desired['image']}.",
+        stdout.print(f"Requested update to {desired.get('version') or desired['image']}{then}",
                      highlight=False)  # fmt: skip
 
 
@@ -509,30 +526,12 @@ def upgrade_command(
             stderr.print(f"[yellow]note:[/] {note}", highlight=False)
         cv = store.get("ClusterVersion", "version")
         assert cv is not None
-        if not to and not to_image:
-            if output.data:
-                print_json(cv)
-                return
-            out, err = render_upgrade(cv, include_not_recommended)
-            sys.stdout.write("".join(line + "\n" for line in out))
-            sys.stderr.write("".join(line + "\n" for line in err))
+        asked = (to, to_image, allow_explicit_upgrade, include_not_recommended, force)
+        desired = status_or_request(SimCluster(store), cv, asked, output)
+        if desired is None:
             return
-        problem = check_for_upgrade(cv)
-        if problem is not None and not force:
-            raise InputError(problem, hint="wait for the current update, or pass --force")
-        desired = requested_release(
-            cv, to, to_image, allow_explicit_upgrade, include_not_recommended
-        )
-        request_update(SimCluster(store), desired, force)
         store.commit()
-        cv = store.get("ClusterVersion", "version") or cv
-    if output.data:
-        print_json({"desiredUpdate": cv["spec"]["desiredUpdate"]})
-    else:
-        stdout.print(
-            f"Requested update to {desired.get('version') or desired['image']}; run `kupgrade controller run` to carry it out.",
-            highlight=False,
-        )
+    said(desired, output, "; run `kupgrade controller run` to carry it out.")
 
 
 # --- controller run ------------------------------------------------------------------------

@@ -305,14 +305,19 @@ class KubeAPI:
         except (ValueError, UnicodeDecodeError) as exc:
             raise PatchError(f"the request body is not JSON: {exc}") from None
 
-    def _create(self, t: Target, body: bytes) -> Reply:
+    def _object(self, t: Target, body: bytes) -> dict[str, Any] | Reply:
+        """The request's object, or the Status saying why it is not one (400, 422)."""
         try:
             obj = self._decode(body)
         except PatchError as exc:
             return status_error(400, "BadRequest", str(exc))
         problem = self._check_object(t, obj)
-        if problem:
-            return status_error(422, "Invalid", problem)
+        return status_error(422, "Invalid", problem) if problem else dict(obj)
+
+    def _create(self, t: Target, body: bytes) -> Reply:
+        obj = self._object(t, body)
+        if isinstance(obj, Reply):
+            return obj
         name = obj["metadata"]["name"]
         if t.resource.namespaced:
             obj["metadata"]["namespace"] = (
@@ -366,13 +371,9 @@ class KubeAPI:
         obj = self._get(t)
         if obj is None:
             return self._not_found(t)
-        try:
-            new = self._decode(body)
-        except PatchError as exc:
-            return status_error(400, "BadRequest", str(exc))
-        problem = self._check_object(t, new)
-        if problem:
-            return status_error(422, "Invalid", problem)
+        new = self._object(t, body)
+        if isinstance(new, Reply):
+            return new
         wanted = new["metadata"].get("resourceVersion")
         if wanted and wanted != obj["metadata"].get("resourceVersion"):
             return status_error(409, "Conflict", f'Operation cannot be fulfilled on {t.resource.plural} "{t.name}": '
