@@ -9,6 +9,7 @@ through the API is a write to the store that the controllers see on their next p
 
 from __future__ import annotations
 
+import hmac
 import json
 import re
 import time
@@ -79,7 +80,8 @@ class KubeAPI:
     ) -> Reply:
         if path in ("/healthz", "/livez", "/readyz"):
             return Reply(200, "ok")
-        if headers.get("authorization", "") != f"Bearer {self.token}":
+        given = headers.get("authorization", "").encode()
+        if not hmac.compare_digest(given, f"Bearer {self.token}".encode()):
             return status_error(401, "Unauthorized", "Unauthorized")
         if len(body) > MAX_BODY:
             return status_error(413, "RequestEntityTooLarge", "the request is too large")
@@ -239,8 +241,11 @@ class KubeAPI:
     def _watch(self, t: Target, query: dict[str, str], table: bool) -> Reply:
         """A stream of {type, object} events from `resourceVersion` on (410 when older
         than what is kept); ends after timeoutSeconds of real time."""
-        labels = _selector(query.get("labelSelector", ""), "label")
-        fields = _selector(query.get("fieldSelector", ""), "field")
+        try:
+            labels = _selector(query.get("labelSelector", ""), "label")
+            fields = _selector(query.get("fieldSelector", ""), "field")
+        except ValueError as exc:
+            return status_error(400, "BadRequest", str(exc))
         start = query.get("resourceVersion") or ""
         since = int(start) if start.isdigit() and start != "0" else self.changes.version
         if self.changes.since(since) is None:
