@@ -414,3 +414,32 @@ def test_updates_through_a_kubeconfig_read_the_clusterversion(tmp_path: Path) ->
                 == json.loads(flags.stdout)["availableUpdates"]
             )
             assert json.loads(live.stdout)["availableUpdates"]
+
+
+@needs_kubectl
+def test_a_distributed_cloud_cluster_serves_its_own_kinds(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    made = _kupgrade(home, "cluster", "create", "bm", "--platform", "gdc", "--role", "standalone",
+                     "--version", "1.28.500-gke.120", "--workers", "2")  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    kubectl = KUBECTLS[-1]
+    for served in serve_existing(home, "bm"):
+        clusters = served.kubectl(kubectl, "get", "clusters", "-A")
+        assert clusters.returncode == 0, clusters.stderr
+        assert _head(clusters.stdout) == ["NAMESPACE", "NAME", "ABM", "VERSION", "DESIRED", "ABM",
+                                          "VERSION", "CLUSTER", "STATE", "AGE"]  # fmt: skip
+        assert clusters.stdout.splitlines()[1].split()[:5] == [
+            "cluster-bm", "bm", "1.28.500-gke.120", "1.28.500-gke.120", "Running",
+        ]  # fmt: skip
+        pools = served.kubectl(kubectl, "get", "nodepools", "-n", "cluster-bm")
+        assert _head(pools.stdout) == ["NAME", "READY", "RECONCILING", "STALLED",
+                                       "UNDERMAINTENANCE", "UNKNOWN", "AGE"]  # fmt: skip
+        assert [line.split()[:2] for line in pools.stdout.splitlines()[1:]] == [
+            ["bm", "3"],
+            ["worker", "2"],
+        ]
+        nodes = served.kubectl(kubectl, "get", "nodes")
+        assert {line.split()[-1] for line in nodes.stdout.splitlines()[1:]} == {"v1.28.0"}
+        version = json.loads(served.kubectl(kubectl, "version", "-o", "json").stdout)
+        assert version["serverVersion"]["gitVersion"] == "v1.28.0"
+        assert served.kubectl(kubectl, "get", "clusterversion").returncode == 0  # an empty list
