@@ -31,8 +31,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self) -> None:
         url = urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY:
+        text = self.headers.get("Content-Length") or "0"
+        length = int(text) if text.isdigit() else -1
+        if length < 0:
+            reply = status_error(400, "BadRequest", f"invalid Content-Length {text[:40]!r}")
+            self.close_connection = True
+        elif length > MAX_BODY:
             reply = status_error(413, "RequestEntityTooLarge", "the request is too large")
             self.close_connection = True
         else:
