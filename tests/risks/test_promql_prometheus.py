@@ -11,11 +11,13 @@ from __future__ import annotations
 import importlib.util
 import os
 import random
+import re
 import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import httpx
 import pytest
@@ -47,6 +49,7 @@ def _compare() -> ModuleType:
     return module
 
 
+TIES = re.compile(r"\b(topk|bottomk)\b")
 SEED = int(os.environ.get("KUPGRADE_PROMQL_SEED", str(time.time_ns() % 1_000_000)))
 
 
@@ -92,6 +95,21 @@ def loaded(
         yield prom, datasets
 
 
+def _same_values(compare: ModuleType, expected: Any, actual: Any) -> bool:
+    """Both vectors hold the same values, whichever tied series carry them."""
+    if compare.agree(expected, actual):
+        return True
+    if not (isinstance(expected, dict) and isinstance(actual, dict)):
+        return False
+    if expected.get("resultType") != "vector" or actual.get("resultType") != "vector":
+        return False
+
+    def values(doc: dict[str, Any]) -> list[str]:
+        return sorted(compare.canon(s["value"][1]) for s in doc.get("result") or [])
+
+    return values(expected) == values(actual)
+
+
 def _disagreements(
     prom: PrometheusProcess, datasets: list[Dataset], kinds: slice
 ) -> tuple[int, list[str]]:
@@ -103,6 +121,12 @@ def _disagreements(
                 expected = prom.query(query, data.end_s, client)
                 actual = evaluate_text(query, data.snapshot, data.end_s * 1000)
                 checked += 1
+                if TIES.search(query) and _same_values(compare, expected, actual):
+                    # Among equal values Prometheus picks by Go map order, which differs
+                    # from one process to the next (the same seed, data and query passed
+                    # and failed by turns): for topk/bottomk the values must agree, not
+                    # which of the tied series carry them.
+                    continue
                 if not compare.agree(expected, actual):
                     bad.append(
                         f"{query}\n  prometheus: {compare.brief(expected)}\n  kupgrade:   {compare.brief(actual)}"
