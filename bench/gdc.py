@@ -12,11 +12,10 @@ Run by `make bench` (bench/run.py) or alone: `python -m bench.gdc [--sizes 50,50
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
-from bench.sim import PODS_PER_WORKER, REPLICAS, by_size, sizes_main
+from bench.sim import PODS_PER_WORKER, REPLICAS, by_size, sizes_main, timed_run
 from kupgrade.controllers.gdc.request import request_upgrade
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
@@ -58,22 +57,15 @@ def upgrade(nodes: int, tmp: Path) -> dict[str, Any]:
     store = Store(root / "cluster.db")
     request_upgrade(SimCluster(store), TARGET, bmctl=TARGET)
     store.commit()
-    runner = GdcRunner(store, spec)
-    t0, wall = runner.sim.now(), time.perf_counter()
-    outcome = runner.run()
-    wall = time.perf_counter() - wall
-    assert outcome.reason == "completed", outcome
-    pods = len(store.list("Pod"))
-    store.close()
-    simulated = outcome.now - t0
+    outcome, wall, pods = timed_run(GdcRunner(store, spec))
     return {
         "nodes": nodes,
         "pods": pods,
         "pdbs": len(spec.workloads),
         "wall_s": round(wall, 2),
-        "simulated_min": round(simulated / 60, 1),
+        "simulated_min": round(outcome.simulated / 60, 1),
         "steps": outcome.steps,
-        "simulated_per_wall": round(simulated / max(wall, 1e-9)),
+        "simulated_per_wall": round(outcome.simulated / max(wall, 1e-9)),
     }
 
 

@@ -19,11 +19,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.profile import Budget, Pool, Profile, Spec, Workload
+from kupgrade.sim.runner import Runner
 from kupgrade.sim.store import Store
 from tests.support.sim import ask_for_target
 from tests.support.sim import runner as simulated_runner
@@ -69,12 +71,7 @@ def upgrade(nodes: int, tmp: Path) -> dict[str, Any]:
     store = Store(root / "cluster.db")
     ask_for_target(root, store, spec)
     runner = simulated_runner(root, store, spec)
-    t0, wall = runner.sim.now(), time.perf_counter()
-    outcome = runner.run()
-    wall = time.perf_counter() - wall
-    assert outcome.reason == "completed", outcome
-    pods = len(store.list("Pod"))
-    store.close()
+    outcome, wall, pods = timed_run(runner)
     return {
         "nodes": nodes,
         "pods": pods,
@@ -82,10 +79,28 @@ def upgrade(nodes: int, tmp: Path) -> dict[str, Any]:
         "manifests": (runner.sim.state("version") or {}).get("total"),
         "create_s": round(created, 2),
         "wall_s": round(wall, 2),
-        "simulated_min": round((outcome.now - t0) / 60, 1),
+        "simulated_min": round(outcome.simulated / 60, 1),
         "steps": outcome.steps,
         "steps_per_s": round(outcome.steps / wall),
     }
+
+
+@dataclass
+class Timed:
+    now: float  # virtual time at the end
+    simulated: float  # virtual seconds the run took
+    steps: int
+
+
+def timed_run(runner: Runner) -> tuple[Timed, float, int]:
+    """Run to completion: (outcome, wall seconds, pods at the end); the store is closed."""
+    t0, wall = runner.sim.now(), time.perf_counter()
+    outcome = runner.run()
+    wall = time.perf_counter() - wall
+    assert outcome.reason == "completed", outcome
+    pods = len(runner.store.list("Pod"))
+    runner.store.close()
+    return Timed(outcome.now, outcome.now - t0, outcome.steps), wall, pods
 
 
 def by_size(sizes: list[int], run: Callable[[int, Path], dict[str, Any]]) -> dict[str, Any]:

@@ -38,11 +38,11 @@ from kupgrade.cli.output import (
 from kupgrade.cli.skew import BmctlOpt, ReleasesOpt
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.clusterversion import request_update, requested_release
+from kupgrade.cluster.gdc import in_bootstrap
 from kupgrade.cluster.kube import KubeBackend
 from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.upgrade_text import check_for_upgrade, render_upgrade
 from kupgrade.controllers.availability import AvailabilityController
-from kupgrade.controllers.gdc.controller import BOOTSTRAP
 from kupgrade.controllers.nodes import metrics as node_metrics
 from kupgrade.errors import InputError
 from kupgrade.service.kubeapi.server import APIServer, version_info
@@ -743,11 +743,7 @@ def get_command(
         objs, now = backend(kubeconfig, context).list(kind), time.time()
     else:
         with opened(cluster) as (_, store, _spec):
-            objs = [
-                o
-                for o in store.list(kind)
-                if bootstrap == o["metadata"].get("namespace", "").startswith(BOOTSTRAP)
-            ]
+            objs = [o for o in store.list(kind) if bootstrap == in_bootstrap(o)]
             now = float(store.meta("now", 0))
     if output.data:
         print_json({"apiVersion": "v1", "kind": "List", "items": objs})

@@ -12,9 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from kupgrade.cli.output import Format, print_json, stderr, stdout
-from kupgrade.cluster.gdc import (
-    cluster_columns,
-)
+from kupgrade.cluster.gdc import cluster_columns, own_clusters
 from kupgrade.controllers.gdc.request import STATE
 from kupgrade.controllers.version.progress import runlevel_rows
 from kupgrade.controllers.version.status import clusterversion_columns
@@ -84,7 +82,7 @@ def pool_rows(pools: list[dict[str, Any]], state: dict[str, Any]) -> list[tuple[
 
 def summary_columns(store: Store) -> dict[str, str]:
     """VERSION, PROGRESSING and STATUS of `cluster list`, whatever the platform."""
-    found = [c for c in store.list("Cluster") if ":" not in c["metadata"].get("namespace", "")]
+    found = own_clusters(store.list("Cluster"))
     if not found:
         cv = store.get("ClusterVersion", "version") or {"status": {}}
         return clusterversion_columns(cv["status"])

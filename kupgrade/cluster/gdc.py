@@ -23,6 +23,10 @@ NODE_STATE = "kupgrade.io/upgrade-state"  # draining | maintenance | (absent: id
 MANAGED_BY = "kupgrade.io/managed-by"  # a user cluster's management cluster
 PREVIEW_TWO_MINOR_POOLS = "preview.baremetal.cluster.gke.io/two-minor-version-node-pool"
 
+# While a bootstrap cluster owns a self-managed cluster's resources (SPEC G10) its copies
+# are kept under this prefix of their namespace (':' is never in a real namespace).
+BOOTSTRAP = "bootstrap:"
+
 CONTROL_PLANE = "control-plane"
 LOAD_BALANCER = "load-balancer"
 WORKER = "worker"
@@ -31,6 +35,16 @@ POOL_ROLES = (CONTROL_PLANE, LOAD_BALANCER, WORKER)
 # Kubernetes minor each distributed-cloud minor ships (1.16 runs Kubernetes 1.27; from
 # 1.28 the two lines share their numbers); kubelets report it as their version.
 KUBERNETES_MINOR = {"1.14": "1.25", "1.15": "1.26", "1.16": "1.27"}
+
+
+def in_bootstrap(obj: Obj) -> bool:
+    """The object is the bootstrap cluster's copy, not the cluster's own."""
+    return str(obj["metadata"].get("namespace", "")).startswith(BOOTSTRAP)
+
+
+def own_clusters(objs: list[Obj]) -> list[Obj]:
+    """The cluster's own Cluster objects (the bootstrap cluster's copies left out)."""
+    return [o for o in objs if not in_bootstrap(o)]
 
 
 def namespace_of(cluster: str) -> str:

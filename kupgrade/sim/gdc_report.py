@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kupgrade.cluster.gdc import cluster_columns
+from kupgrade.cluster.gdc import cluster_columns, own_clusters
 from kupgrade.plan.stages import EXPECTED_DOWNTIME
 from kupgrade.sim.report import timeline
 from kupgrade.sim.runner import Outcome, Runner
@@ -85,7 +85,7 @@ def drains(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def gdc_report(runner: Runner, outcome: Outcome, started: float, wall: float) -> dict[str, Any]:
     events = [e for e in runner.store.events() if e["at"] >= started]
-    clusters = [c for c in runner.store.list("Cluster") if ":" not in c["metadata"]["namespace"]]
+    clusters = own_clusters(runner.store.list("Cluster"))
     return {
         "outcome": outcome.reason,
         "simulatedSeconds": round(outcome.now - started, 3),

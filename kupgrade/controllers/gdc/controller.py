@@ -22,6 +22,7 @@ from typing import Any
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import set_condition
 from kupgrade.cluster.gdc import (
+    BOOTSTRAP,
     COMPONENT_DESIRED,
     COMPONENT_LABEL,
     COMPONENT_STAGE,
@@ -41,7 +42,6 @@ from kupgrade.controllers.gdc.request import STATE, in_progress
 from kupgrade.controllers.gdc.rollout import PoolRollout, pool_status
 from kupgrade.plan.stages import SELF_MANAGED, Stage, StageCluster, stages
 
-BOOTSTRAP = "bootstrap:"  # the bootstrap cluster's copy of a namespace (':' is never in one)
 COMPONENT_STAGES = frozenset(
     {"preflight-check-operator", "lifecycle-controllers", "cluster-operator",
      "control-plane-load-balancer", "connect-agent", "cluster-addons"}
@@ -52,6 +52,11 @@ F_MANIFESTS = "anthosBareMetalManifestsVersion"
 F_LB = "controlPlaneLoadBalancerNodepoolStatus"
 F_VERSIONS = "anthosBareMetalVersions"
 F_VERSION = "anthosBareMetalVersion"
+
+
+def rolls_a_pool(stage_id: str) -> bool:
+    """The stage rolls a node pool (control plane, load balancer or a worker pool)."""
+    return stage_id.endswith("node-pool") or "-node-pool/" in stage_id
 
 
 def one_pool_at_a_time(planned: list[Stage]) -> list[Stage]:
@@ -350,7 +355,7 @@ class GdcController:
         ]  # fmt: skip
         if cluster["spec"].get("type") in SELF_MANAGED:
             second.insert(0, (F_LIFECYCLE, True, lambda: st["target"]))
-        pools_done = all(i in done for i in ids if i.endswith("node-pool") or "-node-pool/" in i)
+        pools_done = all(i in done for i in ids if rolls_a_pool(i))
         groups = [
             wanted,
             second,
@@ -410,7 +415,7 @@ class GdcController:
         for stage in self.stages(st):
             record = st["stages"].get(stage.id) or {}
             done, total = int(record.get("done") is not None), 1
-            if stage.id.endswith("node-pool") or "-node-pool/" in stage.id:
+            if rolls_a_pool(stage.id):
                 nodes = self.members(self.pool(st, stage.id)["metadata"]["name"])
                 total = len(nodes)
                 done = sum(

@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from kupgrade.cluster.gdc import BOOTSTRAP, in_bootstrap
 from kupgrade.cluster.objects import key_of, rfc3339
 from kupgrade.service.kubeapi.patch import PatchError, apply_patch
 from kupgrade.service.kubeapi.resources import (
@@ -175,7 +176,7 @@ class KubeAPI:
     def _objects(self, r: Resource) -> list[dict[str, Any]]:
         if r.kind == "Namespace":
             return self._namespaces()
-        return [o for o in self.store.list(r.kind) if ":" not in o["metadata"].get("namespace", "")]
+        return [o for o in self.store.list(r.kind) if not in_bootstrap(o)]
 
     def _namespaces(self) -> list[dict[str, Any]]:
         """Namespaces: the stored ones, and one for every namespace an object lives in."""
@@ -183,7 +184,7 @@ class KubeAPI:
         names = {o["metadata"].get("namespace") for kind in {r.kind for r in BY_KIND.values() if r.namespaced}
                  for o in self.store.list(kind)} - {None, ""}  # fmt: skip
         out = dict(stored)
-        for name in sorted(n for n in names if n and ":" not in n):
+        for name in sorted(n for n in names if n and not n.startswith(BOOTSTRAP)):
             out.setdefault(name, {"apiVersion": "v1", "kind": "Namespace",
                                   "metadata": {"name": name}, "spec": {},
                                   "status": {"phase": "Active"}})  # fmt: skip
@@ -200,13 +201,7 @@ class KubeAPI:
             fields = _selector(query.get("fieldSelector", ""), "field")
         except ValueError as exc:
             return status_error(400, "BadRequest", str(exc))
-        out = []
-        for obj in self._objects(t.resource):
-            if t.namespace and obj["metadata"].get("namespace", "") != t.namespace:
-                continue
-            if _matches(obj, labels, fields):
-                out.append(obj)
-        return out
+        return [o for o in self._objects(t.resource) if _wanted(t, o, labels, fields)]
 
     def _list(self, t: Target, query: dict[str, str], headers: dict[str, str]) -> Reply:
         found = self._selected(t, query)
@@ -256,9 +251,7 @@ class KubeAPI:
         initial: list[bytes] = []
         if not start or start == "0":  # no version: the current state first, as ADDED
             for obj in self._objects(t.resource):
-                if (
-                    not t.namespace or obj["metadata"].get("namespace", "") == t.namespace
-                ) and _matches(obj, labels, fields):
+                if _wanted(t, obj, labels, fields):
                     initial.append(self._event("ADDED", obj, t.resource, table))
         return Reply(200, stream=self._events(t, (labels, fields, table), since, seconds, initial))
 
@@ -294,9 +287,7 @@ class KubeAPI:
                 if kind != t.resource.kind:
                     continue
                 obj = msgspec.json.decode(encoded)
-                if t.namespace and obj["metadata"].get("namespace", "") != t.namespace:
-                    continue
-                if ":" in obj["metadata"].get("namespace", "") or not _matches(obj, labels, fields):
+                if in_bootstrap(obj) or not _wanted(t, obj, labels, fields):
                     continue
                 with self.store.lock:
                     shown = self._event(kind_of_change, obj, t.resource, table)
@@ -453,6 +444,16 @@ class KubeAPI:
         if obj["kind"] == "PodDisruptionBudget":
             out["status"] = {**(obj.get("status") or {}), **self.sim.budget(obj)}
         return out
+
+
+def _wanted(
+    t: Target, obj: dict[str, Any], labels: list[tuple[str, str, str]],
+    fields: list[tuple[str, str, str]],
+) -> bool:  # fmt: skip
+    """In the request's namespace (if it names one) and matching its selectors."""
+    if t.namespace and obj["metadata"].get("namespace", "") != t.namespace:
+        return False
+    return _matches(obj, labels, fields)
 
 
 def _event(kind_of_change: str, obj: Any) -> bytes:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from kupgrade.cluster.gdc import kubelet_version
+from kupgrade.cluster.gdc import kubelet_version, own_clusters
 from kupgrade.service.kubeapi.access import LOOPBACK, Access, ensure_access, write_kubeconfig
 from kupgrade.service.kubeapi.api import MAX_BODY, KubeAPI, Reply, status_error
 from kupgrade.sim.cluster import SimCluster
@@ -113,7 +113,7 @@ class APIServer:
 def version_info(store: Any) -> dict[str, str]:
     """GET /version: the Kubernetes version the simulated cluster runs (OpenShift 4.N
     ships Kubernetes 1.N+13; a distributed-cloud release its own minor)."""
-    clusters = [c for c in store.list("Cluster") if ":" not in c["metadata"].get("namespace", "")]
+    clusters = own_clusters(store.list("Cluster"))
     if clusters:
         git = kubelet_version(str(clusters[0]["status"].get("anthosBareMetalVersion", "")))
     else:

@@ -9,6 +9,7 @@ from typing import Any
 from kupgrade.cluster import mco
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.gdc import (
+    BOOTSTRAP,
     NODE_VERSION,
     cluster_columns,
     nodepool_columns,
@@ -80,7 +81,7 @@ def oc_rows(kind: str, objs: list[dict[str, Any]], now: float) -> tuple[list[str
         sample = list(columns({"spec": {}, "status": {}}))
         return ["NAMESPACE", "NAME", *sample, "AGE"], [
             [
-                o["metadata"].get("namespace", "").split(":")[-1],
+                o["metadata"].get("namespace", "").removeprefix(BOOTSTRAP),
                 o["metadata"]["name"],
                 *columns(o).values(),
                 age(o["metadata"].get("creationTimestamp", ""), now),
