@@ -1,4 +1,5 @@
-"""The backend over a real Kubernetes API server, reached through a kubeconfig.
+"""The backend over a real Kubernetes API server, reached through a kubeconfig: the same
+`cluster.Backend` the controllers act through on the simulator (SPEC X2).
 
 Built on lightkube: it reads kubeconfig contexts, tokens, client certificates, CAs and
 exec plugins as kubectl does, speaks to the API through httpx (which kupgrade already

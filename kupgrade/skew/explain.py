@@ -2,7 +2,7 @@
 sees ("G3.users-first", "H6.order", "P4") can be looked up (`kupgrade explain ID`).
 
 The texts say the rule, where it comes from and how to get out of it; the sources are
-the platforms' own documents (Kubernetes' version-skew policy, kubeadm's
+the platforms' own documents (SPEC G2-G4, H1-H7; kubeadm's P0-P10) (Kubernetes' version-skew policy, kubeadm's
 EnforceVersionPolicies, Google Distributed Cloud's bare-metal upgrade pages).
 """
 

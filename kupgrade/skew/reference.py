@@ -1,6 +1,6 @@
 """The file formats `kupgrade skew` and `kupgrade plan` read, for users to look up: a
 commented example of each (shipped, and loaded by the tests through the real readers)
-and the JSON Schema of the very types the readers convert into."""
+and the JSON Schema of the very types the readers convert into (SPEC G2-G4, H)."""
 
 from __future__ import annotations
 

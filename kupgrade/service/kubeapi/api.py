@@ -3,7 +3,7 @@ simulator's store (kube-apiserver semantics: discovery, get, list with label and
 selectors, watch from a resourceVersion, create, delete, patch, the status and eviction
 subresources, server-side Table output, Status errors).
 
-Every request runs under the store's lock, between two steps of the run loop, so a write
+Writes go to the simulator (SPEC X2). Every request runs under the store's lock, between two steps of the run loop, so a write
 through the API is a write to the store that the controllers see on their next pass.
 """
 
@@ -404,7 +404,7 @@ class KubeAPI:
 
     def _evict(self, t: Target, body: bytes) -> Reply:
         """policy/v1 Eviction: 201 when the pod may go, 429 naming the budget when a
-        PodDisruptionBudget forbids it, 500 for a pod under two budgets."""
+        PodDisruptionBudget forbids it, 500 for a pod under two budgets (SPEC E3, G11)."""
         pod = self.store.get("Pod", t.name, t.namespace)
         if pod is None:
             return self._not_found(t)

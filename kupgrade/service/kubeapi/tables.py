@@ -1,6 +1,7 @@
 """The columns `oc get` and `kubectl get` print for each kind kupgrade serves, and the
 names those clients accept for it: one source for `kupgrade get` and for the Table
-output of the Kubernetes API facade (`Accept: application/json;as=Table`)."""
+output of the Kubernetes API facade (`Accept: application/json;as=Table`). The pool
+columns are SPEC E6's; ClusterVersion's follow `oc adm upgrade` (SPEC A)."""
 
 from __future__ import annotations
 
