@@ -41,6 +41,7 @@ from kupgrade.cluster.clusterversion import request_update, requested_release
 from kupgrade.cluster.gdc import in_bootstrap
 from kupgrade.cluster.kube import KubeBackend
 from kupgrade.cluster.objects import rfc3339
+from kupgrade.cluster.remote import InformedBackend
 from kupgrade.cluster.upgrade_text import check_for_upgrade, render_upgrade
 from kupgrade.controllers.availability import AvailabilityController
 from kupgrade.controllers.nodes import metrics as node_metrics
@@ -61,6 +62,7 @@ from kupgrade.sim.profile import (
     node_names,
     profile_schema,
 )
+from kupgrade.sim.remote import remote_runner, served_profile
 from kupgrade.sim.report import report
 from kupgrade.sim.runner import Runner
 from kupgrade.sim.store import Store, StoreError
@@ -299,19 +301,30 @@ def serve_api_command(
         float,
         typer.Option("--speed", min=0.001, help="Simulated seconds per real second."),
     ] = 1.0,
+    controllers: Annotated[
+        bool,
+        typer.Option(
+            "--controllers/--no-controllers",
+            help="Run the cluster's own controllers here; without them the world waits "
+            "for `kupgrade controller run --kubeconfig`, which steps its clock.",
+        ),
+    ] = True,
     output: OutputOpt = Format.text,
 ) -> None:
     """Serve a simulated cluster's Kubernetes API on loopback until interrupted, with its
     controllers running on a clock that follows real time: use kubectl or oc on it.
 
     Writes a kubeconfig (mode 0600, a bearer token and the cluster's own CA) into the
-    cluster's home and prints its path.
+    cluster's home and prints its path. With --no-controllers the controllers run in
+    another process and act through this API, as they would on a real cluster; the
+    clock (`kubectl get clocks`) then moves only when they step it.
 
     **Examples**
 
     ```
     kupgrade cluster serve-api demo --port 6443
     kupgrade cluster serve-api demo --speed 60 -o json
+    kupgrade cluster serve-api demo --no-controllers
     ```
     """
     root = cluster_root(name, field="NAME")
@@ -320,10 +333,12 @@ def serve_api_command(
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         with opened(root.name) as (_, store, spec):
-            runner = make_runner(root, store, spec)
-            with APIServer(runner.sim, root, root.name, version_info(store), port) as server:
+            runner = make_runner(root, store, spec, with_controllers=controllers)
+            with APIServer(
+                runner.sim, root, root.name, version_info(store), port, clock=runner
+            ) as server:
                 info = {"cluster": root.name, "server": f"https://127.0.0.1:{server.port}",
-                        "kubeconfig": str(server.kubeconfig)}  # fmt: skip
+                        "kubeconfig": str(server.kubeconfig), "clock": runner.mode}  # fmt: skip
                 if output.data:
                     print_json(info)
                 else:
@@ -331,7 +346,13 @@ def serve_api_command(
                                  f"export KUBECONFIG={server.kubeconfig}", highlight=False)  # fmt: skip
                 sys.stdout.flush()
                 with suppress(KeyboardInterrupt):
-                    runner.live(speed, stop)
+                    if controllers:
+                        runner.live(speed, stop)
+                    else:
+                        while not stop.wait(0.5):
+                            pass
+                with store.lock:
+                    runner.commit()
     finally:
         lock.release()
 
@@ -360,7 +381,7 @@ def delete_command(
 # --- availability ------------------------------------------------------------------------
 
 
-def availability(store: Store, spec: Spec, *, throttled: bool) -> AvailabilityController:
+def availability(api: Backend, spec: Spec, *, throttled: bool) -> AvailabilityController:
     """The cluster's availability controller, with its PromQL backend (the profile's
     metrics snapshot). The run loop's is throttled as the version controller's is; an
     explicit `upgrade` check evaluates every risk at once."""
@@ -370,12 +391,12 @@ def availability(store: Store, spec: Spec, *, throttled: bool) -> AvailabilityCo
         if spec.metrics
         else None
     )
-    return AvailabilityController(SimCluster(store), condition, throttled=throttled)
+    return AvailabilityController(api, condition, throttled=throttled)
 
 
 def refresh_availability(store: Store, spec: Spec) -> list[str]:
     """`upgrade`'s explicit check of the update service (SPEC A3), committed at once."""
-    notes = availability(store, spec, throttled=False).refresh(explicit=True)
+    notes = availability(SimCluster(store), spec, throttled=False).refresh(explicit=True)
     store.commit()
     return notes
 
@@ -570,6 +591,8 @@ def run_command(
     port: Annotated[
         int, typer.Option("--port", min=0, max=65535, help="--api: the port (0: any free one).")
     ] = 0,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
     child: Annotated[bool, typer.Option("--child", hidden=True)] = False,
     output: OutputOpt = Format.text,
 ) -> None:
@@ -577,7 +600,9 @@ def run_command(
 
     The controllers run in a child process, as they run in a pod: when the version
     controller applies its own new version the process exits and a new one
-    starts from the stored state and carries on.
+    starts from the stored state and carries on. With --kubeconfig they act through
+    the Kubernetes API of a cluster served with `kupgrade cluster serve-api NAME
+    --no-controllers`, reading from watches and writing objects as on a real cluster.
 
     **Examples**
 
@@ -585,8 +610,18 @@ def run_command(
     kupgrade controller run --cluster demo
     kupgrade controller run --cluster demo --until idle --speed 600 -o json
     kupgrade controller run --cluster demo --speed 60 --api --port 6443
+    kupgrade controller run --context rehearsal --until idle -o json
     ```
     """
+    if kubeconfig is not None or context is not None:
+        if cluster is not None or api:
+            raise InputError(
+                "--kubeconfig names the cluster: --cluster and --api do not go with it",
+                field="--kubeconfig",
+                hint="serve the cluster with `kupgrade cluster serve-api NAME --no-controllers`",
+            )
+        _run_remote(kubeconfig, context, until, output)
+        return
     if not child:
         _supervise(cluster, until, speed, output, port if api else None)
         return
@@ -631,15 +666,19 @@ def _supervise(
         lock.release()
 
 
-def make_runner(root: Path, store: Store, spec: Spec) -> Runner:
-    """The run loop of the cluster's platform, with its controllers."""
+def make_runner(root: Path, store: Store, spec: Spec, *, with_controllers: bool = True) -> Runner:
+    """The run loop of the cluster's platform, with its controllers (or the world alone,
+    for controllers acting over its API)."""
     if spec.platform == "gdc":
-        return GdcRunner(store, spec)
+        return GdcRunner(store, spec, with_controllers=with_controllers)
     return Runner(
         store,
         spec,
-        wiring_for(root, store, spec),
-        availability=availability(store, spec, throttled=True),
+        wiring_for(root, spec),
+        availability=availability(SimCluster(store), spec, throttled=True)
+        if with_controllers
+        else None,
+        with_controllers=with_controllers,
     )
 
 
@@ -656,6 +695,31 @@ def maybe_api(runner: Runner, root: Path, port: int | None) -> Iterator[None]:
             highlight=False,
         )
         yield
+
+
+def _run_remote(kubeconfig: Path | None, context: str | None, until: Until, output: Format) -> None:
+    """The controllers in this process, acting over a served cluster's API."""
+    api = InformedBackend(kubeconfig, context)
+    try:
+        home, spec = served_profile(api)
+        runner = remote_runner(
+            api, spec, wiring_for(home, spec), availability(api, spec, throttled=True)
+        )
+        started, wall = api.now(), time.monotonic()
+        outcome = runner.run(until.value)
+        make = gdc_report if isinstance(runner, GdcRunner) else report
+        print_report(make(runner, outcome, started, time.monotonic() - wall), started, output)
+        problem = runner.failing()
+    finally:
+        api.close()
+    if problem is not None:
+        stderr.print(
+            f"error: the cluster behind {api.where} is left failing: {' '.join(problem.split())}; "
+            + runner.retry_hint,
+            highlight=False,
+            markup=False,
+        )
+        raise typer.Exit(1)
 
 
 def _run_child(

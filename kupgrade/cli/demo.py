@@ -201,8 +201,8 @@ class Rehearsal:
         runner = Runner(
             self.store,
             self.spec,
-            wiring_for(self.root, self.store, self.spec),
-            availability=availability(self.store, self.spec, throttled=True),
+            wiring_for(self.root, self.spec),
+            availability=availability(SimCluster(self.store), self.spec, throttled=True),
         )
         started, wall = runner.sim.now(), time.monotonic()
         text = output is Format.text

@@ -46,6 +46,8 @@ KINDS: dict[str, tuple[str, str, str, bool]] = {
 }
 STATE_NAMESPACE = "kupgrade"
 STATE_CONFIGMAP = "kupgrade-controller-state"
+# A simulated cluster's Events carry their virtual time exactly (timestamps keep seconds).
+EVENT_AT = "sim.kupgrade.io/at"
 
 
 @cache

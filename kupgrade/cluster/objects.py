@@ -206,3 +206,12 @@ def merge_patch(target: Any, patch: Any) -> Any:
         else:
             out[key] = merge_patch(out.get(key), value)
     return out
+
+
+def applies_nothing(existing: Obj, wanted: Obj) -> bool:
+    """Applying `wanted` would change nothing the manifest sets."""
+    for key in ("spec", "data"):
+        if existing.get(key) != wanted.get(key):
+            return False
+    have = existing.get("metadata", {})
+    return all(have.get(k) == v for k, v in wanted.get("metadata", {}).items())

@@ -9,7 +9,7 @@ from typing import Any
 
 from kupgrade.cluster.backend import Watch
 from kupgrade.cluster.disruption import Answer, budget_status, eviction
-from kupgrade.cluster.objects import is_ready_pod, key_of, rfc3339
+from kupgrade.cluster.objects import applies_nothing, is_ready_pod, key_of, rfc3339
 from kupgrade.sim.store import Obj, Store
 
 
@@ -73,7 +73,7 @@ class SimCluster:
         if existing is not None:
             if "status" in existing:
                 merged["status"] = existing["status"]
-            if _same(existing, merged):
+            if applies_nothing(existing, merged):
                 return existing
             merged["metadata"] = {**existing["metadata"], **meta}
         else:
@@ -228,12 +228,3 @@ class SimCluster:
     def uniform(self, bounds: tuple[float, float]) -> float:
         low, high = bounds
         return low if high <= low else self.rng.uniform(low, high)
-
-
-def _same(existing: Obj, wanted: Obj) -> bool:
-    """Applying `wanted` would change nothing the manifest sets."""
-    for key in ("spec", "data"):
-        if existing.get(key) != wanted.get(key):
-            return False
-    have = existing.get("metadata", {})
-    return all(have.get(k) == v for k, v in wanted.get("metadata", {}).items())

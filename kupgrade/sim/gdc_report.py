@@ -84,8 +84,8 @@ def drains(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def gdc_report(runner: Runner, outcome: Outcome, started: float, wall: float) -> dict[str, Any]:
-    events = [e for e in runner.store.events() if e["at"] >= started]
-    clusters = own_clusters(runner.store.list("Cluster"))
+    events = [e for e in runner.events() if e["at"] >= started]
+    clusters = own_clusters(runner.api.list("Cluster"))
     return {
         "outcome": outcome.reason,
         "simulatedSeconds": round(outcome.now - started, 3),
@@ -107,5 +107,5 @@ def gdc_report(runner: Runner, outcome: Outcome, started: float, wall: float) ->
         ],
         "downtime": downtime(events) if events else [],
         "drains": drains(events),
-        "timeline": timeline(runner.store, started),
+        "timeline": timeline(runner.events(), started),
     }

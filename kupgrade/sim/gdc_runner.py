@@ -21,7 +21,7 @@ class GdcRunner(Runner):
 
     def start_controllers(self) -> None:
         gdc = self.spec.gdc or Gdc()
-        self.upgrade = GdcController(self.sim, health_every=gdc.health_check_seconds)
+        self.upgrade = GdcController(self.api, health_every=gdc.health_check_seconds)
         self.controllers: list[Controller] = [self.upgrade]
 
     def handoff(self) -> bool:
@@ -31,14 +31,14 @@ class GdcRunner(Runner):
         """The upgrade controller asks to be woken when it needs to be."""
 
     def updating(self) -> bool:
-        return in_progress(self.sim) is not None
+        return in_progress(self.api) is not None
 
     def refused(self) -> dict[str, object] | None:
         return None
 
     def failing(self) -> str | None:
-        failed = (self.sim.state(STATE) or {}).get("failed")
+        failed = (self.api.state(STATE) or {}).get("failed")
         return str(failed) if failed else None
 
     def completed(self) -> bool:
-        return bool((self.sim.state(STATE) or {}).get("completed"))
+        return bool((self.api.state(STATE) or {}).get("completed"))

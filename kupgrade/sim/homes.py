@@ -19,7 +19,6 @@ from kupgrade.release.verify import Keyring, ReleaseVerifier, store_for
 from kupgrade.sim.create import release_source
 from kupgrade.sim.gdc import fleet_entry, sim_fleet
 from kupgrade.sim.profile import Profile, Spec
-from kupgrade.sim.runner import workdir
 from kupgrade.sim.store import Store, StoreError
 from kupgrade.skew.fleet import Fleet, History
 
@@ -80,12 +79,14 @@ def opened(name: str | None) -> Iterator[tuple[Path, Store, Spec]]:
         store.close()
 
 
-def wiring_for(root: Path, store: Store, spec: Spec) -> Wiring:
+def wiring_for(root: Path, spec: Spec) -> Wiring:
+    """Where the cluster's controllers keep payloads and read releases from (its home:
+    the simulated registry), and how they verify them."""
     verify = None
     if spec.verification is not None:
         verify = _verifier(spec)
     return Wiring(
-        workdir(store), lambda image, version: release_source(spec, root, image, version), verify
+        root / "payloads", lambda image, version: release_source(spec, root, image, version), verify
     )
 
 

@@ -7,16 +7,15 @@ from typing import Any
 
 from kupgrade.controllers.version.status import clusterversion_columns
 from kupgrade.sim.runner import Outcome, Runner
-from kupgrade.sim.store import Store
 
 
-def timeline(store: Store, since: float) -> list[dict[str, Any]]:
+def timeline(events: list[dict[str, Any]], since: float) -> list[dict[str, Any]]:
     """What took how long, in the order it started: operators, nodes (with how long their
     drain took) and whatever held things up; what is still under way has no end."""
     rows: list[dict[str, Any]] = []
     started: dict[str, float] = {}
     drained: dict[str, str] = {}
-    for e in store.events():
+    for e in events:
         if e["at"] < since:
             continue
         obj = e["object"]
@@ -54,12 +53,12 @@ HOLD_UPS = (
 
 def report(runner: Runner, outcome: Outcome, started: float, wall: float) -> dict[str, Any]:
     """How the run ended, how long it took (simulated and real) and its timeline."""
-    cv = runner.store.get("ClusterVersion", "version") or {"status": {}}
+    cv = runner.api.get("ClusterVersion", "version") or {"status": {}}
     return {
         "outcome": outcome.reason,
         "simulatedSeconds": round(outcome.now - started, 3),
         "wallSeconds": round(wall, 3),
         "steps": outcome.steps,
         "clusterversion": clusterversion_columns(cv["status"]),
-        "timeline": timeline(runner.store, started),
+        "timeline": timeline(runner.events(), started),
     }

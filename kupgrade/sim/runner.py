@@ -17,7 +17,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import find
 from kupgrade.controllers.nodes.controller import NodeController
 from kupgrade.controllers.protocol import Controller
@@ -52,17 +54,25 @@ class Runner:
         spec: Spec,
         wiring: Wiring | None = None,
         availability: Controller | None = None,
+        *,
+        with_controllers: bool = True,
     ) -> None:
         """`availability` checks the update service on its own schedule, only while
-        something happens (an idle cluster sends nothing)."""
+        something happens (an idle cluster sends nothing). Without controllers the
+        runner is the world alone, on a clock its API's clients step (`clock_step`):
+        the controllers act from another process, over the Kubernetes API."""
         self.availability = availability
         self.store = store
         self.spec = spec
         self.wiring = wiring
         self.sim = SimCluster(store)
+        self.api: Backend = self.sim  # what the controllers act through
         self.world = self.make_world()
         self.committed = time.monotonic()
-        self.start_controllers()
+        self.with_controllers = with_controllers
+        self.controllers: list[Controller] = []
+        if with_controllers:
+            self.start_controllers()
 
     def make_world(self) -> World:
         return World(self.sim, self.spec)
@@ -70,13 +80,42 @@ class Runner:
     def start_controllers(self) -> None:
         """A new controller process: nothing in memory, everything from the store."""
         assert self.wiring is not None, "an OpenShift cluster's controllers need their wiring"
-        self.version = VersionController(self.sim, self.wiring)
-        self.nodes = NodeController(self.sim)
-        self.controllers: list[Controller] = [self.version, self.nodes]
+        self.version = VersionController(self.api, self.wiring)
+        self.nodes = NodeController(self.api)
+        self.controllers = [self.version, self.nodes]
 
     def handoff(self) -> bool:
         """The version controller hands over to its new version (SPEC C9)."""
-        return self.version.handoff
+        return self.with_controllers and self.version.handoff
+
+    # --- the world's side, as the API's clock drives it without controllers ---------------
+
+    @property
+    def mode(self) -> str:
+        return "live" if self.with_controllers else "stepped"
+
+    def now(self) -> float:
+        return self.sim.now()
+
+    def next_at(self) -> float | None:
+        return self.store.next_at()
+
+    def clock_step(self, to: float | None) -> bool:
+        """Move the clock to `to` (never back), fire what is due by then and let the world
+        react once; True when the world changed anything. The remote controllers' writes
+        between two calls are theirs: only the world's own changes count here."""
+        with self.store.lock:
+            if to is not None:
+                at = max(to, self.sim.now())
+                self.store.set_meta("now", at)
+                for action in self.store.pop_due(at):
+                    self.world.fire(action)
+            self.sim.changed = False
+            self.world.react()
+            changed = self.sim.changed
+            if time.monotonic() - self.committed >= COMMIT_EVERY:
+                self.commit()
+            return changed
 
     def settle(self) -> None:
         """The world and every controller react until nothing changes (or the version
@@ -133,18 +172,22 @@ class Runner:
                     self.settle()
                 self.commit()
 
+    def events(self) -> list[dict[str, Any]]:
+        """The event log, oldest first (the report's timeline)."""
+        return self.store.events()
+
     def commit(self) -> None:
         self.sim.save_rng()
         self.store.commit()
         self.committed = time.monotonic()
 
     def updating(self) -> bool:
-        state = self.sim.state("version") or {}
+        state = self.api.state("version") or {}
         return bool(state.get("image")) and not state.get("completed")
 
     def refused(self) -> dict[str, object] | None:
         """The release the controller refused and will retry, if it is still wanted."""
-        state = self.sim.state("version") or {}
+        state = self.api.state("version") or {}
         refused = state.get("refused")
         if refused and refused.get("image") != state.get("image"):
             return dict(refused)
@@ -156,7 +199,7 @@ class Runner:
         if refused is not None:
             condition = refused.get("condition")
             return str(condition.get("message", "")) if isinstance(condition, dict) else ""
-        cv = self.store.get("ClusterVersion", "version")
+        cv = self.api.get("ClusterVersion", "version")
         failing = find((cv or {}).get("status", {}).get("conditions"), "Failing") or {}
         if failing.get("status") == "True":
             return str(failing.get("message") or failing.get("reason") or "Failing=True")
@@ -167,7 +210,7 @@ class Runner:
         return int(str(refused.get("attempts", 0))) if refused else 0
 
     def completed(self) -> bool:
-        cv = self.store.get("ClusterVersion", "version")
+        cv = self.api.get("ClusterVersion", "version")
         if cv is None or self.updating() or self.refused() is not None:
             return False
         history = cv["status"].get("history") or []
@@ -175,7 +218,7 @@ class Runner:
             return False
         return all(
             (find(p["status"].get("conditions"), "Updated") or {}).get("status") == "True"
-            for p in self.store.list("MachineConfigPool")
+            for p in self.api.list("MachineConfigPool")
         )
 
     def run(
@@ -224,21 +267,21 @@ class Runner:
         caller), None when a step was taken or a handoff restarted the controllers."""
         while True:
             if until == "completed" and self.completed():
-                return Outcome("completed", self.sim.now(), 0)
+                return Outcome("completed", self.api.now(), 0)
             if self._attempts() >= tried + RETRIES_PER_RUN:
-                return Outcome("failing", self.sim.now(), 0)
+                return Outcome("failing", self.api.now(), 0)
             if not self.handoff():
                 break
             if not restart_on_handoff:
-                return Outcome("handoff", self.sim.now(), 0)
+                return Outcome("handoff", self.api.now(), 0)
             self.start_controllers()
             self.settle()
             self.commit()
         if not self.step(deadline=start + max_seconds):
             # Events still pending were due after the limit (a retry, a resync): they
             # are left for the next run instead of firing past it.
-            pending = self.store.next_at() is not None
-            return Outcome("limit" if pending else "idle", self.sim.now(), 0)
+            pending = self.next_at() is not None
+            return Outcome("limit" if pending else "idle", self.api.now(), 0)
         return None
 
 

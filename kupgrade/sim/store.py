@@ -16,7 +16,6 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -133,15 +132,20 @@ class ChangeLog:
         self.store = store
         self.version = start
         self.oldest = start  # a watch may resume from this version or later
-        self.entries: deque[tuple[int, str, str, bytes]] = deque(maxlen=keep)
+        self.keep = keep
+        # Versions are consecutive, so the changes after version v start at index
+        # v - first: a watch catching up costs what it reads, not the length of the log.
+        self.entries: builtins.list[tuple[int, str, str, bytes]] = []
         self.changed = threading.Condition(store.lock)
 
     def record(self, kind_of_change: str, obj: Obj) -> None:
         self.version += 1
         obj["metadata"]["resourceVersion"] = str(self.version)
-        if len(self.entries) == self.entries.maxlen:
-            self.oldest = self.entries[0][0]
         self.entries.append((self.version, kind_of_change, str(obj["kind"]), _encode(obj)))
+        if len(self.entries) >= 2 * self.keep:  # trimmed in halves: amortised O(1)
+            del self.entries[: self.keep]
+        if len(self.entries) > self.keep:
+            self.oldest = self.entries[len(self.entries) - self.keep - 1][0]
         self.store.set_meta("resourceVersion", self.version)
         self.changed.notify_all()
 
@@ -149,7 +153,9 @@ class ChangeLog:
         """Changes after `version`, or None when they are no longer kept (410 Gone)."""
         if version < self.oldest or version > self.version:
             return None
-        return [e for e in self.entries if e[0] > version]
+        if not self.entries:
+            return []
+        return self.entries[max(0, version - self.entries[0][0] + 1) :]
 
 
 class Store:
@@ -288,6 +294,14 @@ class Store:
 
     def meta(self, key: str, default: Any = None) -> Any:
         return self._meta.get(key, default)
+
+    def metas(self, prefix: str) -> dict[str, Any]:
+        """Every meta value whose key starts with `prefix`, by the rest of the key."""
+        return {
+            k.removeprefix(prefix): v
+            for k, v in sorted(self._meta.items())
+            if k.startswith(prefix) and v is not None
+        }
 
     def set_meta(self, key: str, value: Any) -> None:
         self._meta[key] = value

@@ -230,18 +230,11 @@ def _wait_ready(url: str, timeout: float = 60.0) -> None:
 
 
 @contextmanager
-def _live_cluster(root: Path, env: dict[str, str], service_port: int) -> Iterator[None]:
-    """`~/.kube/config` (HOME is the workspace's) reaches a cluster, for the examples with
-    `--kubeconfig`: a simulated one serving its API, on the sample's update service,
-    under the context name the examples use."""
-    live_env = {**env, "KUPGRADE_HOME": str(root / "live-home")}
-    upstream = f"http://127.0.0.1:{service_port}/api/upgrades_info/graph"
-    subprocess.run([sys.executable, "-m", "kupgrade", "cluster", "create", "live", "--upstream",
-                    upstream, "--channel", "stable-4.14"], env=live_env, check=True,
-                   capture_output=True)  # fmt: skip
+def _served(env: dict[str, str], name: str, *extra: str) -> Iterator[dict[str, Any]]:
+    """`cluster serve-api NAME`: its kubeconfig, while it serves."""
     with subprocess.Popen(
-        [sys.executable, "-m", "kupgrade", "cluster", "serve-api", "live", "-o", "json"],
-        env=live_env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        [sys.executable, "-m", "kupgrade", "cluster", "serve-api", name, "-o", "json", *extra],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
     ) as served:  # fmt: skip
         try:
             assert served.stdout is not None
@@ -250,15 +243,36 @@ def _live_cluster(root: Path, env: dict[str, str], service_port: int) -> Iterato
                 line = served.stdout.readline().decode()
                 assert line, "serve-api ended"
                 text += line
-            config = yaml.safe_load(Path(json.loads(text)["kubeconfig"]).read_text())
-            config["contexts"][0]["name"] = config["current-context"] = "prod"
-            (root / ".kube").mkdir(exist_ok=True)
-            (root / ".kube" / "config").write_text(yaml.safe_dump(config))
-            time.sleep(2)  # its availability controller asks the update service once
-            yield
+            yield yaml.safe_load(Path(json.loads(text)["kubeconfig"]).read_text())
         finally:
             served.terminate()
             served.wait(timeout=30)
+
+
+@contextmanager
+def _live_cluster(root: Path, env: dict[str, str], service_port: int) -> Iterator[None]:
+    """`~/.kube/config` (HOME is the workspace's) reaches clusters, for the examples with
+    `--kubeconfig` and `--context`: a simulated one serving its API with its controllers
+    running, on the sample's update service, under the context name "prod"; and one served
+    without them, for the controllers run over the API, as "rehearsal"."""
+    live_env = {**env, "KUPGRADE_HOME": str(root / "live-home")}
+    upstream = f"http://127.0.0.1:{service_port}/api/upgrades_info/graph"
+    for name in ("live", "stepped"):
+        subprocess.run([sys.executable, "-m", "kupgrade", "cluster", "create", name, "--upstream",
+                        upstream, "--channel", "stable-4.14"], env=live_env, check=True,
+                       capture_output=True)  # fmt: skip
+    with (
+        _served(live_env, "live") as config,
+        _served(live_env, "stepped", "--no-controllers") as stepped,
+    ):
+        config["contexts"][0]["name"] = config["current-context"] = "prod"
+        stepped["contexts"][0]["name"] = "rehearsal"
+        for part in ("clusters", "users", "contexts"):
+            config[part] += stepped[part]
+        (root / ".kube").mkdir(exist_ok=True)
+        (root / ".kube" / "config").write_text(yaml.safe_dump(config))
+        time.sleep(2)  # its availability controller asks the update service once
+        yield
 
 
 @needs_gpg

@@ -22,6 +22,7 @@ import msgspec
 
 from kupgrade.cluster.gdc import BOOTSTRAP, in_bootstrap
 from kupgrade.cluster.objects import key_of, rfc3339
+from kupgrade.service.kubeapi.clock import Stepper, step_target
 from kupgrade.service.kubeapi.patch import PatchError, apply_patch
 from kupgrade.service.kubeapi.resources import (
     BY_KIND,
@@ -32,6 +33,7 @@ from kupgrade.service.kubeapi.resources import (
     resource_list,
 )
 from kupgrade.service.kubeapi.tables import table_rows
+from kupgrade.service.kubeapi.virtual import Virtual
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.store import Store
 
@@ -67,12 +69,16 @@ class Target:
 
 
 class KubeAPI:
-    def __init__(self, sim: SimCluster, token: str, version: dict[str, str]) -> None:
+    def __init__(
+        self, sim: SimCluster, token: str, version: dict[str, str], *,
+        clock: Stepper | None = None, home: str = "",
+    ) -> None:  # fmt: skip
         self.sim = sim
         self.store: Store = sim.store
         self.token = token
         self.version = version
         self.changes = self.store.keep_changes()
+        self.virtual = Virtual(sim, clock, home)
 
     # --- entry ----------------------------------------------------------------------
 
@@ -147,15 +153,17 @@ class KubeAPI:
                 if query.get("watch") in ("1", "true"):
                     return self._watch(t, query, "as=Table" in headers.get("accept", ""))
                 return self._list(t, query, headers)
-            if method == "POST":
+            if method == "POST" and t.resource.writable:
                 return self._create(t, body)
-            return status_error(405, "MethodNotAllowed", f"{method} is not allowed on a collection")
-        if t.sub == "eviction":
-            return (
-                self._evict(t, body)
-                if method == "POST"
-                else status_error(405, "MethodNotAllowed", "evictions are created")
+            return status_error(
+                405, "MethodNotAllowed", f"{method} is not allowed on {t.resource.plural}"
             )
+        if t.sub in ("eviction", "step"):
+            if method != "POST":
+                return status_error(405, "MethodNotAllowed", f"a {t.sub} is created (POST)")
+            return self._evict(t, body) if t.sub == "eviction" else self._step(t, body)
+        if method != "GET" and not t.resource.writable:
+            return status_error(405, "MethodNotAllowed", f"{t.resource.plural} are read-only")
         if method == "GET":
             obj = self._get(t)
             if obj is None:
@@ -176,7 +184,14 @@ class KubeAPI:
     def _objects(self, r: Resource) -> list[dict[str, Any]]:
         if r.kind == "Namespace":
             return self._namespaces()
-        return [o for o in self.store.list(r.kind) if not in_bootstrap(o)]
+        if r.kind == "Event":
+            return self.virtual.events()
+        if r.kind == "Clock":
+            return self.virtual.clocks()
+        found = [o for o in self.store.list(r.kind) if not in_bootstrap(o)]
+        if r.kind == "ConfigMap":
+            found.append(self.virtual.state())
+        return found
 
     def _namespaces(self) -> list[dict[str, Any]]:
         """Namespaces: the stored ones, and one for every namespace an object lives in."""
@@ -191,9 +206,17 @@ class KubeAPI:
         return [out[k] for k in sorted(out)]
 
     def _get(self, t: Target) -> dict[str, Any] | None:
-        if t.resource.kind == "Namespace":
+        kind = t.resource.kind
+        if kind == "Namespace":
             return next((n for n in self._namespaces() if n["metadata"]["name"] == t.name), None)
-        return self.store.get(t.resource.kind, t.name, t.namespace)
+        if kind == "Clock":
+            return self.virtual.clock_named(t.name)
+        if kind == "Event":
+            return next((e for e in self.virtual.events() if e["metadata"]["name"] == t.name
+                         and e["metadata"]["namespace"] == t.namespace), None)  # fmt: skip
+        if self.virtual.is_state(kind, t.namespace, t.name):
+            return self.virtual.state()
+        return self.store.get(kind, t.name, t.namespace)
 
     def _selected(self, t: Target, query: dict[str, str]) -> list[dict[str, Any]] | Reply:
         try:
@@ -253,7 +276,11 @@ class KubeAPI:
             for obj in self._objects(t.resource):
                 if _wanted(t, obj, labels, fields):
                     initial.append(self._event("ADDED", obj, t.resource, table))
-        return Reply(200, stream=self._events(t, (labels, fields, table), since, seconds, initial))
+        bookmarks = query.get("allowWatchBookmarks") in ("1", "true")
+        stream = self._events(
+            t, (labels, fields, table), since, seconds, initial, bookmarks=bookmarks
+        )
+        return Reply(200, stream=stream)
 
     def _event(self, kind_of_change: str, obj: dict[str, Any], r: Resource, table: bool) -> bytes:
         """One watch event; a one-row Table when the client prints server-side columns."""
@@ -266,8 +293,12 @@ class KubeAPI:
 
     def _events(
         self, t: Target, selectors: tuple[list[Any], list[Any], bool], since: int, seconds: float,
-        initial: list[bytes],
+        initial: list[bytes], *, bookmarks: bool = False,
     ) -> Iterator[bytes]:  # fmt: skip
+        """The watch's events; with `bookmarks`, a BOOKMARK carrying the version reached
+        after every batch of changes whose last ones this watch was not sent, so that a client
+        knows it has seen everything up to that version (client-go's allowWatchBookmarks;
+        the API server may send them at any time)."""
         labels, fields, table = selectors
         yield from initial
         deadline = time.monotonic() + seconds
@@ -282,6 +313,7 @@ class KubeAPI:
                 if not pending:
                     self.changes.changed.wait(timeout=min(1.0, deadline - time.monotonic()))
                     pending = self.changes.since(since) or []
+            sent = since
             for version, kind_of_change, kind, encoded in pending:
                 since = version
                 if kind != t.resource.kind:
@@ -291,7 +323,12 @@ class KubeAPI:
                     continue
                 with self.store.lock:
                     shown = self._event(kind_of_change, obj, t.resource, table)
+                sent = version
                 yield shown
+            if bookmarks and sent < since:
+                mark = {"kind": t.resource.kind, "apiVersion": t.resource.group_version,
+                        "metadata": {"resourceVersion": str(since)}}  # fmt: skip
+                yield _event("BOOKMARK", mark)
 
     # --- writes ---------------------------------------------------------------------
 
@@ -319,6 +356,10 @@ class KubeAPI:
             obj["metadata"]["namespace"] = (
                 t.namespace or obj["metadata"].get("namespace") or "default"
             )
+        if t.resource.kind == "Event" or self.virtual.is_state(
+            t.resource.kind, obj["metadata"].get("namespace", ""), name
+        ):
+            return self._virtual_write(t, obj, 201)
         if self.store.get(t.resource.kind, name, obj["metadata"].get("namespace", "")) is not None:
             return status_error(409, "AlreadyExists", f'{t.resource.plural} "{name}" already exists',
                                 name=name, kind=t.resource.plural)  # fmt: skip
@@ -343,8 +384,10 @@ class KubeAPI:
 
     def _delete(self, t: Target) -> Reply:
         obj = self._get(t)
-        if obj is None or t.resource.kind == "Namespace":
+        if obj is None or t.resource.kind in ("Namespace", "Event"):
             return self._not_found(t)
+        if self.virtual.is_state(t.resource.kind, t.namespace, t.name):
+            return status_error(405, "MethodNotAllowed", "the controllers' state is not deleted")
         self.sim.delete(t.resource.kind, t.name, t.namespace)
         self.store.commit()
         return Reply(200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
@@ -371,7 +414,7 @@ class KubeAPI:
         if isinstance(new, Reply):
             return new
         wanted = new["metadata"].get("resourceVersion")
-        if wanted and wanted != obj["metadata"].get("resourceVersion"):
+        if wanted and wanted != self._out(obj)["metadata"]["resourceVersion"]:
             return status_error(409, "Conflict", f'Operation cannot be fulfilled on {t.resource.plural} "{t.name}": '
                                 "the object has been modified; please apply your changes to the latest version and try again")  # fmt: skip
         return self._store_update(t, obj, new)
@@ -398,9 +441,46 @@ class KubeAPI:
         }
         if not new["metadata"]["namespace"]:
             new["metadata"].pop("namespace")
+        if (
+            self.virtual.is_state(t.resource.kind, t.namespace, t.name)
+            or t.resource.kind == "Event"
+        ):
+            return self._virtual_write(t, new, 200)
         self.sim.write(new)
         self.store.commit()
         return Reply(200, self._out(new))
+
+    def _virtual_write(self, t: Target, obj: dict[str, Any], code: int) -> Reply:
+        """An Event (logged) or the controllers' state (kept in the store's meta)."""
+        if t.resource.kind == "Event":
+            problem = self.virtual.record_event(obj)
+            shown = obj
+        else:
+            problem = self.virtual.put_state(obj)
+            shown = self.virtual.state()
+        if problem:
+            return status_error(422, "Invalid", problem)
+        self.store.commit()
+        return Reply(code, self._out(shown))
+
+    def _step(self, t: Target, body: bytes) -> Reply:
+        """POST clocks/virtual/step: the remote controllers move the stepped clock."""
+        clock = self.virtual.clock
+        if clock is None or self.virtual.clock_named(t.name) is None:
+            return self._not_found(t)
+        if clock.mode != "stepped":
+            return status_error(409, "Conflict", "the clock follows real time while the "
+                                "cluster's own controllers run; serve it with --no-controllers "
+                                "to step it")  # fmt: skip
+        try:
+            to = step_target(self._decode(body))
+        except (PatchError, ValueError) as exc:
+            return status_error(400, "BadRequest", str(exc))
+        changed = clock.clock_step(to)
+        out = self.virtual.clock_named(t.name)
+        assert out is not None
+        out["status"]["changed"] = changed
+        return Reply(201, out)
 
     def _evict(self, t: Target, body: bytes) -> Reply:
         """policy/v1 Eviction: 201 when the pod may go, 429 naming the budget when a

@@ -21,6 +21,7 @@ class Resource:
     namespaced: bool
     short: tuple[str, ...] = ()
     subresources: tuple[str, ...] = ("status",)
+    writable: bool = True
 
     @property
     def group_version(self) -> str:
@@ -30,14 +31,14 @@ class Resource:
         """Its entries in an APIResourceList: the resource, then its subresources."""
         own = {
             "name": self.plural, "singularName": self.singular, "namespaced": self.namespaced,
-            "kind": self.kind, "verbs": READ + WRITE,
+            "kind": self.kind, "verbs": READ + WRITE if self.writable else ["get", "list"],
         }  # fmt: skip
         if self.short:
             own["shortNames"] = list(self.short)
         out = [own]
         for sub in self.subresources:
-            kind = "Eviction" if sub == "eviction" else self.kind
-            verbs = ["create"] if sub == "eviction" else ["get", "patch", "update"]
+            kind = CREATED_SUBRESOURCES.get(sub, self.kind)
+            verbs = ["create"] if sub in CREATED_SUBRESOURCES else ["get", "patch", "update"]
             entry = {"name": f"{self.plural}/{sub}", "singularName": "",
                      "namespaced": self.namespaced, "kind": kind, "verbs": verbs}  # fmt: skip
             if sub == "eviction":
@@ -46,9 +47,13 @@ class Resource:
         return out
 
 
+# Subresources a client POSTs an object of their own kind to.
+CREATED_SUBRESOURCES = {"eviction": "Eviction", "step": "ClockStep"}
 OCP_CONFIG = "config.openshift.io"
 MCO = "machineconfiguration.openshift.io"
 BAREMETAL = "baremetal.cluster.gke.io"
+SIM = "sim.kupgrade.io"
+RBAC = "rbac.authorization.k8s.io"
 
 RESOURCES = [
     Resource("Namespace", "", "v1", "namespaces", "namespace", False, ("ns",)),
@@ -59,6 +64,27 @@ RESOURCES = [
     Resource("Deployment", "apps", "v1", "deployments", "deployment", True, ("deploy",)),
     Resource("DaemonSet", "apps", "v1", "daemonsets", "daemonset", True, ("ds",)),
     Resource("ReplicaSet", "apps", "v1", "replicasets", "replicaset", True, ("rs",)),
+    Resource("StatefulSet", "apps", "v1", "statefulsets", "statefulset", True, ("sts",)),
+    Resource("Job", "batch", "v1", "jobs", "job", True),
+    # What release payloads also carry, applied as manifests (no status of their own).
+    Resource("Service", "", "v1", "services", "service", True, ("svc",)),
+    Resource("ServiceAccount", "", "v1", "serviceaccounts", "serviceaccount", True, ("sa",), ()),
+    Resource("Secret", "", "v1", "secrets", "secret", True, (), ()),
+    Resource(
+        "CustomResourceDefinition",
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "customresourcedefinition",
+        False,
+        ("crd", "crds"),
+    ),
+    Resource("Role", RBAC, "v1", "roles", "role", True, (), ()),
+    Resource("RoleBinding", RBAC, "v1", "rolebindings", "rolebinding", True, (), ()),
+    Resource("ClusterRole", RBAC, "v1", "clusterroles", "clusterrole", False, (), ()),
+    Resource(
+        "ClusterRoleBinding", RBAC, "v1", "clusterrolebindings", "clusterrolebinding", False, (), ()
+    ),
     Resource(
         "PodDisruptionBudget",
         "policy",
@@ -79,6 +105,8 @@ RESOURCES = [
     Resource("NodePool", BAREMETAL, "v1", "nodepools", "nodepool", True),
     Resource("PreflightCheck", BAREMETAL, "v1", "preflightchecks", "preflightcheck", True),
     Resource("HealthCheck", BAREMETAL, "v1", "healthchecks", "healthcheck", True),
+    # The simulator's virtual clock (service/kubeapi/clock.py): read-only but for `step`.
+    Resource("Clock", SIM, "v1", "clocks", "clock", False, (), ("step",), writable=False),
 ]
 BY_PATH = {(r.group, r.version, r.plural): r for r in RESOURCES}
 BY_KIND = {r.kind: r for r in RESOURCES}

@@ -1,0 +1,317 @@
+"""The backend the controllers act through over a simulated cluster's Kubernetes API:
+reads from informer caches, writes as client-go's Update and UpdateStatus do (PUT of the
+object, PUT of its status), each written object kept as the server answered it, time
+from the simulator's Clock (SPEC X2).
+
+Between two steps of the stepped clock the server changes nothing on its own, so once
+every informer has reached the version the clock reports, the caches are exactly the
+server's state and the controllers decide what they would decide in process.
+"""
+
+from __future__ import annotations
+
+import builtins
+import heapq
+import json
+import weakref
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+
+from kupgrade.cluster.backend import Key, Obj, Watch
+from kupgrade.cluster.disruption import Answer
+from kupgrade.cluster.informer import Informer, key, version_of
+from kupgrade.cluster.kube import KINDS, STATE_CONFIGMAP, STATE_NAMESPACE, KubeBackend
+from kupgrade.cluster.objects import applies_nothing
+from kupgrade.errors import InputError
+
+CLOCK = "/apis/sim.kupgrade.io/v1/clocks/virtual"
+STATE = f"/api/v1/namespaces/{STATE_NAMESPACE}/configmaps/{STATE_CONFIGMAP}"
+
+
+def path_of(
+    kind: str, namespace: str = "", name: str = "", sub: str = "",
+    known: dict[str, tuple[str, str, str, bool]] = KINDS,
+) -> str:  # fmt: skip
+    group, version, plural, namespaced = known[kind]
+    out = f"/apis/{group}/{version}" if group else f"/api/{version}"
+    if namespaced and namespace:
+        out += f"/namespaces/{namespace}"
+    out += f"/{plural}"
+    if name:
+        out += f"/{name}"
+    return out + (f"/{sub}" if sub else "")
+
+
+def _parts(obj: Obj) -> tuple[bytes, bytes]:
+    """The object without its status, and its status, encoded (what a write changes)."""
+    rest = {k: v for k, v in obj.items() if k != "status"}
+    return msgspec.json.encode(rest), msgspec.json.encode(obj.get("status"))
+
+
+class InformedBackend(KubeBackend):
+    """`cluster.Backend` for controllers over a simulated cluster's API (stepped clock)."""
+
+    def __init__(self, kubeconfig: Path | None = None, context: str | None = None) -> None:
+        super().__init__(kubeconfig, context)
+        self.http = self._http()
+        self.clock = self._request("GET", CLOCK, what="read the simulated cluster's clock")
+        if self.clock.get("spec", {}).get("mode") != "stepped":
+            raise InputError(
+                f"the cluster behind {self.where} runs its own controllers",
+                hint="serve it with `kupgrade cluster serve-api NAME --no-controllers`, "
+                "then run the controllers here",
+            )
+        self.kinds = dict(KINDS)
+        self.informers: dict[str, Informer] = {}
+        self.watches: dict[str, weakref.WeakSet[Watch]] = {}
+        self.served: dict[Key, tuple[bytes, bytes]] = {}
+        self.timers: list[tuple[float, int, Key]] = []
+        self._timer_seq = 0
+        self._state: dict[str, Any] | None = None
+        self.changed = False
+
+    # --- HTTP ---------------------------------------------------------------------------
+
+    def _request(
+        self, method: str, path: str, body: Any = None, *, what: str, missing_ok: bool = False
+    ) -> Any:
+        try:
+            response = self.http.request(method, path, json=body)
+        except httpx.HTTPError as exc:
+            raise InputError(f"cannot {what}: {exc}",
+                             hint=f"is the API server of {self.where} still up?") from None  # fmt: skip
+        if response.status_code == 404 and missing_ok:
+            return None
+        if response.status_code >= 400:
+            try:
+                message = response.json().get("message", response.text)
+            except ValueError:
+                message = response.text[:200]
+            raise InputError(f"cannot {what}: {response.status_code} {message}",
+                             hint=f"the API server of {self.where}")  # fmt: skip
+        return response.json()
+
+    # --- the clock ----------------------------------------------------------------------
+
+    def now(self) -> float:
+        return float(self.clock["status"]["now"])
+
+    def server_next_at(self) -> float | None:
+        at = self.clock["status"].get("nextEventAt")
+        return None if at is None else float(at)
+
+    def step(self, to: float | None) -> bool:
+        """Step the server's clock (to `to`, or only let the world react), then catch every
+        cache up with what that changed; True when the world changed anything."""
+        body = {"apiVersion": "sim.kupgrade.io/v1", "kind": "ClockStep", "to": to}
+        self.clock = self._request("POST", CLOCK + "/step", body, what="step the clock")
+        version = int(self.clock["status"]["resourceVersion"])
+        for informer in self.informers.values():
+            informer.reach(version, self._touch)
+        self._fire_timers()
+        self._state = None  # read again: `kupgrade upgrade` may have written it meanwhile
+        return bool(self.clock["status"].get("changed"))
+
+    def next_timer(self) -> float | None:
+        return self.timers[0][0] if self.timers else None
+
+    def _fire_timers(self) -> None:
+        while self.timers and self.timers[0][0] <= self.now():
+            _, _, k = heapq.heappop(self.timers)
+            self._touch(k)
+
+    # --- resources ------------------------------------------------------------------------
+
+    def _path(self, kind: str, namespace: str = "", name: str = "", sub: str = "") -> str:
+        if kind not in self.kinds:
+            self._discover(kind)
+        return path_of(kind, namespace, name, sub, self.kinds)
+
+    def _discover(self, kind: str) -> None:
+        """Find `kind`'s resource in the server's discovery documents, as kubectl's
+        RESTMapper does, for a kind outside the table (what a release's manifests carry)."""
+        groups = self._request("GET", "/apis", what="read the API's groups") or {}
+        versions = ["/api/v1"] + [
+            f"/apis/{v['groupVersion']}" for g in groups.get("groups") or [] for v in g.get("versions") or []
+        ]  # fmt: skip
+        for path in versions:
+            listed = self._request("GET", path, what=f"read {path}", missing_ok=True) or {}
+            for r in listed.get("resources") or []:
+                if r.get("kind") == kind and "/" not in r.get("name", ""):
+                    group_version = path.removeprefix("/api/").removeprefix("/apis/")
+                    group, _, version = group_version.rpartition("/")
+                    self.kinds[kind] = (group, version, r["name"], bool(r.get("namespaced")))
+                    return
+        raise InputError(f"the API server of {self.where} serves no {kind} objects",
+                         hint="a release manifest of this kind cannot be applied there")  # fmt: skip
+
+    # --- informers ------------------------------------------------------------------------
+
+    def _informer(self, kind: str) -> Informer:
+        found = self.informers.get(kind)
+        if found is None:
+            try:
+                found = self.informers[kind] = Informer(self.http, kind, self._path(kind))
+            except (httpx.HTTPError, ValueError) as exc:
+                raise InputError(f"cannot list {kind} objects: {exc}",
+                                 hint=f"the API server of {self.where}") from None  # fmt: skip
+            for obj in found.objects.values():
+                self.served[key(obj)] = _parts(obj)
+        return found
+
+    def _touch(self, k: Key) -> None:
+        for watch in self.watches.get(k[0], ()):
+            watch.add(k)
+
+    def _cache(self, obj: Obj) -> Obj:
+        """Keep an object as the server answered a write (the informer's echo of it is
+        then no change), and queue it to the watches as the store does."""
+        informer = self._informer(obj["kind"])
+        informer.put(obj)
+        self.served[key(obj)] = _parts(obj)
+        self._touch(key(obj))
+        self.changed = True
+        return obj
+
+    def _refresh(self, kind: str, name: str, namespace: str) -> None:
+        """Read one object again after a request that changed it on the server."""
+        found = self._request("GET", self._path(kind, namespace, name), what=f"read {kind} {name}",
+                              missing_ok=True)  # fmt: skip
+        if found is None:
+            self._informer(kind).drop((kind, namespace, name))
+            self.served.pop((kind, namespace, name), None)
+            self._touch((kind, namespace, name))
+            self.changed = True
+        else:
+            self._cache({**found, "kind": kind})
+
+    def list_all(self, kind: str) -> builtins.list[Obj]:
+        """A list read straight from the server (kinds no informer follows: Events)."""
+        found = self._request("GET", self._path(kind), what=f"list {kind} objects") or {}
+        return builtins.list(found.get("items") or [])
+
+    def close(self) -> None:
+        for informer in self.informers.values():
+            informer.stop()
+
+    # --- Backend ------------------------------------------------------------------------
+
+    def get(self, kind: str, name: str, namespace: str = "") -> Obj | None:
+        return self._informer(kind).objects.get((kind, namespace, name))
+
+    def list(self, kind: str, **selectors: Any) -> builtins.list[Obj]:
+        return self._informer(kind).listed()
+
+    def watch(self, *kinds: str) -> Watch:
+        watch = Watch(k for kind in kinds for k in self._informer(kind).objects)
+        for kind in kinds:
+            self.watches.setdefault(kind, weakref.WeakSet()).add(watch)
+        return watch
+
+    def pods_on(self, node: str) -> builtins.list[Obj]:
+        return self._informer("Pod").on_node(node)
+
+    def apply(self, obj: Obj) -> Obj:
+        meta = obj["metadata"]
+        existing = self.get(obj["kind"], meta["name"], meta.get("namespace", ""))
+        if existing is None:
+            created = self._request("POST", self._path(obj["kind"], meta.get("namespace", "")), obj,
+                                    what=f"create {obj['kind']} {meta['name']}")  # fmt: skip
+            return self._cache({**created, "kind": obj["kind"]})
+        merged = {**obj, "status": existing["status"]} if "status" in existing else dict(obj)
+        if applies_nothing(existing, merged):
+            return existing
+        merged["metadata"] = {**existing["metadata"], **meta}
+        self.write(merged)
+        return self.get(obj["kind"], meta["name"], meta.get("namespace", "")) or merged
+
+    def write(self, obj: Obj) -> None:
+        """PUT what changed: the object (its status is the server's to keep), then its
+        status through the status subresource (client-go's Update, UpdateStatus).
+
+        The caller's object becomes the cached one, stamped with the new resourceVersion,
+        as the simulator's store keeps the very object written: a controller that
+        changes it again and writes it again sends the version it holds."""
+        k = key(obj)
+        kind, namespace, name = k
+        if k not in self.served and self.get(kind, name, namespace) is None:
+            # A new object (the store takes it as it is, status and all: so does create).
+            done = self._request("POST", self._path(kind, namespace), obj,
+                                 what=f"create {kind} {name}")  # fmt: skip
+            obj["metadata"]["resourceVersion"] = str(version_of(done))
+            self._cache(obj)
+            return
+        main, status = _parts(obj)
+        served = self.served.get(k, (b"", b""))
+        if main != served[0]:
+            done = self._request("PUT", self._path(kind, namespace, name), obj,
+                                 what=f"update {kind} {name}")  # fmt: skip
+            obj["metadata"]["resourceVersion"] = str(version_of(done))
+        if "status" in obj and status != served[1]:
+            done = self._request("PUT", self._path(kind, namespace, name, "status"), obj,
+                                 what=f"update the status of {kind} {name}")  # fmt: skip
+            obj["metadata"]["resourceVersion"] = str(version_of(done))
+        self._cache(obj)
+
+    def delete(self, kind: str, name: str, namespace: str = "") -> None:
+        self._request("DELETE", self._path(kind, namespace, name), what=f"delete {kind} {name}",
+                      missing_ok=True)  # fmt: skip
+        self._refresh(kind, name, namespace)
+
+    def evict(self, pod: Obj) -> Answer:
+        answer = super().evict(pod)
+        if answer.code == 200:
+            meta = pod["metadata"]
+            self._refresh("Pod", meta["name"], meta.get("namespace", ""))
+        return answer
+
+    def requeue_at(self, at: float, kind: str, name: str, namespace: str = "") -> None:
+        self._timer_seq += 1
+        heapq.heappush(self.timers, (at, self._timer_seq, (kind, namespace, name)))
+
+    def record(self, obj: str, reason: str, message: str) -> None:
+        """An Event on the cluster, as a controller on a real one records it; the
+        simulator logs it in the rehearsal's timeline."""
+        kind, _, rest = obj.partition("/")
+        namespace, _, name = rest.rpartition("/")
+        name = name or kind
+        self._request("POST", self._path("Event", namespace or "default"), {
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": f"{name}.{self._timer_seq:x}{len(self.timers):x}",
+                         "namespace": namespace or "default"},
+            "involvedObject": {"kind": kind, "name": name, **({"namespace": namespace} if namespace else {})},
+            "reason": reason, "message": message, "type": "Normal",
+            "source": {"component": "kupgrade"},
+        }, what=f"record an event on {obj}")  # fmt: skip
+
+    def _states(self) -> dict[str, Any]:
+        if self._state is None:
+            found = self._request("GET", STATE, what="read the controllers' state",
+                                  missing_ok=True) or {}  # fmt: skip
+            self._state = {k: json.loads(v) for k, v in (found.get("data") or {}).items()}
+        return self._state
+
+    def state(self, key: str, default: Any = None) -> Any:
+        value = self._states().get(key)
+        return default if value is None else value
+
+    def set_state(self, key: str, value: Any) -> None:
+        states = self._states()
+        if states.get(key) == value:
+            return
+        patch = json.dumps({"data": {key: json.dumps(value)}}).encode()
+        try:
+            response = self.http.patch(
+                STATE, content=patch, headers={"Content-Type": "application/merge-patch+json"}
+            )
+        except httpx.HTTPError as exc:
+            raise InputError(f"cannot keep the controllers' state: {exc}",
+                             hint=f"is the API server of {self.where} still up?") from None  # fmt: skip
+        if response.status_code >= 400:
+            raise InputError(f"cannot keep the controllers' state: {response.text[:200]}",
+                             hint=f"the API server of {self.where}")  # fmt: skip
+        states[key] = json.loads(json.dumps(value))
+        self.changed = True
