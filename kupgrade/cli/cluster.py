@@ -36,6 +36,7 @@ from kupgrade.cli.output import (
     user_errors,
 )
 from kupgrade.cli.skew import BmctlOpt, ReleasesOpt
+from kupgrade.cli.upgrade_status import Details, show_status
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.clusterversion import request_update, requested_release
 from kupgrade.cluster.gdc import in_bootstrap
@@ -450,8 +451,19 @@ def said(desired: dict[str, Any], output: Format, then: str) -> None:
                      highlight=False)  # fmt: skip
 
 
+class UpgradeAction(StrEnum):
+    status = "status"
+
+
 @user_errors
 def upgrade_command(
+    action: Annotated[
+        UpgradeAction | None,
+        typer.Argument(
+            help="status: the update's progress as `oc adm upgrade status` shows it "
+            "(control plane, nodes by pool, health)."
+        ),
+    ] = None,
     cluster: ClusterOpt = None,
     to: Annotated[
         str | None,
@@ -492,11 +504,20 @@ def upgrade_command(
         ),
     ] = False,
     releases: ReleasesOpt = None,
+    details: Annotated[
+        Details,
+        typer.Option(
+            "--details",
+            help="status: show every node, the updating operators, the "
+            "health insights' descriptions, or all of them.",
+        ),
+    ] = Details.none,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     output: OutputOpt = Format.text,
 ) -> None:
-    """Show the cluster's update status like `oc adm upgrade`, or request an update.
+    """Show the cluster's update status like `oc adm upgrade`, or request an update;
+    `upgrade status` shows its progress like `oc adm upgrade status`.
 
     A distributed-cloud cluster's upgrade is checked against the skew rules of every
     simulated distributed-cloud cluster first and refused, with the rule, the objects and
@@ -513,8 +534,23 @@ def upgrade_command(
     kupgrade upgrade --cluster user1 --to 1.29.100-gke.251 --leave-pools worker
     kupgrade upgrade --cluster user1 --nodepool worker --to 1.28.500-gke.120 -o json
     kupgrade upgrade --kubeconfig ~/.kube/config --to 4.14.27
+    kupgrade upgrade status --cluster demo --details nodes
+    kupgrade upgrade status --context prod -o json
     ```
     """
+    if action is UpgradeAction.status:
+        if to or to_image:
+            raise InputError("`upgrade status` shows the update: it takes no --to or --to-image",
+                             field="--to")  # fmt: skip
+        if kubeconfig is not None or context is not None:
+            show_status(backend(kubeconfig, context), details, output)
+            return
+        with opened(cluster) as (_, store, spec):
+            if spec.platform == "gdc":
+                gdc_status(store, output)
+                return
+            show_status(SimCluster(store), details, output)
+        return
     if to and to_image:
         raise InputError("give --to or --to-image, not both", field="--to")
     gdc_only = {"--bmctl": bmctl, "--leave-pools": leave_pools, "--nodepool": nodepool,

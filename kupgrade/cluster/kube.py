@@ -39,6 +39,7 @@ KINDS: dict[str, tuple[str, str, str, bool]] = {
     "ClusterVersion": ("config.openshift.io", "v1", "clusterversions", False),
     "ClusterOperator": ("config.openshift.io", "v1", "clusteroperators", False),
     "MachineConfigPool": ("machineconfiguration.openshift.io", "v1", "machineconfigpools", False),
+    "MachineConfig": ("machineconfiguration.openshift.io", "v1", "machineconfigs", False),
     "Cluster": ("baremetal.cluster.gke.io", "v1", "clusters", True),
     "NodePool": ("baremetal.cluster.gke.io", "v1", "nodepools", True),
     "PreflightCheck": ("baremetal.cluster.gke.io", "v1", "preflightchecks", True),
@@ -78,6 +79,7 @@ class KubeBackend:
             ) from None  # fmt: skip
         self.where = where
         self._wakes: list[tuple[float, Key]] = []
+        self._simulated: bool | None = None  # whether it serves a simulator's Clock
 
     def _call(self, what: str, fn: Any, *args: Any, **kw: Any) -> Any:
         try:
@@ -97,6 +99,16 @@ class KubeBackend:
     # --- Backend ------------------------------------------------------------------------
 
     def now(self) -> float:
+        """The cluster's time: a simulated cluster's virtual clock, else the wall clock."""
+        if self._simulated is not False:
+            try:
+                response = self._http().get("/apis/sim.kupgrade.io/v1/clocks/virtual")
+            except httpx.HTTPError:
+                response = None
+            found = response is not None and response.status_code == 200
+            self._simulated = found
+            if response is not None and found:
+                return float(response.json()["status"]["now"])
         return time.time()
 
     def get(self, kind: str, name: str, namespace: str = "") -> Obj | None:

@@ -14,9 +14,13 @@ ZONE_LABEL = "topology.kubernetes.io/zone"
 # IgnoreAllDaemonSets, DeleteEmptyDirData and Force fixed on).
 DRAIN_FLAGS = "kupgrade.io/drain-flags"
 DEFAULT_DRAIN_FLAGS = "--ignore-daemonsets --delete-emptydir-data --force"
+# On a rendered MachineConfig: the release it was rendered from (what `oc adm upgrade
+# status` reads a node's version from).
+RELEASE_IMAGE_VERSION = PREFIX + "release-image-version"
 REQUIRED_FOR_UPGRADE = "operator.machineconfiguration.openshift.io/required-for-upgrade"
 
 DONE = "Done"
 WORKING = "Working"
 DEGRADED = "Degraded"
 UNRECONCILABLE = "Unreconcilable"
+REBOOTING = "Rebooting"

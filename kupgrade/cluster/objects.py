@@ -50,11 +50,15 @@ def cluster_version(
     }
 
 
-def cluster_operator(name: str, version: str, created: str) -> Obj:
+def cluster_operator(
+    name: str, version: str, created: str, annotations: dict[str, str] | None = None
+) -> Obj:
+    """`annotations`: its manifest's (the release profiles it is included in)."""
+    extra: dict[str, Any] = {"annotations": dict(annotations)} if annotations else {}
     return {
         "apiVersion": "config.openshift.io/v1",
         "kind": "ClusterOperator",
-        "metadata": meta(name, creationTimestamp=created),
+        "metadata": meta(name, creationTimestamp=created, **extra),
         "spec": {},
         "status": {
             "conditions": [
@@ -87,6 +91,17 @@ def machine_config_pool(
         "spec": spec,
         "status": {"configuration": {"name": rendered}, "conditions": []},
     }
+
+
+def machine_config(rendered: str, release: str, created: str) -> Obj:
+    """A rendered MachineConfig, annotated with the release it was rendered from."""
+    return {
+        "apiVersion": "machineconfiguration.openshift.io/v1",
+        "kind": "MachineConfig",
+        "metadata": meta(rendered, creationTimestamp=created,
+                         annotations={mco.RELEASE_IMAGE_VERSION: release}),
+        "spec": {},
+    }  # fmt: skip
 
 
 def openshift_kubelet(release: str) -> str:

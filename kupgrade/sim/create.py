@@ -156,8 +156,13 @@ def _populate(root: Path, name: str, profile: Profile) -> None:
             obj["metadata"] = {**obj["metadata"], "creationTimestamp": stamp}
             if obj["kind"] != "ClusterOperator":
                 store.put(obj)
+        profiles = {
+            m.obj["metadata"]["name"]: m.obj["metadata"].get("annotations") or {}
+            for m in payload.included
+            if m.obj["kind"] == "ClusterOperator"
+        }
         for op in operators_of(spec):
-            store.put(o.cluster_operator(op.name, spec.version, stamp))
+            store.put(o.cluster_operator(op.name, spec.version, stamp, profiles.get(op.name)))
             store.set_meta(
                 f"op:{op.name}", {"target": spec.version, "rolled": True, "reported": True}
             )
@@ -193,6 +198,7 @@ def _nodes(store: Store, spec: Spec, stamp: str, now: float) -> None:
     for pool in spec.pools:
         rendered = rendered_config(pool.name, spec.version)
         store.put(o.machine_config_pool(pool.name, rendered, pool.max_unavailable, stamp))
+        store.put(o.machine_config(rendered, spec.version, stamp))
         store.set_meta(f"release-of:{rendered}", spec.version)
         store.get("MachineConfigPool", pool.name)["metadata"].setdefault("annotations", {})[  # type: ignore[index]
             mco.DRAIN_FLAGS

@@ -15,7 +15,14 @@ from typing import Any
 
 from kupgrade.cluster import mco
 from kupgrade.cluster.conditions import set_condition
-from kupgrade.cluster.objects import key_of, merge_patch, openshift_kubelet, pod, rfc3339
+from kupgrade.cluster.objects import (
+    key_of,
+    machine_config,
+    merge_patch,
+    openshift_kubelet,
+    pod,
+    rfc3339,
+)
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.profile import Fault, Spec, Workload, operators_of
 from kupgrade.sim.releases import OPERATOR_LABEL, rendered_config
@@ -208,6 +215,8 @@ class World:
             for pool in self.sim.list("MachineConfigPool"):
                 target = rendered_config(pool["metadata"]["name"], version)
                 self.sim.store.set_meta(f"release-of:{target}", version)
+                if self.sim.get("MachineConfig", target) is None:
+                    self.sim.write(machine_config(target, version, self._stamp()))
                 if pool["spec"]["configuration"]["name"] != target:
                     pool["spec"]["configuration"]["name"] = target
                     self.sim.write(pool)

@@ -101,6 +101,7 @@ RESOURCES = [
     Resource(
         "MachineConfigPool", MCO, "v1", "machineconfigpools", "machineconfigpool", False, ("mcp",)
     ),
+    Resource("MachineConfig", MCO, "v1", "machineconfigs", "machineconfig", False, ("mc",), ()),
     Resource("Cluster", BAREMETAL, "v1", "clusters", "cluster", True),
     Resource("NodePool", BAREMETAL, "v1", "nodepools", "nodepool", True),
     Resource("PreflightCheck", BAREMETAL, "v1", "preflightchecks", "preflightcheck", True),
