@@ -10,7 +10,8 @@
    verify throughput against tar and sha256sum on the same layer.
 5. A simulated cluster upgraded at 50, 500 and 5,000 nodes (bench/sim.py), a
    distributed-cloud cluster rehearsed at 50 and 500 nodes (bench/gdc.py), and the
-   Kubernetes API of a 5,000-node simulated cluster listed and watched (bench/kubeapi.py).
+   Kubernetes API of a 5,000-node simulated cluster listed and watched (bench/kubeapi.py),
+   and a 500-node rehearsal in process against the same over the API (bench/remote.py).
 6. A distributed-cloud fleet planned at 100, 1,000 and 10,000 clusters (bench/fleet.py).
 
 Uses ../shared when present and the sample dataset otherwise (and says so).
@@ -39,6 +40,7 @@ from bench.kubeapi import bench_kubeapi
 from bench.olm import bench_olm
 from bench.promql import bench_promql
 from bench.release import bench_release, describe
+from bench.remote import bench_remote
 from bench.sim import bench_sim
 from kupgrade.graph.builder import build_graph
 from kupgrade.graph.codec import encode_graph
@@ -174,6 +176,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--sim-sizes", default="50,500,5000", help="cluster sizes (nodes)")
     parser.add_argument("--api-nodes", type=int, default=5000, help="cluster size for the API")
+    parser.add_argument("--remote-nodes", type=int, default=500,
+                        help="cluster size of the rehearsal over the API")  # fmt: skip
     parser.add_argument("--gdc-sizes", default="50,500", help="distributed-cloud sizes (nodes)")
     parser.add_argument("--fleet-sizes", default="100,1000,10000", help="fleet sizes (clusters)")
     args = parser.parse_args()
@@ -215,6 +219,7 @@ def main() -> None:
     report["release"] = bench_release(1000, 7)
     report["simulated upgrade"] = bench_sim([int(n) for n in args.sim_sizes.split(",")])
     report["kubernetes api"] = bench_kubeapi(args.api_nodes)
+    report["rehearsal over the api"] = bench_remote(args.remote_nodes)
     report["gdc rehearsal"] = bench_gdc([int(n) for n in args.gdc_sizes.split(",")])
     report["fleet plan"] = bench_fleet([int(n) for n in args.fleet_sizes.split(",")])
     report["olm"] = bench_olm(SHARED.parent)
@@ -259,6 +264,13 @@ def main() -> None:
         if isinstance(row, dict):
             count = row.get("objects", row.get("events"))
             print(f"  {name:15s} {count:>7} in {row['seconds']:6.3f} s ({row['per_second']}/s)")
+    remote = report["rehearsal over the api"]
+    print(
+        f"rehearsal over the api ({remote['nodes']} nodes): in process "  # type: ignore[index]
+        f"{remote['in_process']['wall_s']} s, controllers over the API "  # type: ignore[index]
+        f"{remote['over_api']['wall_s']} s ({remote['over_api']['requests']} requests), "  # type: ignore[index]
+        f"ratio {remote['ratio_api_over_in_process']}x, same end: {remote['same_end']}"  # type: ignore[index]
+    )
     print("distributed-cloud rehearsal (1.28 -> 1.29, 5 worker pools, 20 pods per worker):")
     for row in report["gdc rehearsal"]["sizes"]:  # type: ignore[index]
         print(
