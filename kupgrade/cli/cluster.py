@@ -65,7 +65,7 @@ from kupgrade.sim.profile import (
 )
 from kupgrade.sim.remote import remote_runner, served_profile
 from kupgrade.sim.report import report
-from kupgrade.sim.runner import Runner
+from kupgrade.sim.runner import Outcome, Runner
 from kupgrade.sim.store import Store, StoreError
 
 cluster_app = typer.Typer(help="Create, list and delete simulated clusters.", no_args_is_help=True)
@@ -743,15 +743,23 @@ def _run_remote(kubeconfig: Path | None, context: str | None, until: Until, outp
         )
         started, wall = api.now(), time.monotonic()
         outcome = runner.run(until.value)
-        make = gdc_report if isinstance(runner, GdcRunner) else report
-        print_report(make(runner, outcome, started, time.monotonic() - wall), started, output)
-        problem = runner.failing()
+        _finish(runner, outcome, (started, wall), output, f"the cluster behind {api.where}")
     finally:
         api.close()
+
+
+def _finish(
+    runner: Runner, outcome: Outcome, since: tuple[float, float], output: Format, what: str
+) -> None:
+    """The run's report; a cluster left failing is said, with exit 1 (SPEC C3-C7: the
+    controller keeps retrying; this run stops and says why)."""
+    started, wall = since
+    make = gdc_report if isinstance(runner, GdcRunner) else report
+    print_report(make(runner, outcome, started, time.monotonic() - wall), started, output)
+    problem = runner.failing()
     if problem is not None:
         stderr.print(
-            f"error: the cluster behind {api.where} is left failing: {' '.join(problem.split())}; "
-            + runner.retry_hint,
+            f"error: {what} is left failing: {' '.join(problem.split())}; " + runner.retry_hint,
             highlight=False,
             markup=False,
         )
@@ -776,18 +784,7 @@ def _run_child(
             raise typer.Exit(HANDOFF_EXIT)
         store.set_meta("run_started", None)
         store.commit()
-        make = gdc_report if isinstance(runner, GdcRunner) else report
-        print_report(make(runner, outcome, started, time.monotonic() - wall), started, output)
-        problem = runner.failing()
-        if problem is not None:
-            # SPEC C3-C7: the controller keeps retrying; this run stops and says why.
-            stderr.print(
-                f"error: cluster {root.name} is left failing: {' '.join(problem.split())}; "
-                + runner.retry_hint,
-                highlight=False,
-                markup=False,
-            )
-            raise typer.Exit(1)
+        _finish(runner, outcome, (started, wall), output, f"cluster {root.name}")
 
 
 # --- get -------------------------------------------------------------------------------

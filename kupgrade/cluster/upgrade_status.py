@@ -130,32 +130,26 @@ def _stamp(condition: Obj | None) -> float:
     return _time((condition or {}).get("lastTransitionTime"))
 
 
-def _co_insights(
-    name: str, available: Obj | None, degraded: Obj | None, now: float
-) -> list[Insight]:
+# (condition, its bad status, what it means, minutes to a warning and to an error, runbook)
+CO_PROBLEMS = (
+    ("Available", "False", "unavailable", 20, "ClusterOperatorDown.md"),
+    ("Degraded", "True", "degraded", 40, "ClusterOperatorDegraded.md"),
+)
+
+
+def _co_insights(name: str, conditions: list[Obj] | None, now: float) -> list[Insight]:
+    """An operator unavailable or degraded for 5 minutes is a warning, for longer an
+    error (controlplane.go coInsights)."""
     out = []
-    resource = [("clusteroperators.config.openshift.io", name)]
-    if (
-        available is not None
-        and available.get("status") == "False"
-        and now > _stamp(available) + 5 * MINUTE
-    ):
+    for kind, bad, meaning, error_minutes, runbook in CO_PROBLEMS:
+        found = find(conditions, kind)
+        if found is None or found.get("status") != bad or now <= _stamp(found) + 5 * MINUTE:
+            continue
         out.append(Insight(
-            ERROR if now > _stamp(available) + 20 * MINUTE else WARNING, "API Availability",
-            f"Cluster Operator {name} is unavailable ({available.get('reason', '')})",
-            available.get("message") or "<no message>", CO_RUNBOOK + "ClusterOperatorDown.md",
-            _stamp(available), resources=resource,
-        ))  # fmt: skip
-    if (
-        degraded is not None
-        and degraded.get("status") == "True"
-        and now > _stamp(degraded) + 5 * MINUTE
-    ):
-        out.append(Insight(
-            ERROR if now > _stamp(degraded) + 40 * MINUTE else WARNING, "API Availability",
-            f"Cluster Operator {name} is degraded ({degraded.get('reason', '')})",
-            degraded.get("message") or "<no message>", CO_RUNBOOK + "ClusterOperatorDegraded.md",
-            _stamp(degraded), resources=resource,
+            ERROR if now > _stamp(found) + error_minutes * MINUTE else WARNING, "API Availability",
+            f"Cluster Operator {name} is {meaning} ({found.get('reason', '')})",
+            found.get("message") or "<no message>", CO_RUNBOOK + runbook, _stamp(found),
+            resources=[("clusteroperators.config.openshift.io", name)],
         ))  # fmt: skip
     return out
 
@@ -261,7 +255,7 @@ def assess_control_plane(
             cp.unavailable += 1
         elif degraded is not None and degraded.get("status") == "True":
             cp.degraded += 1
-        insights += _co_insights(name, available, degraded, now)
+        insights += _co_insights(name, conditions, now)
     done = cp.updated == cp.total
     cp.assessment = "Completed" if done else "Progressing"
     if mco_started and cp.total - cp.updated == 1:
