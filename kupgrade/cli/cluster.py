@@ -796,7 +796,8 @@ def get_command(
         str,
         typer.Argument(
             help="clusterversion, clusteroperators (co), machineconfigpools (mcp), nodes "
-            "(no); distributed cloud: clusters, nodepools, preflightchecks, healthchecks. "
+            "(no); distributed cloud: clusters, nodepools, preflightchecks, healthchecks; "
+            "OLM: catalogsources, subscriptions (sub), installplans (ip), csv. "
             "Singular, plural, short or group-qualified, as oc accepts them."
         ),
     ],
@@ -808,6 +809,12 @@ def get_command(
             help="gdc: the bootstrap cluster's copies, which show the progress while it owns "
             "the cluster's resources.",
         ),
+    ] = False,
+    namespace: Annotated[
+        str, typer.Option("-n", "--namespace", help="Only objects in this namespace.")
+    ] = "",
+    all_namespaces: Annotated[
+        bool, typer.Option("-A", "--all-namespaces", help="Every namespace (the default).")
     ] = False,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -826,15 +833,20 @@ def get_command(
     kupgrade get clusters --cluster user1
     kupgrade get nodepools --cluster admin --bootstrap -o json
     kupgrade get clusterversion --kubeconfig ~/.kube/config --context prod
+    kupgrade get subscriptions --cluster demo -A -o json
+    kupgrade get csv --cluster demo -n operators
     ```
     """
+    if namespace and all_namespaces:
+        raise InputError("give -n or -A, not both", field="--namespace")
     kind = KINDS.get(what.lower())
     if kind is None:
         raise InputError(
             f"unknown resource type {what!r}",
             field="WHAT",
             hint="one of clusterversion, clusteroperators (co), machineconfigpools (mcp), "
-            "nodes (no), clusters, nodepools, preflightchecks, healthchecks",
+            "nodes (no), clusters, nodepools, preflightchecks, healthchecks, catalogsources, "
+            "subscriptions, installplans, csv",
         )
     if kubeconfig is not None:
         objs, now = backend(kubeconfig, context).list(kind), time.time()
@@ -842,6 +854,8 @@ def get_command(
         with opened(cluster) as (_, store, _spec):
             objs = [o for o in store.list(kind) if bootstrap == in_bootstrap(o)]
             now = float(store.meta("now", 0))
+    if namespace:
+        objs = [o for o in objs if o["metadata"].get("namespace", "") == namespace]
     if output.data:
         print_json({"apiVersion": "v1", "kind": "List", "items": objs})
         return

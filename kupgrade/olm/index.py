@@ -6,14 +6,17 @@ cluster resolves against whatever its catalog serves, valid or not.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from kupgrade.errors import VersionError
 from kupgrade.olm.catalog import SCHEMA_BUNDLE, BundleBlob, Catalog
 from kupgrade.olm.graph import ChannelGraph
+from kupgrade.olm.properties import MISSING
 from kupgrade.olm.validate import ConvertError, package_properties
 from kupgrade.versions import SemVer, parse_blang
 
 LEGACY_DEPRECATED = "olm.deprecated"
+UNPROJECTED = ("olm.bundle.object", "olm.csv.metadata")
 
 
 @dataclass
@@ -24,6 +27,10 @@ class PackageIndex:
     versions: dict[str, SemVer | None] = field(default_factory=dict)  # bundle blob order
     legacy_deprecated: set[str] = field(default_factory=set)  # `olm.deprecated` property
     deprecated: set[str] = field(default_factory=set)  # olm.deprecations bundle entries
+    # What a cluster installs from a bundle: its image, and the properties OLM projects
+    # onto its CSV (operatorframework.io/properties), inline manifests left out.
+    images: dict[str, str] = field(default_factory=dict)
+    properties: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def channel(self, name: str) -> ChannelGraph | None:
         """The named channel, or the default channel when `name` is empty."""
@@ -53,6 +60,11 @@ class CatalogIndex:
         for bundle in catalog.bundles:
             package = packages.setdefault(bundle.package, PackageIndex(bundle.package, ""))
             package.versions.setdefault(bundle.name, _version(bundle))
+            package.images.setdefault(bundle.name, bundle.image)
+            package.properties.setdefault(bundle.name, [
+                {"type": p.type, "value": p.value} for p in bundle.properties
+                if p.type not in UNPROJECTED and p.value is not MISSING
+            ])  # fmt: skip
             if any(p.type == LEGACY_DEPRECATED for p in bundle.properties):
                 package.legacy_deprecated.add(bundle.name)
         for deprecation in catalog.deprecations:

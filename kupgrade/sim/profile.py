@@ -136,6 +136,8 @@ class Fault(_Base):
     preflight: str | None = None
     message: str | None = None
     health_failures: int = 0
+    # OLM: the CSV (by name) whose operator Deployment never becomes ready.
+    csv: str | None = None
 
 
 class Change(_Base):
@@ -163,6 +165,43 @@ class Component(_Base):
     minutes: Range = (2.0, 5.0)
     downtime: Range = (0.0, 0.0)
     roles: list[str] = msgspec.field(default_factory=list)
+
+
+class OlmCatalog(_Base):
+    """A CatalogSource the cluster is created with: a file-based catalog (file or
+    directory) or a catalog image."""
+
+    name: str
+    path: str | None = None
+    image: str | None = None
+    namespace: str = "olm"
+    priority: int = 0
+    poll: str | None = None  # an image's registryPoll interval (10m, 1h)
+
+
+class OlmSubscription(_Base):
+    """A Subscription the cluster is created with (installed before it is handed over)."""
+
+    package: str
+    source: str
+    channel: str = ""
+    namespace: str = "operators"
+    source_namespace: str = "olm"
+    approval: str = "Automatic"
+    starting_csv: str = ""
+
+
+class Olm(_Base):
+    """The cluster's operator-lifecycle-manager (SPEC F): its resolution policy, the
+    global catalog namespace, how long an operator's pod takes to start and how long a
+    CSV may wait for it, and catalogs and subscriptions to start with."""
+
+    policy: str = "seed"  # seed | olm-v0 | semver
+    global_namespace: str = "olm"
+    start_seconds: float = 30.0
+    install_timeout_seconds: float = 300.0
+    catalogs: list[OlmCatalog] = msgspec.field(default_factory=list)
+    subscriptions: list[OlmSubscription] = msgspec.field(default_factory=list)
 
 
 class Gdc(_Base):
@@ -209,6 +248,7 @@ class Spec(_Base):
     metrics: str | None = None  # OpenMetrics snapshot the cluster's risks are evaluated on
     extra_manifests: int = 0  # more manifests per release (a realistic release has ~900)
     gdc: Gdc | None = None  # set for `platform: gdc`
+    olm: Olm | None = None  # operators installed through OLM (OpenShift)
 
 
 class Profile(_Base):

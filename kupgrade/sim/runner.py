@@ -22,10 +22,12 @@ from typing import Any
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import find
 from kupgrade.controllers.nodes.controller import NodeController
+from kupgrade.controllers.olm.controller import OlmController
 from kupgrade.controllers.protocol import Controller
 from kupgrade.controllers.version.controller import VersionController, Wiring
+from kupgrade.sim.catalogs import CatalogCache
 from kupgrade.sim.cluster import SimCluster
-from kupgrade.sim.profile import Spec
+from kupgrade.sim.profile import Olm, Spec
 from kupgrade.sim.store import Store
 from kupgrade.sim.world import World
 
@@ -82,7 +84,12 @@ class Runner:
         assert self.wiring is not None, "an OpenShift cluster's controllers need their wiring"
         self.version = VersionController(self.api, self.wiring)
         self.nodes = NodeController(self.api)
-        self.controllers = [self.version, self.nodes]
+        olm = self.spec.olm or Olm()
+        self.olm = OlmController(
+            self.api, CatalogCache(), policy=olm.policy, global_namespace=olm.global_namespace,
+            install_timeout=olm.install_timeout_seconds,
+        )  # fmt: skip
+        self.controllers = [self.version, self.nodes, self.olm]
 
     def handoff(self) -> bool:
         """The version controller hands over to its new version (SPEC C9)."""

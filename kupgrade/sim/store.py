@@ -147,7 +147,8 @@ class ChangeLog:
         if len(self.entries) > self.keep:
             self.oldest = self.entries[len(self.entries) - self.keep - 1][0]
         self.store.set_meta("resourceVersion", self.version)
-        self.changed.notify_all()
+        with self.changed:  # the store's RLock: held already by a step or a request
+            self.changed.notify_all()
 
     def since(self, version: int) -> builtins.list[tuple[int, str, str, bytes]] | None:
         """Changes after `version`, or None when they are no longer kept (410 Gone)."""

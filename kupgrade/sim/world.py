@@ -23,8 +23,9 @@ from kupgrade.cluster.objects import (
     pod,
     rfc3339,
 )
+from kupgrade.cluster.olm import OWNER
 from kupgrade.sim.cluster import SimCluster
-from kupgrade.sim.profile import Fault, Spec, Workload, operators_of
+from kupgrade.sim.profile import Fault, Olm, Spec, Workload, operators_of
 from kupgrade.sim.releases import OPERATOR_LABEL, rendered_config
 
 DRAIN_TIMEOUT = 3600.0
@@ -174,12 +175,47 @@ class World:
     def _stamp(self) -> str:
         return rfc3339(self.sim.now())
 
+    def _olm_deployment(self, deployment: dict[str, Any], owner: str) -> None:
+        """An operator's Deployment rolled to a new CSV: its pod is ready after the
+        profile's start time, or never when a fault says so (SPEC F)."""
+        status = deployment.setdefault("status", {})
+        if owner in (status.get("rolledOut"), status.get("rolling")):
+            return
+        status.update({"rolling": owner, "readyReplicas": 0, "availableReplicas": 0})
+        self.sim.write(deployment)
+        if self.fault(csv=owner) is not None:
+            self.sim.warn(
+                key_of(deployment), "NeverReady", f"the pod of {owner} never becomes ready"
+            )
+            return
+        meta = deployment["metadata"]
+        start = (self.spec.olm or Olm()).start_seconds
+        self.sim.store.schedule(
+            self.sim.now() + start, ["olm-ready", meta["namespace"], meta["name"], owner]
+        )
+
+    def _on_olm_ready(self, namespace: str, name: str, owner: str) -> None:
+        found = self.sim.get("Deployment", name, namespace)
+        if found is None or (found["metadata"].get("labels") or {}).get(OWNER) != owner:
+            return
+        found["status"] = {
+            "replicas": 1,
+            "readyReplicas": 1,
+            "availableReplicas": 1,
+            "rolledOut": owner,
+        }
+        self.sim.write(found)
+
     def _operators(self) -> None:
         for key in self.deployments.drain():
             deployment = self.sim.get("Deployment", key[2], key[1])
             if deployment is None:
                 continue
-            name = (deployment["metadata"].get("labels") or {}).get(OPERATOR_LABEL)
+            labels = deployment["metadata"].get("labels") or {}
+            if OWNER in labels:
+                self._olm_deployment(deployment, labels[OWNER])
+                continue
+            name = labels.get(OPERATOR_LABEL)
             version = _release_version(deployment)
             if not name or version is None or name not in self.ops:
                 continue

@@ -54,6 +54,7 @@ MCO = "machineconfiguration.openshift.io"
 BAREMETAL = "baremetal.cluster.gke.io"
 SIM = "sim.kupgrade.io"
 RBAC = "rbac.authorization.k8s.io"
+OLM = "operators.coreos.com"
 
 RESOURCES = [
     Resource("Namespace", "", "v1", "namespaces", "namespace", False, ("ns",)),
@@ -106,6 +107,22 @@ RESOURCES = [
     Resource("NodePool", BAREMETAL, "v1", "nodepools", "nodepool", True),
     Resource("PreflightCheck", BAREMETAL, "v1", "preflightchecks", "preflightcheck", True),
     Resource("HealthCheck", BAREMETAL, "v1", "healthchecks", "healthcheck", True),
+    Resource(
+        "CatalogSource", OLM, "v1alpha1", "catalogsources", "catalogsource", True, ("catsrc",)
+    ),
+    Resource(
+        "Subscription", OLM, "v1alpha1", "subscriptions", "subscription", True, ("sub", "subs")
+    ),
+    Resource("InstallPlan", OLM, "v1alpha1", "installplans", "installplan", True, ("ip",)),
+    Resource(
+        "ClusterServiceVersion",
+        OLM,
+        "v1alpha1",
+        "clusterserviceversions",
+        "clusterserviceversion",
+        True,
+        ("csv", "csvs"),
+    ),
     # The simulator's virtual clock (service/kubeapi/clock.py): read-only but for `step`.
     Resource("Clock", SIM, "v1", "clocks", "clock", False, (), ("step",), writable=False),
 ]

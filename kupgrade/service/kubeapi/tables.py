@@ -17,6 +17,7 @@ from kupgrade.cluster.gdc import (
     preflight_columns,
 )
 from kupgrade.cluster.objects import parse_rfc3339
+from kupgrade.cluster.olm import OLM_HEADS, olm_columns
 from kupgrade.controllers.nodes.pool import MCP_COLUMNS, mcp_columns
 from kupgrade.controllers.version.status import clusterversion_columns
 
@@ -37,6 +38,15 @@ RESOURCES = {
     "NodePool": ("nodepool", "nodepools", (), "baremetal.cluster.gke.io"),
     "PreflightCheck": ("preflightcheck", "preflightchecks", (), "baremetal.cluster.gke.io"),
     "HealthCheck": ("healthcheck", "healthchecks", (), "baremetal.cluster.gke.io"),
+    "CatalogSource": ("catalogsource", "catalogsources", ("catsrc",), "operators.coreos.com"),
+    "Subscription": ("subscription", "subscriptions", ("sub", "subs"), "operators.coreos.com"),
+    "InstallPlan": ("installplan", "installplans", ("ip",), "operators.coreos.com"),
+    "ClusterServiceVersion": (
+        "clusterserviceversion",
+        "clusterserviceversions",
+        ("csv", "csvs"),
+        "operators.coreos.com",
+    ),
 }
 # Distributed-cloud kinds, listed across namespaces as `kubectl get -A` does.
 GDC_COLUMNS = {
@@ -242,8 +252,22 @@ def _pdb_columns(pdb: dict[str, Any], now: float) -> list[str]:
     ]  # fmt: skip
 
 
+def _olm(kind: str) -> tuple[list[str], Any]:
+    """oc's columns of an OLM kind (its CRDs' additionalPrinterColumns)."""
+    head = OLM_HEADS[kind]
+
+    def columns(obj: dict[str, Any], now: float) -> list[str]:
+        cells = olm_columns(kind, obj)
+        if head[-1] == "AGE":
+            cells.append(age(obj["metadata"].get("creationTimestamp", ""), now))
+        return cells
+
+    return head, columns
+
+
 # kubectl's columns of the core kinds (its printers in pkg/printers/internalversion).
 OTHER_COLUMNS = {
+    **{kind: _olm(kind) for kind in OLM_HEADS},
     "Pod": (["READY", "STATUS", "RESTARTS", "AGE"], _pod_columns),
     "PodDisruptionBudget": (
         ["MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"],

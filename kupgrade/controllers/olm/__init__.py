@@ -1,0 +1,1 @@
+"""OLM on the cluster: subscriptions, install plans, CSVs (SPEC F)."""
