@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from kupgrade.cluster.conditions import find
+from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.olm import csv_object
 from kupgrade.controllers.olm.controller import resolution_reason
-from kupgrade.cluster.objects import rfc3339
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
@@ -193,7 +193,7 @@ def test_manual_plans_wait_for_approval_and_a_stale_one_is_refused(tmp_path: Pat
     sub = sim.get("Subscription", "etcd", "operators")
     assert sub is not None
     sub["status"]["installPlanRef"]["name"] = "install-other"
-    with pytest.raises(InputError, match="stale.*install-other"):
+    with pytest.raises(InputError, match=r"stale.*install-other"):
         approve(sim, second["metadata"]["name"])
 
 
