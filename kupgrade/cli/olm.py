@@ -4,6 +4,7 @@ and the subscription resolver."""
 from __future__ import annotations
 
 import enum
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -18,6 +19,7 @@ from kupgrade.olm.render import RenderOptions, channel_doc, draw, render_dot, re
 from kupgrade.olm.resolver import POLICIES, resolve_and_walk
 from kupgrade.olm.resolver.model import DEFAULT_GLOBAL_NAMESPACE, Installed, Source, Subscription
 from kupgrade.olm.validate import Validation, validate_catalog
+from kupgrade.release.catalog_image import build_catalog_image, pull_catalog, push_catalog, unpack
 from kupgrade.versions import parse_blang, parse_range
 
 app = typer.Typer(help="Operator catalogs and subscriptions.", no_args_is_help=True)
@@ -25,9 +27,47 @@ app = typer.Typer(help="Operator catalogs and subscriptions.", no_args_is_help=T
 CatalogArg = Annotated[
     Path,
     typer.Argument(
-        help="A file-based catalog (file or directory) or a package-manifests directory."
+        help="A file-based catalog (file or directory), a package-manifests directory, or a "
+        "catalog image (HOST/REPOSITORY:TAG or @sha256:DIGEST)."
     ),
 ]
+# Catalog images pulled by this command, unpacked for as long as it runs.
+_PULLED: list[tempfile.TemporaryDirectory[str]] = []
+
+
+def local_catalog(where: Path) -> Path:
+    """A catalog on disk: the path itself, or a catalog image pulled and unpacked (every
+    blob checked against its digest)."""
+    text = str(where)
+    if where.exists() or "/" not in text or not (":" in text or "@" in text):
+        return where
+    if not _PULLED:
+        _PULLED.append(tempfile.TemporaryDirectory(prefix="kupgrade-catalog-"))
+    return unpack(pull_catalog(text), Path(_PULLED[0].name))
+
+
+@app.command("push")
+@user_errors
+def push_command(
+    catalog: Annotated[Path, typer.Argument(help="A file-based catalog (file or directory).")],
+    image: Annotated[str, typer.Argument(help="Where to push it: HOST/REPOSITORY:TAG.")],
+    output: OutputOpt = Format.text,
+) -> None:
+    """Build a catalog image of a file-based catalog (under /configs, as opm builds them)
+    and push it to a registry; print its pull spec by digest.
+
+    **Examples**
+
+    ```
+    kupgrade olm push ./catalog 127.0.0.1:5000/catalogs/community:v1
+    kupgrade olm push catalog.json 127.0.0.1:5000/catalogs/etcd:latest -o json
+    ```
+    """
+    spec = push_catalog(build_catalog_image(catalog), image)
+    if output.data:
+        print_json({"pullSpec": spec})
+    else:
+        stdout.print(spec, highlight=False, markup=False)
 
 
 class GraphFormat(enum.StrEnum):
@@ -51,7 +91,7 @@ def validate_command(catalog: CatalogArg, output: OutputOpt = Format.text) -> No
     ```
     """
     try:
-        loaded = load_catalog(catalog)
+        loaded = load_catalog(local_catalog(catalog))
     except InputError as exc:
         result = Validation(False, "load", str(exc), [[str(exc)]])
     else:
@@ -89,9 +129,10 @@ def heads_command(catalog: CatalogArg, output: OutputOpt = Format.text) -> None:
     ```
     kupgrade olm heads ./catalog
     kupgrade olm heads catalog.json -o json
+    kupgrade olm heads 127.0.0.1:5000/catalogs/community:v1
     ```
     """
-    index = CatalogIndex.build(load_catalog(catalog))
+    index = CatalogIndex.build(load_catalog(local_catalog(catalog)))
     heads: dict[str, dict[str, str | None]] = {}
     problems = []
     for name in sorted(index.packages):
@@ -148,7 +189,7 @@ def render_graph_command(
     kupgrade olm render-graph ./catalog --package etcd -o json
     ```
     """
-    loaded = load_catalog(catalog)
+    loaded = load_catalog(local_catalog(catalog))
     options = RenderOptions(package, minimum_edge, v0)
     if package and not any(c.package == package for c in loaded.channels):
         raise InputError(
@@ -329,7 +370,7 @@ def _sources(specs: list[str]) -> list[Source]:
         if any(s.name == name and s.namespace == namespace for s in sources):
             raise InputError(f"source {namespace}/{name} is given twice", field="--source")
         if path not in indexes:
-            indexes[path] = CatalogIndex.build(load_catalog(path))
+            indexes[path] = CatalogIndex.build(load_catalog(local_catalog(path)))
         sources.append(Source(name, namespace, priority, indexes[path]))
     return sources
 

@@ -53,7 +53,7 @@ def subscribe_command(
     ```
     kupgrade olm subscribe --cluster demo --source community=./catalog --channel alpha
     kupgrade olm subscribe --cluster demo --source community=./catalog --package etcd \\
-      --approval Manual --starting-csv etcdoperator.v0.9.0 -o json
+      --approval Manual --starting-csv etcdoperator.v0.9.0 --namespace manual-ops -o json
     ```
     """
     name, path, source_namespace, priority = parse_source(source)
@@ -93,7 +93,7 @@ def approve_command(
 
     ```
     kupgrade get installplans --cluster demo -A
-    kupgrade olm approve install-abcde --cluster demo --namespace operators
+    kupgrade olm approve install-zw892 --cluster demo --namespace manual-ops
     ```
     """
     with opened(cluster) as (_, store, _spec):

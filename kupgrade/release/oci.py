@@ -20,7 +20,7 @@ import posixpath
 import re
 import tarfile
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -170,15 +170,20 @@ class BuiltImage:
         return Descriptor(MANIFEST_MEDIA, self.digest, len(self.manifest), {REF_NAME: self.version})
 
 
-def build_image(files: Mapping[str, bytes], version: str, arch: str = "amd64") -> BuiltImage:
-    """The release image for these payload files; same input, same digest."""
+def build_image(
+    files: Mapping[str, bytes], version: str, arch: str = "amd64",
+    labels: Mapping[str, str] | None = None,
+) -> BuiltImage:  # fmt: skip
+    """The release image for these payload files (or, with `labels`, another image such
+    as a catalog's); same input, same digest."""
+    labels = dict(labels) if labels is not None else {RELEASE_LABEL: version}
     tar = build_layer(files)
     layer = gzip.compress(tar, compresslevel=6, mtime=0)
     config = canonical_json(
         {
             "architecture": arch,
             "os": "linux",
-            "config": {"Labels": {RELEASE_LABEL: version}},
+            "config": {"Labels": labels},
             "rootfs": {"type": "layers", "diff_ids": [sha256(tar)]},
         }
     )
@@ -188,7 +193,7 @@ def build_image(files: Mapping[str, bytes], version: str, arch: str = "amd64") -
             "mediaType": MANIFEST_MEDIA,
             "config": Descriptor(CONFIG_MEDIA, sha256(config), len(config)).to_json(),
             "layers": [Descriptor(LAYER_GZIP, sha256(layer), len(layer)).to_json()],
-            "annotations": {RELEASE_LABEL: version},
+            "annotations": labels,
         }
     )
     return BuiltImage(manifest, {sha256(config): config, sha256(layer): layer}, version)
@@ -427,16 +432,20 @@ def _members(
             yield member, _check_member(member, where), tar
 
 
-def read_tree(image: Image, limits: Limits | None = None) -> Tree:
-    """Unpack the payload directories of every layer in memory, checking as it goes."""
+def read_tree(
+    image: Image, limits: Limits | None = None, keep: Callable[[str], bool] | None = None
+) -> Tree:
+    """Unpack the payload directories of every layer (or the paths `keep` takes) in
+    memory, checking as it goes."""
     limits = limits or Limits()
+    wanted = keep or _in_payload
     where = image.source.name
     tree = Tree()
     for index, layer in enumerate(image.layers):
         links: list[tuple[str, str]] = []
         stream = _layer_stream(image, layer, limits)
         for member, path, tar in _members(stream, where, limits):
-            if not _in_payload(path) or _apply_whiteout(tree, path):
+            if not wanted(path) or _apply_whiteout(tree, path):
                 continue
             if member.isdir():
                 tree.dirs.add(path.split("/", 1)[0])

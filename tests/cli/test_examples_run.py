@@ -42,9 +42,10 @@ ORDER = [
     "sample write", "explain", "skew reference", "cluster profile", "graph build",
     "graph diff", "graph filter", "graph lint", "serve", "path", "updates", "promql eval",
     "release new", "release push", "release info", "release extract", "release graph",
-    "release manifests", "release sign", "release verify", "olm validate", "olm heads",
+    "release manifests", "release sign", "release verify", "olm push", "olm validate", "olm heads",
     "olm render-graph", "olm skiprange", "olm resolve", "skew check", "skew check-step",
-    "plan", "rollout", "cluster create", "controller run", "upgrade", "get", "cluster list",
+    "plan", "rollout", "cluster create", "olm subscribe", "controller run", "olm approve",
+    "upgrade", "get", "cluster list",
     "cluster metrics", "cluster serve-api", "cluster delete", "demo",
 ]  # fmt: skip
 # Examples that connect to another machine (a URL given as metadata is only text).

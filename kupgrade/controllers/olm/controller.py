@@ -35,11 +35,31 @@ from kupgrade.olm.resolver import resolve
 from kupgrade.olm.resolver.model import Installed, ResolutionError, Source, Subscription
 from kupgrade.versions import SemVer, parse_blang
 
-CatalogLoader = Callable[[Obj], CatalogIndex]
+# A CatalogSource -> its catalog; True asks an image source to be pulled again (its poll).
+CatalogLoader = Callable[[Obj, bool], CatalogIndex]
 INSTALL_TIMEOUT = 300.0  # seconds a CSV may wait for its deployment before it fails
 # The ClusterVersion too: its current release decides which CSVs block the next minor.
 WATCHED = ("Subscription", "InstallPlan", "ClusterServiceVersion", "CatalogSource", "Deployment",
            "ClusterVersion")  # fmt: skip
+
+
+def parse_interval(text: str) -> float:
+    """A registryPoll interval as Go's time.ParseDuration reads it (10m, 1h30m, 45s);
+    0 when there is none or it does not parse."""
+    seconds, number = 0.0, ""
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0}
+    for char in text.strip():
+        if char.isdigit() or char == ".":
+            number += char
+        elif char in units and number:
+            try:
+                seconds += float(number) * units[char]
+            except ValueError:
+                return 0.0
+            number = ""
+        else:
+            return 0.0
+    return 0.0 if number else seconds
 
 
 def resolution_reason(error_class: str) -> str:
@@ -63,11 +83,13 @@ class OlmController:
         self.global_namespace = global_namespace
         self.install_timeout = install_timeout
         self.changes = api.watch(*WATCHED)
+        self._fresh: set[tuple[str, str]] = set()
 
     def sync(self) -> float | None:
         if not self.changes:
             return None
         self.changes.drain()
+        self._fresh = self._polls()
         subscriptions = self.api.list("Subscription")
         for sub in subscriptions:
             self._subscription(sub)
@@ -154,11 +176,39 @@ class OlmController:
             self.api.record(key_of(plan), phase, f"install plan {phase}")
         return phase
 
+    def _polls(self) -> set[tuple[str, str]]:
+        """Image sources whose registryPoll interval has passed: pulled again this pass
+        (a new digest behind the tag is a new catalog), the next poll queued."""
+        due = set()
+        now = self.api.now()
+        for found in self.api.list("CatalogSource"):
+            interval = parse_interval(
+                ((found["spec"].get("updateStrategy") or {}).get("registryPoll") or {}).get(
+                    "interval", ""
+                )
+            )
+            if not found["spec"].get("image") or interval <= 0:
+                continue
+            last = found.get("status", {}).get("latestImageRegistryPoll")
+            if last and now < parse_rfc3339(last) + interval:
+                continue
+            source = copy.deepcopy(found)
+            source.setdefault("status", {}).update({
+                "latestImageRegistryPoll": self._stamp(),
+                "connectionState": {"lastObservedState": "READY", "lastConnect": self._stamp()},
+            })  # fmt: skip
+            self.api.write(source)
+            meta = found["metadata"]
+            self.api.requeue_at(now + interval, "CatalogSource", meta["name"], meta["namespace"])
+            due.add((meta["namespace"], meta["name"]))
+        return due
+
     def _sources(self, status: Obj) -> list[Source]:
         sources, broken = [], []
         for obj in self.api.list("CatalogSource"):
+            meta = obj["metadata"]
             try:
-                index = self.catalogs(obj)
+                index = self.catalogs(obj, (meta["namespace"], meta["name"]) in self._fresh)
             except KupgradeError as exc:
                 broken.append(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}: {exc}")
                 continue
