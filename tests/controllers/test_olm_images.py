@@ -6,6 +6,7 @@ subscription's conditions; the catalog commands read images too."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,7 +35,9 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryProce
 
 
 def _catalog(names: list[str]) -> list[dict[str, Any]]:
-    entries = [{"name": names[0]}] + [{"name": n, "replaces": p} for p, n in zip(names, names[1:])]
+    entries = [{"name": names[0]}] + [
+        {"name": n, "replaces": p} for p, n in itertools.pairwise(names)
+    ]
     return [
         {"schema": "olm.package", "name": "app", "defaultChannel": "stable"},
         {"schema": "olm.channel", "package": "app", "name": "stable", "entries": entries},
