@@ -177,19 +177,33 @@ def create_command(
         spec, role, managed_by, version_given=version is not None or profile is not None
     )
     root = create_cluster(home(), name, msgspec.structs.replace(loaded, spec=spec))
-    info = {
+    info: dict[str, Any] = {
         "name": name,
         "path": str(root),
         "version": spec.version,
         "channel": spec.channel,
         "nodes": sum(len(node_names(p)) for p in spec.pools),
     }
+    if spec.olm is not None and spec.olm.subscriptions:
+        info["operators"] = _install_operators(name)
     if output.data:
         print_json(info)
     else:
         stdout.print(
             f"created cluster {name} at {spec.version} ({info['nodes']} nodes) in {root}",
             highlight=False,
+        )
+
+
+def _install_operators(name: str) -> list[str]:
+    """A profile's subscriptions installed before the cluster is handed over: its
+    controllers run until nothing is left to do (Manual plans wait for approval)."""
+    with opened(name) as (root, store, spec):
+        runner = make_runner(root, store, spec)
+        runner.run(until="idle", max_seconds=6 * 3600)
+        return sorted(
+            f"{c['metadata']['namespace']}/{c['metadata']['name']} ({c['status'].get('phase')})"
+            for c in store.list("ClusterServiceVersion")
         )
 
 

@@ -22,6 +22,7 @@ from kupgrade.release.payload import LoadOptions, load_payload
 from kupgrade.release.sources import open_payload
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.gdc import populate_gdc
+from kupgrade.sim.olm import start_with
 from kupgrade.sim.profile import (
     Machine,
     Profile,
@@ -183,6 +184,8 @@ def _populate(root: Path, name: str, profile: Profile) -> None:
             },
         )
         _settle_pools(store)
+        if spec.olm is not None:  # the first `controller run` installs them (SPEC F)
+            start_with(SimCluster(store), spec.olm)
         store.commit()
     finally:
         store.close()

@@ -451,8 +451,12 @@ def check_profile(profile: Profile, where: str) -> None:
             )
     if spec.platform == "gdc":
         _check_gdc(spec, where)
+        if spec.olm is not None:
+            raise InputError("OLM runs on OpenShift clusters", file=where, field="spec.olm")
     else:
         _no_gdc(spec, where)
+    if spec.olm is not None:
+        _check_olm(spec.olm, where)
     known = {o.name for o in operators_of(spec)}
     for i, f in enumerate(spec.faults):
         if f.component is not None or f.preflight is not None or f.health_failures:
@@ -463,6 +467,31 @@ def check_profile(profile: Profile, where: str) -> None:
                 file=where,
                 field=f"spec.faults[{i}].operator",
             )
+
+
+OLM_POLICIES = ("seed", "olm-v0", "semver")
+
+
+def _check_olm(olm: Olm, where: str) -> None:
+    if olm.policy not in OLM_POLICIES:
+        raise InputError(f"policy {olm.policy!r} is not one of {', '.join(OLM_POLICIES)}",
+                         file=where, field="spec.olm.policy")  # fmt: skip
+    if olm.start_seconds < 0 or olm.install_timeout_seconds <= 0:
+        raise InputError("startSeconds must be 0 or more and installTimeoutSeconds more than 0",
+                         file=where, field="spec.olm")  # fmt: skip
+    names = {(c.namespace, c.name) for c in olm.catalogs}
+    for i, c in enumerate(olm.catalogs):
+        if bool(c.path) == bool(c.image):
+            raise InputError("a catalog gives a path or an image", file=where,
+                             field=f"spec.olm.catalogs[{i}]")  # fmt: skip
+    for i, sub in enumerate(olm.subscriptions):
+        if (sub.source_namespace, sub.source) not in names:
+            raise InputError(f"subscription {sub.package} names catalog {sub.source_namespace}/"
+                             f"{sub.source}, which the profile does not have", file=where,
+                             field=f"spec.olm.subscriptions[{i}].source")  # fmt: skip
+        if sub.approval not in ("Automatic", "Manual"):
+            raise InputError("approval is Automatic or Manual", file=where,
+                             field=f"spec.olm.subscriptions[{i}].approval")  # fmt: skip
 
 
 def _no_gdc(spec: Spec, where: str) -> None:
