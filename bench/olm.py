@@ -112,5 +112,68 @@ def bench_olm(shared: Path, runs: int = 3) -> dict[str, object]:
     }
 
 
+def _starts(index: CatalogIndex, count: int) -> list[tuple[str, str, str]]:
+    """(package, channel, starting CSV) for `count` subscriptions: every entry of every
+    channel with a version, in turn, so most have a walk ahead of them."""
+    out = []
+    for name in sorted(index.packages):
+        package = index.packages[name]
+        for channel in package.channel_order():
+            out += [(name, channel.name, e.name) for e in channel.entries
+                    if package.versions.get(e.name) is not None]  # fmt: skip
+    return out[:count]
+
+
+def bench_olm_cluster(shared: Path, subscriptions: int = 200) -> dict[str, object]:
+    """`subscriptions` subscriptions on the real v4.21 catalog (each in a namespace of its
+    own, starting at an entry of a channel), resolved and walked to their heads by the OLM
+    controller of a simulated cluster (wall time, install plans, where they ended)."""
+    import tempfile  # noqa: PLC0415 - the rest of the bench does not need them
+
+    from kupgrade.sim.create import create_cluster  # noqa: PLC0415
+    from kupgrade.sim.olm import add_source, subscribe  # noqa: PLC0415
+    from kupgrade.sim.profile import Olm, Pool, Profile, Spec  # noqa: PLC0415
+    from kupgrade.sim.store import Store  # noqa: PLC0415
+    from tests.support.sim import runner  # noqa: PLC0415
+
+    path = shared / "olm" / "catalogs" / "community-operators-prod" / "v4.21.json"
+    if not path.exists():
+        return {"skipped": f"no {path}"}
+    starts = _starts(_full(path), subscriptions)
+    spec = Spec(seed=1, pools=[Pool(name="master", nodes=1, max_unavailable=1)], olm=Olm())
+    with tempfile.TemporaryDirectory(prefix="kupgrade-olm-bench-") as tmp:
+        root = create_cluster(Path(tmp), "c", Profile(spec=spec))
+        store = Store(root / "cluster.db")
+        r = runner(root, store, spec)
+        add_source(r.sim, "community", str(path), namespace="olm")
+        for i, (package, channel, start) in enumerate(starts):
+            subscribe(r.sim, package=package, source="community", source_namespace="olm",
+                      namespace=f"team-{i}", channel=channel, starting_csv=start)  # fmt: skip
+        store.commit()
+        since = r.sim.now()
+        started = time.perf_counter()
+        outcome = r.run(until="idle", max_seconds=30 * 86400)
+        wall = time.perf_counter() - started
+        subs = r.sim.list("Subscription")
+        plans = len(r.sim.list("InstallPlan"))
+        at_head = 0
+        index = CatalogIndex.build(load_catalog(path))
+        for sub in subs:
+            channel = index.packages[sub["spec"]["name"]].channel(sub["spec"]["channel"])
+            at_head += channel is not None and sub["status"].get("installedCSV") == channel.head
+        failed = sum(1 for s in subs if any(c["type"] == "ResolutionFailed" and c["status"] == "True"
+                                            for c in s["status"].get("conditions") or []))  # fmt: skip
+        store.close()
+    return {
+        "catalog": path.name, "subscriptions": len(subs), "install_plans": plans,
+        "at_channel_head": at_head, "resolution_failed": failed, "wall_s": round(wall, 2),
+        "simulated_min": round((outcome.now - since) / 60, 1),
+        "steps": outcome.steps,
+    }  # fmt: skip
+
+
 if __name__ == "__main__":
-    print(json.dumps(bench_olm(REPO.parent / "shared" / "conformance"), indent=2))
+    shared = REPO.parent / "shared" / "conformance"
+    print(
+        json.dumps({"catalog": bench_olm(shared), "cluster": bench_olm_cluster(shared)}, indent=2)
+    )

@@ -37,7 +37,7 @@ import httpx
 from bench.fleet import bench_fleet
 from bench.gdc import bench_gdc
 from bench.kubeapi import bench_kubeapi
-from bench.olm import bench_olm
+from bench.olm import bench_olm, bench_olm_cluster
 from bench.promql import bench_promql
 from bench.release import bench_release, describe
 from bench.remote import bench_remote
@@ -223,6 +223,7 @@ def main() -> None:
     report["gdc rehearsal"] = bench_gdc([int(n) for n in args.gdc_sizes.split(",")])
     report["fleet plan"] = bench_fleet([int(n) for n in args.fleet_sizes.split(",")])
     report["olm"] = bench_olm(SHARED.parent)
+    report["olm on a cluster"] = bench_olm_cluster(SHARED.parent)
     if args.json:
         print(json.dumps(report, indent=2))
         return
@@ -302,6 +303,13 @@ def main() -> None:
             print(
                 f"  resolve {policy:7s} {row['resolutions']} triples in {row['seconds']} s: {row['per_second']}/s"
             )
+    cluster = report["olm on a cluster"]
+    if "skipped" not in cluster:  # type: ignore[operator]
+        print(
+            f"olm on a cluster: {cluster['subscriptions']} subscriptions walked to their heads "  # type: ignore[index]
+            f"({cluster['install_plans']} install plans, {cluster['at_channel_head']} at the head) "  # type: ignore[index]
+            f"in {cluster['wall_s']} s wall for {cluster['simulated_min']} simulated min"  # type: ignore[index]
+        )
     rounds = ", ".join(f"{r:.2f}" for r in service["ratios"].values())
     print(
         f"  kupgrade/nginx requests per second: {ratio:.2f}, median of {ROUNDS} alternating "
