@@ -301,3 +301,25 @@ def test_subscriptions_print_as_oc_get_and_list_as_kubernetes_lists(tmp_path: Pa
         "olm", "subscribe", "--cluster", "demo", "--source", f"community={catalog}", env=env
     )
     assert again.returncode != 0 and "already exists" in again.stderr
+
+
+def test_an_approved_plan_installs_its_csv_after_the_catalog_moved_on(tmp_path: Path) -> None:
+    """OLM does not resolve again while a plan waits (operator.go nothingToUpdate): the
+    waiting plan keeps its bundle, and approving it installs that CSV even when the
+    catalog no longer has it; the next resolution starts from there."""
+    store, r = _manual(tmp_path, Spec(seed=6, pools=SMALL))
+    sim = r.sim
+    r.run(until="idle")
+    (plan,) = _plans(sim, "etcd", "operators")
+    moved = [b for b in CAPPED if b.get("name") != "etcd.v1"]
+    moved[1] = {**moved[1], "entries": [{"name": "etcd.v2", "skipRange": "<2.0.0"}]}
+    write_blobs(tmp_path / "catalog", moved)
+    r.run(until="idle", max_seconds=3600)
+    assert _plans(sim, "etcd", "operators") == [plan]  # still the one plan, still waiting
+    approve(sim, plan["metadata"]["name"])
+    store.commit()
+    r.run(until="idle", max_seconds=3600)
+    first, second = _plans(sim, "etcd", "operators")
+    assert first["status"]["phase"] == "Complete"
+    assert sim.get("ClusterServiceVersion", "etcd.v1", "operators") is not None  # installed
+    assert second["spec"]["clusterServiceVersionNames"] == ["etcd.v2"]
