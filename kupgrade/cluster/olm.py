@@ -100,6 +100,23 @@ def csv_object(
                                      "message": "requirements not yet checked"}}  # fmt: skip
 
 
+# --- progress --------------------------------------------------------------------------------
+
+IN_FLIGHT = ("Pending", "InstallReady", "Installing", "Replacing", "Deleting")
+
+
+def olm_busy(subscriptions: list[Obj], plans: list[Obj], csvs: list[Obj]) -> bool:
+    """OLM still has work it will do on its own: a subscription not yet looked at, an
+    install plan approved but not complete, a CSV between phases. A plan waiting for
+    approval, a failure or a subscription at its latest is not work in flight."""
+    if any(not (s.get("status") or {}).get("conditions") for s in subscriptions):
+        return True
+    if any(p["spec"].get("approved") and p["status"].get("phase") in ("RequiresApproval", "Installing")
+           for p in plans):  # fmt: skip
+        return True
+    return any(c["status"].get("phase") in IN_FLIGHT for c in csvs)
+
+
 # --- Upgradeable (SPEC C6) -----------------------------------------------------------------
 
 

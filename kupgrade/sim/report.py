@@ -43,11 +43,12 @@ def timeline(events: list[dict[str, Any]], since: float) -> list[dict[str, Any]]
     return sorted(rows, key=lambda r: r["from"])
 
 
-STARTS = ("Progressing", "Drain", "StageStarted")
-ENDS = ("VersionReached", "Done", "StageDone")
+STARTS = ("Progressing", "Drain", "StageStarted", "Installing")  # Installing: an OLM CSV's
+ENDS = ("VersionReached", "Done", "StageDone", "Succeeded")
 HOLD_UPS = (
     "DrainThresholdExceeded", "DrainFailed", "EvictionBlocked", "Handoff", "Completed",
     "DrainTimeout", "DrainWaiting", "PoolStalled", "UpgradeBlocked", "Pivot", "PivotBack",
+    "Failed", "InstallPlanCreated",
 )  # fmt: skip
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import find
+from kupgrade.cluster.olm import olm_busy
 from kupgrade.controllers.nodes.controller import NodeController
 from kupgrade.controllers.olm.controller import OlmController
 from kupgrade.controllers.protocol import Controller
@@ -223,6 +224,11 @@ class Runner:
         history = cv["status"].get("history") or []
         if not history or history[0].get("state") != "Completed":
             return False
+        api = self.api
+        if olm_busy(
+            api.list("Subscription"), api.list("InstallPlan"), api.list("ClusterServiceVersion")
+        ):
+            return False  # operators being installed or upgraded (SPEC F6)
         return all(
             (find(p["status"].get("conditions"), "Updated") or {}).get("status") == "True"
             for p in self.api.list("MachineConfigPool")

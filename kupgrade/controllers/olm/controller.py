@@ -149,7 +149,7 @@ class OlmController:
                 properties=json.loads(lookup.get("properties") or "[]"),
                 image=lookup.get("path", ""), created=self._stamp(),
             ))  # fmt: skip
-            self.api.record(key_of(plan), "Installing", f"creating {name}")
+            self.api.record(key_of(plan), "CreatingCSV", f"creating {name}")
             self._condition(status, "InstallPlanPending", "True", "Installing",
                             f"installing {name}")  # fmt: skip
             return False
@@ -173,7 +173,7 @@ class OlmController:
             changed = copy.deepcopy(plan)
             changed["status"]["phase"] = phase
             self.api.write(changed)
-            self.api.record(key_of(plan), phase, f"install plan {phase}")
+            self.api.record(key_of(plan), f"InstallPlan{phase}", f"install plan {phase}")
         return phase
 
     def _polls(self) -> set[tuple[str, str]]:
