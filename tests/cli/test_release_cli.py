@@ -9,13 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import yaml
 
 from kupgrade.service.process import RegistryProcess
 from tests.support.cli import kupgrade
 from tests.support.conformance import conformance_path, needs_gpg, needs_registry
+from tests.support.registrykit import tamper_layer
 
 IMAGE = "quay.io/acme/cli@sha256:" + "1" * 64
 API_VERSIONS = {
@@ -145,27 +145,7 @@ def test_a_blob_changed_in_the_registry_is_refused(
     pull_spec = _json("release", "push", str(tar), f"{registry.host}/tamper/release")["pullSpec"]
     layer = _json("release", "info", pull_spec)  # readable before the change
     assert layer["version"] == "2.0.0"
-    digest = pull_spec.rsplit("@", 1)[1]
-    accept = {"Accept": "application/vnd.oci.image.manifest.v1+json"}
-    manifest = httpx.get(
-        f"{registry.base}/v2/tamper/release/manifests/{digest}", headers=accept
-    ).json()
-    hexa = manifest["layers"][0]["digest"].removeprefix("sha256:")
-    blob = (
-        registry.log.parent
-        / "data"
-        / "docker"
-        / "registry"
-        / "v2"
-        / "blobs"
-        / "sha256"
-        / hexa[:2]
-        / hexa
-        / "data"
-    )
-    data = bytearray(blob.read_bytes())
-    data[len(data) // 2] ^= 0xFF
-    blob.write_bytes(bytes(data))
+    tamper_layer(registry, pull_spec)
     result = kupgrade("release", "extract", pull_spec, "--to", str(tmp_path / "out"))
     assert result.returncode == 1
     assert "was changed" in result.stderr

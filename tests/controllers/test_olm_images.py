@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from kupgrade.cluster.conditions import find
@@ -25,6 +24,7 @@ from kupgrade.sim.store import Store
 from tests.support.cli import kupgrade
 from tests.support.conformance import needs_registry
 from tests.support.olmkit import write_blobs
+from tests.support.registrykit import tamper_layer
 from tests.support.sim import runner
 
 
@@ -87,16 +87,7 @@ def test_a_subscription_follows_its_catalog_image_on_each_poll(
 def test_a_tampered_catalog_blob_is_refused(tmp_path: Path, registry: RegistryProcess) -> None:
     pinned = push_catalog(build_catalog_image(write_blobs(tmp_path / "c", _catalog(["app.v1.0.0"]))),
                           f"{registry.host}/catalogs/tampered:v1")  # fmt: skip
-    digest = pinned.rsplit("@", 1)[1]
-    accept = {"Accept": "application/vnd.oci.image.manifest.v1+json"}
-    manifest = httpx.get(
-        f"{registry.base}/v2/catalogs/tampered/manifests/{digest}", headers=accept
-    ).json()
-    hexa = manifest["layers"][0]["digest"].removeprefix("sha256:")
-    blob = registry.log.parent / "data/docker/registry/v2/blobs/sha256" / hexa[:2] / hexa / "data"
-    data = bytearray(blob.read_bytes())
-    data[len(data) // 2] ^= 0xFF
-    blob.write_bytes(bytes(data))
+    tamper_layer(registry, pinned)
     spec = Spec(seed=1, pools=[Pool(name="master", nodes=1, max_unavailable=1)])
     root = create_cluster(tmp_path, "c", Profile(spec=spec))
     store = Store(root / "cluster.db")
