@@ -153,7 +153,9 @@ def max_openshift_version(csv: Obj) -> tuple[tuple[int, int] | None, str]:
     parsed = _xy(value)
     if parsed is None:
         return None, f'failed to parse "{value}" as semver'
-    if value.lstrip("v").count(".") >= 2 and not value.lstrip("v").endswith(".0"):
+    bare = value.lstrip("v")
+    extra = bare.split(".", 2)[2] if bare.count(".") >= 2 else "0"
+    if extra != "0":  # a patch, a pre-release or build (semver.ParseTolerant, then EQ)
         return None, (f"property {MAX_OPENSHIFT} must specify only <major>.<minor> version, got "
                       f"invalid value {value}")  # fmt: skip
     return parsed, ""
