@@ -1,7 +1,7 @@
 """The backend the controllers act through over a simulated cluster's Kubernetes API:
 reads from informer caches, writes as client-go's Update and UpdateStatus do (PUT of the
-object, PUT of its status), each written object kept as the server answered it, time
-from the simulator's Clock (SPEC X2).
+object, PUT of its status; a POST for a new one), the written object kept in the cache
+with the resourceVersion the server gave it, time from the simulator's Clock (SPEC X2).
 
 Between two steps of the stepped clock the server changes nothing on its own, so once
 every informer has reached the version the clock reports, the caches are exactly the
@@ -57,7 +57,16 @@ class InformedBackend(KubeBackend):
     def __init__(self, kubeconfig: Path | None = None, context: str | None = None) -> None:
         super().__init__(kubeconfig, context)
         self.http = self._http()
-        self.clock = self._request("GET", CLOCK, what="read the simulated cluster's clock")
+        clock = self._request("GET", CLOCK, what="read the simulated cluster's clock",
+                              missing_ok=True)  # fmt: skip
+        if clock is None:
+            raise InputError(
+                f"the API server of {self.where} is not a simulated cluster's (it has no "
+                "clocks.sim.kupgrade.io)",
+                hint="on a real cluster its own operators carry an upgrade out: ask them with "
+                "`kupgrade upgrade --kubeconfig ... --to VERSION`",
+            )
+        self.clock: dict[str, Any] = clock
         if self.clock.get("spec", {}).get("mode") != "stepped":
             raise InputError(
                 f"the cluster behind {self.where} runs its own controllers",
@@ -92,7 +101,11 @@ class InformedBackend(KubeBackend):
                 message = response.text[:200]
             raise InputError(f"cannot {what}: {response.status_code} {message}",
                              hint=f"the API server of {self.where}")  # fmt: skip
-        return response.json()
+        try:
+            return response.json()
+        except ValueError:
+            raise InputError(f"cannot {what}: the answer is not JSON ({response.text[:80]!r})",
+                             hint=f"is {self.where} a Kubernetes API server?") from None  # fmt: skip
 
     # --- the clock ----------------------------------------------------------------------
 
@@ -291,7 +304,11 @@ class InformedBackend(KubeBackend):
         if self._state is None:
             found = self._request("GET", STATE, what="read the controllers' state",
                                   missing_ok=True) or {}  # fmt: skip
-            self._state = {k: json.loads(v) for k, v in (found.get("data") or {}).items()}
+            try:
+                self._state = {k: json.loads(v) for k, v in (found.get("data") or {}).items()}
+            except (ValueError, TypeError) as exc:
+                raise InputError(f"the controllers' state in {STATE} is not JSON: {exc}",
+                                 hint="fix or delete that ConfigMap's data") from None  # fmt: skip
         return self._state
 
     def state(self, key: str, default: Any = None) -> Any:
