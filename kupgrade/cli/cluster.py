@@ -25,6 +25,7 @@ from rich.table import Table
 from kupgrade.cli.backends import promql_condition
 from kupgrade.cli.cluster_view import live_view, print_report, summary_columns
 from kupgrade.cli.gdc import gdc_spec, gdc_status, gdc_upgrade
+from kupgrade.cli.kube import kube_spec, kube_status, kube_upgrade
 from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
 from kupgrade.cli.output import (
     Format,
@@ -54,6 +55,7 @@ from kupgrade.sim.create import create_cluster
 from kupgrade.sim.gdc_report import gdc_report
 from kupgrade.sim.gdc_runner import GdcRunner
 from kupgrade.sim.homes import CLUSTER_NAME, cluster_names, cluster_root, home, opened, wiring_for
+from kupgrade.sim.kube_runner import KubeRunner
 from kupgrade.sim.lock import ControllerLock, die_with_parent
 from kupgrade.sim.profile import (
     Pool,
@@ -102,8 +104,9 @@ def create_command(
         str | None,
         typer.Option(
             "--platform",
-            help="gdc for a distributed-cloud (bare metal) cluster; otherwise an OpenShift "
-            "cluster on this infrastructure platform (AWS, BareMetal, None, ...).",
+            help="gdc for a distributed-cloud (bare metal) cluster, kubernetes for a plain "
+            "kubeadm cluster; otherwise an OpenShift cluster on this infrastructure platform "
+            "(AWS, BareMetal, None, ...).",
         ),
     ] = None,
     role: Annotated[
@@ -117,6 +120,10 @@ def create_command(
     masters: Annotated[
         int | None,
         typer.Option("--masters", min=1, help="Control-plane nodes (replace the profile's)."),
+    ] = None,
+    control_planes: Annotated[
+        int | None,
+        typer.Option("--control-planes", min=1, help="kubernetes: control-plane nodes."),
     ] = None,
     workers: Annotated[
         int | None, typer.Option("--workers", min=1, help="Worker nodes (replace the profile's).")
@@ -137,6 +144,8 @@ def create_command(
     kupgrade cluster create admin --platform gdc --role admin --version 1.28.500-gke.120
     kupgrade cluster create user1 --platform gdc --role user --managed-by admin \\
         --version 1.28.500-gke.120 --workers 5
+    kupgrade cluster create k8s --platform kubernetes --version v1.30.4 --control-planes 3 \\
+        --workers 4
     ```
 
     A distributed-cloud cluster has a control-plane pool (`--masters` nodes), worker
@@ -176,6 +185,7 @@ def create_command(
     spec = gdc_spec(
         spec, role, managed_by, version_given=version is not None or profile is not None
     )
+    spec = kube_spec(spec, control_planes, version_given=version is not None or profile is not None)
     root = create_cluster(home(), name, msgspec.structs.replace(loaded, spec=spec))
     info: dict[str, Any] = {
         "name": name,
@@ -518,6 +528,20 @@ def upgrade_command(
         ),
     ] = False,
     releases: ReleasesOpt = None,
+    available: Annotated[
+        str | None,
+        typer.Option(
+            "--available",
+            help="kubernetes: releases steps may land on, "
+            "comma-separated (the target is always one).",
+        ),
+    ] = None,
+    policy: Annotated[
+        str,
+        typer.Option(
+            "--policy", help="kubernetes: the skew policy (auto, k8s-n2, k8s-n3, kubeadm-X.Y)."
+        ),
+    ] = "auto",
     details: Annotated[
         Details,
         typer.Option(
@@ -548,6 +572,7 @@ def upgrade_command(
     kupgrade upgrade --cluster user1 --to 1.29.100-gke.251 --leave-pools worker
     kupgrade upgrade --cluster user1 --nodepool worker --to 1.28.500-gke.120 -o json
     kupgrade upgrade --kubeconfig ~/.kube/config --to 4.14.27
+    kupgrade upgrade --cluster k8s --to v1.31.2 --available v1.30.9,v1.31.2
     kupgrade upgrade status --cluster demo --details nodes
     kupgrade upgrade status --context prod -o json
     ```
@@ -560,8 +585,8 @@ def upgrade_command(
             show_status(backend(kubeconfig, context), details, output)
             return
         with opened(cluster) as (_, store, spec):
-            if spec.platform == "gdc":
-                gdc_status(store, output)
+            if spec.platform in ("gdc", "kubernetes"):
+                (gdc_status if spec.platform == "gdc" else kube_status)(store, output)
                 return
             show_status(SimCluster(store), details, output)
         return
@@ -574,6 +599,15 @@ def upgrade_command(
                      include_not_recommended, force, output)  # fmt: skip
         return
     with opened(cluster) as (_, store, spec):
+        if spec.platform == "kubernetes":
+            if to_image:
+                raise InputError("a Kubernetes cluster upgrades to a version", field="--to-image",
+                                 hint="use --to VERSION")  # fmt: skip
+            if to:
+                kube_upgrade(store, to, available, policy, output)
+            else:
+                kube_status(store, output)
+            return
         if spec.platform == "gdc":
             if to_image:
                 raise InputError(
@@ -721,6 +755,8 @@ def make_runner(root: Path, store: Store, spec: Spec, *, with_controllers: bool 
     for controllers acting over its API)."""
     if spec.platform == "gdc":
         return GdcRunner(store, spec, with_controllers=with_controllers)
+    if spec.platform == "kubernetes":
+        return KubeRunner(store, spec, with_controllers=with_controllers)
     return Runner(
         store,
         spec,

@@ -22,6 +22,7 @@ from kupgrade.release.payload import LoadOptions, load_payload
 from kupgrade.release.sources import open_payload
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.gdc import populate_gdc
+from kupgrade.sim.kube_create import populate_kube
 from kupgrade.sim.olm import start_with
 from kupgrade.sim.profile import (
     Machine,
@@ -99,10 +100,10 @@ def create_cluster(home: Path, name: str, profile: Profile) -> Path:
 def _populate(root: Path, name: str, profile: Profile) -> None:
     spec = profile.spec
     store = Store(root / "cluster.db")
-    if spec.platform == "gdc":
+    if spec.platform in ("gdc", "kubernetes"):
         try:
             store.set_meta("profile", msgspec.to_builtins(profile))
-            populate_gdc(store, name, profile)
+            (populate_gdc if spec.platform == "gdc" else populate_kube)(store, name, profile)
             store.commit()
         finally:
             store.close()

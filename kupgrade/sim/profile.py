@@ -16,7 +16,7 @@ import msgspec
 
 from kupgrade import intake
 from kupgrade.errors import InputError, VersionError
-from kupgrade.versions import GdcVersion
+from kupgrade.versions import GdcVersion, parse_kube
 
 Range = tuple[float, float]
 
@@ -453,6 +453,8 @@ def check_profile(profile: Profile, where: str) -> None:
         _check_gdc(spec, where)
         if spec.olm is not None:
             raise InputError("OLM runs on OpenShift clusters", file=where, field="spec.olm")
+    elif spec.platform == "kubernetes":
+        _check_kube(spec, where)
     else:
         _no_gdc(spec, where)
     if spec.olm is not None:
@@ -467,6 +469,23 @@ def check_profile(profile: Profile, where: str) -> None:
                 file=where,
                 field=f"spec.faults[{i}].operator",
             )
+
+
+def _check_kube(spec: Spec, where: str) -> None:
+    """A plain Kubernetes profile: a Kubernetes version, a control-plane pool, no
+    OpenShift or distributed-cloud sections."""
+    try:
+        parse_kube(spec.version)
+    except VersionError as exc:
+        raise InputError(f"{spec.version!r} is not a Kubernetes version: {exc.message}",
+                         file=where, field="spec.version", hint="e.g. v1.30.4") from None  # fmt: skip
+    if not any("control-plane" in (p.name, p.role) for p in spec.pools):
+        raise InputError("a Kubernetes cluster needs a control-plane pool", file=where,
+                         field="spec.pools", hint="name a pool control-plane")  # fmt: skip
+    for section, value in (("gdc", spec.gdc), ("olm", spec.olm), ("operators", spec.operators)):
+        if value is not None:
+            raise InputError(f"{section} applies to OpenShift or distributed-cloud clusters",
+                             file=where, field=f"spec.{section}")  # fmt: skip
 
 
 OLM_POLICIES = ("seed", "olm-v0", "semver")

@@ -43,8 +43,9 @@ def timeline(events: list[dict[str, Any]], since: float) -> list[dict[str, Any]]
     return sorted(rows, key=lambda r: r["from"])
 
 
-STARTS = ("Progressing", "Drain", "StageStarted", "Installing")  # Installing: an OLM CSV's
-ENDS = ("VersionReached", "Done", "StageDone", "Succeeded")
+# Installing/Succeeded: an OLM CSV's; StepStarted/StepDone: a Kubernetes plan step's.
+STARTS = ("Progressing", "Drain", "StageStarted", "Installing", "StepStarted")
+ENDS = ("VersionReached", "Done", "StageDone", "Succeeded", "StepDone")
 HOLD_UPS = (
     "DrainThresholdExceeded", "DrainFailed", "EvictionBlocked", "Handoff", "Completed",
     "DrainTimeout", "DrainWaiting", "PoolStalled", "UpgradeBlocked", "Pivot", "PivotBack",

@@ -17,10 +17,12 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from kupgrade.cluster.gdc import kubelet_version, own_clusters
+from kupgrade.cluster.kubeadm import image_version
 from kupgrade.service.kubeapi.access import LOOPBACK, Access, ensure_access, write_kubeconfig
 from kupgrade.service.kubeapi.api import MAX_BODY, KubeAPI, Reply, status_error
 from kupgrade.service.kubeapi.clock import Stepper
 from kupgrade.sim.cluster import SimCluster
+from kupgrade.versions import parse_kube
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -119,7 +121,11 @@ def version_info(store: Any) -> dict[str, str]:
     """GET /version: the Kubernetes version the simulated cluster runs (OpenShift 4.N
     ships Kubernetes 1.N+13; a distributed-cloud release its own minor)."""
     clusters = own_clusters(store.list("Cluster"))
-    if clusters:
+    apiservers = [image_version(p) for p in store.list("Pod")
+                  if (p["metadata"].get("labels") or {}).get("component") == "kube-apiserver"]  # fmt: skip
+    if apiservers:  # a kubeadm cluster: the version its (oldest) apiserver serves
+        git = "v" + min((a for a in apiservers if a), key=parse_kube, default="1.30.0")
+    elif clusters:
         git = kubelet_version(str(clusters[0]["status"].get("anthosBareMetalVersion", "")))
     else:
         # The apiservers run what the kube-apiserver operator reports (mid-update, the

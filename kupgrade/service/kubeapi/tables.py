@@ -16,6 +16,7 @@ from kupgrade.cluster.gdc import (
     nodepool_columns,
     preflight_columns,
 )
+from kupgrade.cluster.kubeadm import POOL_LABEL
 from kupgrade.cluster.objects import parse_rfc3339
 from kupgrade.cluster.olm import OLM_HEADS, olm_columns
 from kupgrade.controllers.nodes.pool import MCP_COLUMNS, mcp_columns
@@ -100,7 +101,9 @@ def oc_rows(kind: str, objs: list[dict[str, Any]], now: float) -> tuple[list[str
             for o in objs
         ]
     if kind == "Node" and any(
-        NODE_VERSION in (o["metadata"].get("annotations") or {}) for o in objs
+        NODE_VERSION in (o["metadata"].get("annotations") or {})
+        or POOL_LABEL in (o["metadata"].get("labels") or {})  # a kubeadm cluster's
+        for o in objs
     ):
         return kubectl_nodes(objs, now)
     if kind == "ClusterVersion":

@@ -1,0 +1,1 @@
+"""Plain Kubernetes upgrades, kubeadm-style (SPEC H6)."""

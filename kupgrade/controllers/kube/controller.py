@@ -1,0 +1,263 @@
+"""A kubeadm-style upgrade of a plain Kubernetes cluster, carried out step by step along
+`kupgrade plan`'s plan (SPEC H6, H7, X1).
+
+A control-plane step is `kubeadm upgrade apply` then `kubeadm upgrade node` on the other
+control-plane nodes: the kube-apiservers one node at a time, then the controller-managers
+and schedulers, then the control-plane nodes' kubelets. A node-pool step upgrades its
+nodes' kubelets and kube-proxy one node at a time, cordoned and drained first when the
+minor changes (kubectl drain: evictions that honour PodDisruptionBudgets, DaemonSet and
+mirror pods left). Before every change the skew rules and, for a control-plane step,
+kubeadm's version policies are checked on the live state with that change applied; a
+change that would break one is not made and the status names the rule and the fix.
+Everything it knows is its state and the objects, so a killed run carries on.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from kupgrade.cluster.backend import Backend
+from kupgrade.cluster.kubeadm import (
+    APISERVER,
+    CONTROLLERS,
+    KUBELET_TARGET,
+    image_version,
+    is_control_plane,
+    kubelet_of,
+    node_pool,
+    pod_ready,
+    v,
+)
+from kupgrade.cluster.objects import MIRROR_ANNOTATION, Obj, key_of
+from kupgrade.skew.inventory import Instance, Inventory, InventoryNode
+from kupgrade.skew.k8s import check
+from kupgrade.skew.kubeadm import FIXES, Upgrade, enforce, kubelet_skew_of
+from kupgrade.versions import parse_kube
+
+STATE = "kube-upgrade"
+RETRY = 5.0  # seconds between eviction attempts (kubectl drain)
+
+
+def inventory(api: Backend, change: tuple[str, str, str] | None = None) -> Inventory:
+    """The live state as the skew rules read it; `change` (component, node, version)
+    shows it as it would be after one more change."""
+    plane: dict[str, list[Instance]] = {APISERVER: [], **{c: [] for c in CONTROLLERS}}
+    for pod in api.list("Pod"):
+        component = (pod["metadata"].get("labels") or {}).get("component")
+        if component in plane:
+            node = pod["spec"]["nodeName"]
+            version = image_version(pod)
+            if change is not None and change[:2] == (component, node):
+                version = change[2]
+            plane[component].append(Instance(node, version))
+    nodes = []
+    for node in api.list("Node"):
+        name = node["metadata"]["name"]
+        kubelet = kubelet_of(node)
+        if change is not None and change[:2] == ("kubelet", name):
+            kubelet = change[2]
+        nodes.append(InventoryNode(name, kubelet, kubelet))
+    return Inventory(apiservers=plane[APISERVER], kube_controller_manager=plane[CONTROLLERS[0]],
+                     kube_scheduler=plane[CONTROLLERS[1]], nodes=nodes)  # fmt: skip
+
+
+class KubeController:
+    def __init__(self, api: Backend) -> None:
+        self.api = api
+        self.changes = api.watch("Node", "Pod")
+        self.again = True
+
+    def sync(self) -> float | None:
+        if not self.changes and not self.again:
+            return None
+        self.changes.drain()
+        before = self.api.state(STATE)
+        state = copy.deepcopy(before or {})
+        if state and not state.get("completed") and not state.get("failed"):
+            self._advance(state)
+        if state != (before or {}):
+            self.api.set_state(STATE, state)
+        self.again = state != (before or {})
+        return None
+
+    # --- the plan, step by step ------------------------------------------------------
+
+    def _advance(self, state: dict[str, Any]) -> None:
+        steps = state["steps"]
+        while state["index"] < len(steps):
+            step = steps[state["index"]]
+            if step["object"] == "control-plane":
+                done = self._control_plane(state, step)
+            else:
+                done = self._pool(state, step, step["object"].removeprefix("nodepool/"))
+            if not done:
+                return
+            self.api.record(
+                f"upgrade/{step['id']}", "StepDone", f"{step['object']} at {v(step['to'])}"
+            )
+            state["index"] += 1
+            state.pop("phase", None)
+        state["completed"] = True
+        state.pop("blocked", None)
+        self.api.record("upgrade/cluster", "Completed", f"cluster upgraded to {v(state['target'])}")
+
+    def _blocked(self, state: dict[str, Any], change: tuple[str, str, str]) -> bool:
+        """The skew rules on the state after `change`; the first violation blocks it."""
+        problems = check(inventory(self.api, change), state.get("policy", "auto"))
+        if not problems:
+            if state.pop("blocked", None) is not None:
+                self.api.record(
+                    "upgrade/cluster", "Unblocked", f"{change[0]} on {change[1]} may go on"
+                )
+            return False
+        first = problems[0]
+        text = f"{first.id}: {first.message}; {first.fix}"
+        if state.get("blocked") != text:
+            state["blocked"] = text
+            self.api.record("upgrade/cluster", "UpgradeBlocked", f"{change[0]} on {change[1]} to "
+                            f"{v(change[2])} would break {text}")  # fmt: skip
+        return True
+
+    def _kubeadm(self, state: dict[str, Any], step: dict[str, Any]) -> bool:
+        """kubeadm's version policies for `kubeadm upgrade apply` of this step."""
+        kubelets = [kubelet_of(n) for n in self.api.list("Node")]
+        target = step["to"]
+        found = enforce(Upgrade(cluster=v(step["from"]), kubelets=[v(k) for k in kubelets],
+                                kubeadm=v(target), new=v(target),
+                                kubelet_skew=kubelet_skew_of(parse_kube(target))))  # fmt: skip
+        if not found.mandatory and not found.skippable:
+            return False
+        first = (found.mandatory or found.skippable)[0]
+        text = f"kubeadm {first.id}: {first.message}; {FIXES.get(first.id, '')}"
+        if state.get("blocked") != text:
+            state["blocked"] = text
+            self.api.record("upgrade/cluster", "UpgradeBlocked", text)
+        return True
+
+    def _control_plane(self, state: dict[str, Any], step: dict[str, Any]) -> bool:
+        target = step["to"]
+        planes = sorted((n for n in self.api.list("Node") if is_control_plane(n)),
+                        key=lambda n: n["metadata"]["name"])  # fmt: skip
+        if state.get("phase") is None:
+            if self._kubeadm(state, step):
+                return False
+            state["phase"] = "apiservers"
+            self.api.record(
+                f"upgrade/{step['id']}", "StepStarted", f"kubeadm upgrade apply {v(target)}"
+            )
+        for phase, components in (("apiservers", (APISERVER,)), ("controllers", CONTROLLERS)):
+            if state["phase"] != phase:
+                continue
+            for node in planes:
+                for component in components:
+                    if not self._static(state, component, node["metadata"]["name"], target):
+                        return False
+            state["phase"] = "controllers" if phase == "apiservers" else "kubelets"
+        return all(self._kubelet(state, node, target) for node in planes)
+
+    def _static(self, state: dict[str, Any], component: str, node: str, target: str) -> bool:
+        """One static pod at `target` and ready; False while it is not there yet."""
+        pod = self.api.get("Pod", f"{component}-{node}", "kube-system")
+        if pod is None:
+            return True  # this node does not run it
+        if image_version(pod) != target:
+            if self._blocked(state, (component, node, target)):
+                return False
+            changed = copy.deepcopy(pod)
+            image = changed["spec"]["containers"][0]["image"].rsplit(":", 1)[0]
+            changed["spec"]["containers"][0]["image"] = f"{image}:{v(target)}"
+            self.api.write(changed)
+            self.api.record(key_of(pod), "Upgrade", f"{component} manifest at {v(target)}")
+            return False
+        return pod_ready(pod) and pod["status"].get("runningImage", "").endswith(v(target))
+
+    def _pool(self, state: dict[str, Any], step: dict[str, Any], pool: str) -> bool:
+        if state.get("phase") is None:
+            state["phase"] = "nodes"
+            self.api.record(
+                f"upgrade/{step['id']}", "StepStarted", f"node pool {pool} to {v(step['to'])}"
+            )
+        nodes = sorted((n for n in self.api.list("Node") if node_pool(n) == pool),
+                       key=lambda n: n["metadata"]["name"])  # fmt: skip
+        return all(self._kubelet(state, node, step["to"]) for node in nodes)
+
+    # --- one node -----------------------------------------------------------------------
+
+    def _kubelet(self, state: dict[str, Any], node: Obj, target: str) -> bool:
+        """The node's kubelet and kube-proxy at `target`: cordon and drain first for a
+        minor upgrade, the kubelet restarted, uncordoned. True when it is done."""
+        name = node["metadata"]["name"]
+        notes = node["metadata"].setdefault("annotations", {})
+        current = kubelet_of(node)
+        asked = notes.get(KUBELET_TARGET)
+        if current == target and asked in (None, target):
+            if asked is None:
+                return self._uncordon(node)
+            done = copy.deepcopy(node)  # the node's upgrade is over: said once
+            done["metadata"]["annotations"].pop(KUBELET_TARGET)
+            done["spec"]["unschedulable"] = False
+            self.api.write(done)
+            self.api.record(key_of(node), "Done", f"kubelet and kube-proxy at {v(target)}")
+            return False
+        if asked != target:
+            if self._blocked(state, ("kubelet", name, target)):
+                return False
+            minor = parse_kube(current).minor != parse_kube(target).minor
+            if minor and not self._drained(state, node):
+                return False
+            changed = copy.deepcopy(node)
+            changed["metadata"]["annotations"][KUBELET_TARGET] = target
+            self.api.write(changed)
+            self.api.record(key_of(node), "Upgrade", f"kubelet and kube-proxy to {v(target)}")
+        return False  # the kubelet restarts; woken by the node's change
+
+    def _uncordon(self, node: Obj) -> bool:
+        if not node["spec"].get("unschedulable"):
+            return True
+        changed = copy.deepcopy(node)
+        changed["spec"]["unschedulable"] = False
+        self.api.write(changed)
+        self.api.record(key_of(node), "Uncordon", "node is schedulable again")
+        return False
+
+    def _drained(self, state: dict[str, Any], node: Obj) -> bool:
+        """kubectl drain: cordon, evict what may go, wait for it to be gone."""
+        name = node["metadata"]["name"]
+        if not node["spec"].get("unschedulable"):
+            changed = copy.deepcopy(node)
+            changed["spec"]["unschedulable"] = True
+            self.api.write(changed)
+            self.api.record(key_of(node), "Drain", "cordoned for drain")
+        pods = [p for p in self.api.pods_on(name) if _drainable(p)]
+        if not pods:
+            if state.pop("drain", None) is not None:
+                self.api.record(key_of(node), "Drained", "no pods left to evict")
+            return True
+        now = self.api.now()
+        drain = state.setdefault("drain", {"node": name, "next": now})
+        if drain.get("node") != name:
+            drain.update(node=name, next=now)
+        if now < drain["next"]:
+            return False
+        held = []
+        for pod in pods:
+            if pod["metadata"].get("deletionTimestamp"):
+                continue
+            answer = self.api.evict(pod)
+            if answer.code != 200:
+                held.append(f"{key_of(pod)}: {answer.message}")
+        if held and drain.get("held") != held[0]:
+            self.api.record(key_of(node), "EvictionBlocked", held[0])
+        drain["held"] = held[0] if held else None
+        drain["next"] = now + RETRY
+        self.api.requeue_at(now + RETRY, "Node", name)
+        return False
+
+
+def _drainable(pod: Obj) -> bool:
+    """What `kubectl drain --ignore-daemonsets` evicts: not DaemonSet or mirror pods."""
+    meta = pod["metadata"]
+    if MIRROR_ANNOTATION in (meta.get("annotations") or {}):
+        return False
+    return not any(o.get("kind") == "DaemonSet" for o in meta.get("ownerReferences") or [])

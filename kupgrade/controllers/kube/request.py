@@ -1,0 +1,52 @@
+"""What `kupgrade upgrade --cluster NAME --to VERSION` records on a plain Kubernetes
+cluster: the plan `kupgrade plan` makes from the live state (SPEC H7: the newest patch of
+the current minor first, one minor per step; node pools only when the skew rules need
+it, X1), refused with the planner's reason when no plan keeps every state legal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kupgrade.cluster.backend import Backend
+from kupgrade.cluster.kubeadm import is_control_plane, kubelet_of, node_pool
+from kupgrade.controllers.kube.controller import STATE, inventory
+from kupgrade.errors import InputError
+from kupgrade.plan.kube import KubeCluster, plan_cluster
+from kupgrade.versions import parse_kube
+
+
+def current(api: Backend) -> KubeCluster:
+    """The control plane at its oldest apiserver, each worker pool at its oldest kubelet."""
+    found = inventory(api)
+    plane = min(parse_kube(a.version) for a in found.apiservers)
+    pools: dict[str, Any] = {}
+    for node in api.list("Node"):
+        if is_control_plane(node):
+            continue
+        version = parse_kube(kubelet_of(node))
+        pool = node_pool(node) or "worker"
+        pools[pool] = min(pools.get(pool, version), version)
+    return KubeCluster(plane, pools)
+
+
+def in_progress(api: Backend) -> dict[str, Any] | None:
+    state = api.state(STATE) or {}
+    return dict(state) if state and not state.get("completed") and not state.get("failed") else None
+
+
+def request_upgrade(api: Backend, target: str, available: list[str], policy: str) -> dict[str, Any]:
+    """Plan the upgrade and record it for the controller."""
+    if in_progress(api) is not None:
+        raise InputError("an upgrade is already in progress",
+                         hint="wait for it (`kupgrade upgrade --cluster NAME` shows it)")  # fmt: skip
+    to = parse_kube(target)
+    offered = sorted({parse_kube(a) for a in [*available, target]})
+    plan = plan_cluster(current(api), to, offered, policy)
+    if plan.refused is not None:
+        refusal = plan.refused
+        raise InputError(f"no upgrade path keeps every state legal: {', '.join(refusal.rules)}: "
+                         f"{refusal.message}", hint=refusal.fix)  # fmt: skip
+    state = {"target": str(to), "policy": policy, "index": 0, "started": api.now(),
+             "steps": [s.to_json() for s in plan.steps]}  # fmt: skip
+    api.set_state(STATE, state)
+    return state

@@ -1,0 +1,45 @@
+"""A simulated plain Kubernetes cluster (`--platform kubernetes`), as kubeadm leaves it
+(SPEC H): control-plane nodes with kube-apiserver, kube-controller-manager,
+kube-scheduler and etcd as static pods behind one load-balanced endpoint, a kubelet and
+kube-proxy on every node, and the profile's workloads with their budgets."""
+
+from __future__ import annotations
+
+from kupgrade.cluster import objects as o
+from kupgrade.cluster.kubeadm import (
+    CONTROL_PLANE_ROLE,
+    STATIC,
+    kube_node,
+    kubeadm_config,
+    proxy_pod,
+    static_pod,
+)
+from kupgrade.sim.profile import Machine, Profile, node_names
+from kupgrade.sim.store import Store
+from kupgrade.sim.workloads import add_workloads, schedule_changes
+
+ENDPOINT_PORT = 6443
+
+
+def populate_kube(store: Store, name: str, profile: Profile) -> None:
+    spec = profile.spec
+    now = o.parse_rfc3339(spec.start)
+    stamp = o.rfc3339(now)
+    store.set_meta("name", name)
+    store.set_meta("now", now)
+    store.set_meta("seed", spec.seed)
+    version = spec.version.lstrip("v")
+    store.put(kubeadm_config(version, f"{name}-api.cluster.local:{ENDPOINT_PORT}"))
+    for pool in spec.pools:
+        role = CONTROL_PLANE_ROLE if CONTROL_PLANE_ROLE in (pool.name, pool.role) else "worker"
+        at = (pool.version or version).lstrip("v")
+        machines = pool.machines or [Machine(n) for n in node_names(pool)]
+        for i, machine in enumerate(machines):
+            zone = machine.zone or (pool.zones[i % len(pool.zones)] if pool.zones else None)
+            store.put(kube_node(machine.name, pool.name, role, at, created=stamp, zone=zone))
+            store.put(proxy_pod(machine.name, at, stamp))
+            if role == CONTROL_PLANE_ROLE:
+                for component in (*STATIC, "etcd"):
+                    store.put(static_pod(component, machine.name, version, stamp))
+    add_workloads(store, spec, stamp)
+    schedule_changes(store, spec, now)

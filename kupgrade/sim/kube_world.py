@@ -1,0 +1,94 @@
+"""The physics of a simulated kubeadm cluster (SPEC H6): a static pod whose manifest
+names a new image restarts (not ready meanwhile, then running the new image), and a node
+whose kubelet package was upgraded restarts its kubelet (NotReady meanwhile, then
+reporting the new kubelet, its kube-proxy pod replaced with the new image). Pods,
+budgets and evictions are the shared world's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kupgrade.cluster.conditions import set_condition
+from kupgrade.cluster.kubeadm import KUBELET_TARGET, kubelet_of, proxy_pod, v
+from kupgrade.cluster.objects import key_of
+from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.profile import Spec
+from kupgrade.sim.world import World
+
+STATIC_RESTART = (10.0, 40.0)  # seconds a static pod takes to come back on a new image
+
+
+class KubeWorld(World):
+    def __init__(self, sim: SimCluster, spec: Spec) -> None:
+        super().__init__(sim, spec)
+        self.static = sim.watch("Pod")
+        self.kubelets = sim.watch("Node")
+
+    def react(self) -> None:
+        super().react()
+        self._static_pods()
+        self._kubelets()
+
+    def _static_pods(self) -> None:
+        for _, namespace, name in self.static.drain():
+            pod = self.sim.get("Pod", name, namespace)
+            if pod is None or (pod["metadata"].get("labels") or {}).get("tier") != "control-plane":
+                continue
+            image = pod["spec"]["containers"][0]["image"]
+            status = pod["status"]
+            if status.get("runningImage") == image or status.get("restartingTo") == image:
+                continue
+            status["restartingTo"] = image
+            set_condition(status["conditions"], {"type": "Ready", "status": "False",
+                                                 "reason": "Restarting"}, self._stamp())  # fmt: skip
+            self.sim.write(pod)
+            self.sim.record(key_of(pod), "Restarting", f"static pod restarts on {image}")
+            self.sim.store.schedule(self.sim.now() + self.sim.uniform(STATIC_RESTART),
+                                    ["static-ready", namespace, name, image])  # fmt: skip
+
+    def _on_static_ready(self, namespace: str, name: str, image: str) -> None:
+        pod = self.sim.get("Pod", name, namespace)
+        if pod is None or pod["status"].get("restartingTo") != image:
+            return
+        status = pod["status"]
+        status["runningImage"] = image
+        status.pop("restartingTo", None)
+        set_condition(status["conditions"], {"type": "Ready", "status": "True"}, self._stamp())
+        self.sim.write(pod)
+        self.sim.record(key_of(pod), "Started", f"running {image}")
+
+    def _kubelets(self) -> None:
+        for _, _, name in self.kubelets.drain():
+            node = self.sim.get("Node", name)
+            if node is None:
+                continue
+            target = (node["metadata"].get("annotations") or {}).get(KUBELET_TARGET)
+            status = node["status"]
+            if not target or kubelet_of(node) == target or status.get("restartingTo") == target:
+                continue
+            status["restartingTo"] = target
+            set_condition(status["conditions"], {"type": "Ready", "status": "False",
+                                                 "reason": "KubeletRestarting"}, self._stamp())  # fmt: skip
+            self.sim.write(node)
+            self.sim.record(key_of(node), "KubeletRestarting", f"kubelet restarts at {v(target)}")
+            timing = self.spec.node_phases.overrides.get(name)
+            seconds = timing.reboot if timing else self.sim.uniform(self.spec.node_phases.reboot)
+            self.sim.store.schedule(self.sim.now() + seconds, ["kubelet-ready", name, target])
+
+    def _on_kubelet_ready(self, name: str, target: str) -> None:
+        node = self.sim.get("Node", name)
+        if node is None or node["status"].get("restartingTo") != target:
+            return
+        status: dict[str, Any] = node["status"]
+        status.pop("restartingTo", None)
+        status["nodeInfo"].update({"kubeletVersion": v(target), "kubeProxyVersion": v(target)})
+        set_condition(status["conditions"], {"type": "Ready", "status": "True",
+                                             "reason": "KubeletReady"}, self._stamp())  # fmt: skip
+        self.sim.write(node)
+        for pod in self.sim.pods_on(name):
+            if (pod["metadata"].get("labels") or {}).get("k8s-app") == "kube-proxy":
+                self.sim.remove("Pod", pod["metadata"]["name"], "kube-system")
+        self.sim.write(proxy_pod(name, target, self._stamp()))
+        self.sim.record(
+            f"node/{name}", "KubeletReady", f"kubelet {v(target)}, kube-proxy {v(target)}"
+        )
