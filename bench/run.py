@@ -13,6 +13,8 @@
    Kubernetes API of a 5,000-node simulated cluster listed and watched (bench/kubeapi.py),
    and a 500-node rehearsal in process against the same over the API (bench/remote.py).
 6. A distributed-cloud fleet planned at 100, 1,000 and 10,000 clusters (bench/fleet.py).
+7. A 500-node plain Kubernetes cluster rehearsed from one minor to the next (bench/kube.py),
+   and 200 OLM subscriptions walked to their heads on a cluster (bench/olm.py).
 
 Uses ../shared when present and the sample dataset otherwise (and says so).
 """
@@ -36,6 +38,7 @@ import httpx
 
 from bench.fleet import bench_fleet
 from bench.gdc import bench_gdc
+from bench.kube import bench_kube
 from bench.kubeapi import bench_kubeapi
 from bench.olm import bench_olm, bench_olm_cluster
 from bench.promql import bench_promql
@@ -179,6 +182,7 @@ def main() -> None:
     parser.add_argument("--remote-nodes", type=int, default=500,
                         help="cluster size of the rehearsal over the API")  # fmt: skip
     parser.add_argument("--gdc-sizes", default="50,500", help="distributed-cloud sizes (nodes)")
+    parser.add_argument("--kube-nodes", type=int, default=500, help="plain Kubernetes size")
     parser.add_argument("--fleet-sizes", default="100,1000,10000", help="fleet sizes (clusters)")
     args = parser.parse_args()
     report: dict[str, object] = {}
@@ -221,6 +225,7 @@ def main() -> None:
     report["kubernetes api"] = bench_kubeapi(args.api_nodes)
     report["rehearsal over the api"] = bench_remote(args.remote_nodes)
     report["gdc rehearsal"] = bench_gdc([int(n) for n in args.gdc_sizes.split(",")])
+    report["kubernetes rehearsal"] = bench_kube(args.kube_nodes)
     report["fleet plan"] = bench_fleet([int(n) for n in args.fleet_sizes.split(",")])
     report["olm"] = bench_olm(SHARED.parent)
     report["olm on a cluster"] = bench_olm_cluster(SHARED.parent)
@@ -279,6 +284,11 @@ def main() -> None:
             f"{row['simulated_min']} simulated min ({row['simulated_per_wall']}x real time), "
             f"{row['steps']} steps"
         )
+    kube = report["kubernetes rehearsal"]
+    print(
+        f"kubernetes rehearsal ({kube['nodes']} nodes, {kube['pods']} pods, v1.30.4 -> v1.31.2): "  # type: ignore[index]
+        f"{kube['wall_s']} s wall for {kube['simulated_min']} simulated min, {kube['steps']} steps"  # type: ignore[index]
+    )
     print("fleet plan (20 user clusters per manager, 5 pools each, 1.28 -> 1.30):")
     for row in report["fleet plan"]["sizes"]:  # type: ignore[index]
         print(
