@@ -25,6 +25,7 @@ from kupgrade.controllers.protocol import Controller
 from kupgrade.controllers.version.controller import Wiring
 from kupgrade.errors import InputError
 from kupgrade.sim.gdc_runner import GdcRunner
+from kupgrade.sim.kube_runner import KubeRunner
 from kupgrade.sim.profile import Profile, Spec
 from kupgrade.sim.runner import MAX_PASSES, RESYNC, Outcome, Runner, _few_collections
 
@@ -155,9 +156,15 @@ class RemoteGdcRunner(_Remote, GdcRunner):  # type: ignore[misc]
     """The distributed-cloud upgrade controller over the API."""
 
 
+class RemoteKubeRunner(_Remote, KubeRunner):  # type: ignore[misc]
+    """The kubeadm-style upgrade controller over the API."""
+
+
 def remote_runner(
     api: InformedBackend, spec: Spec, wiring: Wiring, availability: Controller | None
 ) -> Runner:
     if spec.platform == "gdc":
         return RemoteGdcRunner(spec, api)
+    if spec.platform == "kubernetes":
+        return RemoteKubeRunner(spec, api)
     return RemoteRunner(spec, api, wiring, availability)

@@ -45,10 +45,14 @@ def _requested(home: Path, platform: str, profile: Path) -> None:
         image = model_image(Spec(), RELEASE, home / "clusters" / "c")
         _kupgrade(home, "upgrade", "--cluster", "c", "--to-image", image,
                   "--allow-explicit-upgrade")  # fmt: skip
-    else:
+    elif platform == "gdc":
         _kupgrade(home, "cluster", "create", "c", "--platform", "gdc", "--role", "standalone",
                   "--version", ABM[0], "--workers", "2")  # fmt: skip
         _kupgrade(home, "upgrade", "--cluster", "c", "--to", ABM[1])
+    else:
+        _kupgrade(home, "cluster", "create", "c", "--platform", "kubernetes", "--version",
+                  "v1.30.4", "--control-planes", "2", "--workers", "2")  # fmt: skip
+        _kupgrade(home, "upgrade", "--cluster", "c", "--to", "v1.31.2", "--available", "v1.30.9")
 
 
 @contextmanager
@@ -93,7 +97,7 @@ def _report(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     return dict(report)
 
 
-@pytest.mark.parametrize("platform", ["openshift", "gdc"])
+@pytest.mark.parametrize("platform", ["openshift", "gdc", "kubernetes"])
 def test_a_rehearsal_over_the_api_ends_where_the_in_process_one_does(
     tmp_path: Path, platform: str
 ) -> None:

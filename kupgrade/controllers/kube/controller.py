@@ -206,6 +206,7 @@ class KubeController:
             minor = parse_kube(current).minor != parse_kube(target).minor
             if minor and not self._drained(state, node):
                 return False
+            node = self.api.get("Node", name) or node  # as the cordon left it
             changed = copy.deepcopy(node)
             changed["metadata"]["annotations"][KUBELET_TARGET] = target
             self.api.write(changed)
