@@ -71,8 +71,13 @@ class KubeController:
     def sync(self) -> float | None:
         if not self.changes and not self.again:
             return None
-        self.changes.drain()
+        keys = self.changes.drain()
         before = self.api.state(STATE)
+        # Workload pods come and go all the time; they matter only while a node drains
+        # (and then the drain's own retries look again): a pass costs the cluster's size.
+        relevant = any(k[0] == "Node" or k[1] == "kube-system" for k in keys)
+        if not (relevant or self.again or (before or {}).get("drain")):
+            return None
         state = copy.deepcopy(before or {})
         if state and not state.get("completed") and not state.get("failed"):
             self._advance(state)
