@@ -43,7 +43,10 @@ def inventory(api: Backend, change: tuple[str, str, str] | None = None) -> Inven
     """The live state as the skew rules read it; `change` (component, node, version)
     shows it as it would be after one more change."""
     plane: dict[str, list[Instance]] = {APISERVER: [], **{c: [] for c in CONTROLLERS}}
-    for pod in api.list("Pod"):
+    all_nodes = api.list("Node")
+    for pod in (
+        p for n in all_nodes if is_control_plane(n) for p in api.pods_on(n["metadata"]["name"])
+    ):
         component = (pod["metadata"].get("labels") or {}).get("component")
         if component in plane:
             node = pod["spec"]["nodeName"]
@@ -52,7 +55,7 @@ def inventory(api: Backend, change: tuple[str, str, str] | None = None) -> Inven
                 version = change[2]
             plane[component].append(Instance(node, version))
     nodes = []
-    for node in api.list("Node"):
+    for node in all_nodes:
         name = node["metadata"]["name"]
         kubelet = kubelet_of(node)
         if change is not None and change[:2] == ("kubelet", name):
@@ -108,9 +111,13 @@ class KubeController:
         self.api.record("upgrade/cluster", "Completed", f"cluster upgraded to {v(state['target'])}")
 
     def _blocked(self, state: dict[str, Any], change: tuple[str, str, str]) -> bool:
-        """The skew rules on the state after `change`; the first violation blocks it."""
+        """The skew rules on the state after `change`; the first violation blocks it. A
+        change that passed is not checked again while it is carried out (a drain)."""
+        if state.get("cleared") == list(change):
+            return False
         problems = check(inventory(self.api, change), state.get("policy", "auto"))
         if not problems:
+            state["cleared"] = list(change)
             if state.pop("blocked", None) is not None:
                 self.api.record(
                     "upgrade/cluster", "Unblocked", f"{change[0]} on {change[1]} may go on"
