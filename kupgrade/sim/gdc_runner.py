@@ -9,12 +9,12 @@ from kupgrade.controllers.gdc.request import STATE, in_progress
 from kupgrade.controllers.protocol import Controller
 from kupgrade.sim.gdc_world import GdcWorld
 from kupgrade.sim.profile import Gdc
-from kupgrade.sim.runner import Runner
+from kupgrade.sim.runner import RequestRunner
 from kupgrade.sim.world import World
 
 
-class GdcRunner(Runner):
-    retry_hint = "fix the cause and request the upgrade again with `kupgrade upgrade`"
+class GdcRunner(RequestRunner):
+    state_key = STATE
 
     def make_world(self) -> World:
         return GdcWorld(self.sim, self.spec)
@@ -24,21 +24,9 @@ class GdcRunner(Runner):
         self.upgrade = GdcController(self.api, health_every=gdc.health_check_seconds)
         self.controllers: list[Controller] = [self.upgrade]
 
-    def handoff(self) -> bool:
-        return False
-
-    def resync(self, now: float) -> None:
-        """The upgrade controller asks to be woken when it needs to be."""
-
     def updating(self) -> bool:
         return in_progress(self.api) is not None
 
-    def refused(self) -> dict[str, object] | None:
-        return None
-
     def failing(self) -> str | None:
-        failed = (self.api.state(STATE) or {}).get("failed")
+        failed = self.request().get("failed")
         return str(failed) if failed else None
-
-    def completed(self) -> bool:
-        return bool((self.api.state(STATE) or {}).get("completed"))

@@ -298,6 +298,34 @@ class Runner:
         return None
 
 
+class RequestRunner(Runner):
+    """The loop of a platform whose one upgrade controller works on a request `upgrade`
+    recorded in its state (distributed cloud, plain Kubernetes): no handoff, no resync,
+    no refused release; done when the state says so."""
+
+    retry_hint = "fix the cause and request the upgrade again with `kupgrade upgrade`"
+    state_key = ""
+
+    def handoff(self) -> bool:
+        return False
+
+    def resync(self, now: float) -> None:
+        """The upgrade controller asks to be woken when it needs to be."""
+
+    def refused(self) -> dict[str, object] | None:
+        return None
+
+    def request(self) -> dict[str, Any]:
+        return dict(self.api.state(self.state_key) or {})
+
+    def updating(self) -> bool:
+        state = self.request()
+        return bool(state) and not state.get("completed") and not state.get("failed")
+
+    def completed(self) -> bool:
+        return bool(self.request().get("completed"))
+
+
 @contextmanager
 def _few_collections() -> Iterator[None]:
     """Keep the cycle collector from rescanning the whole cluster over and over.
