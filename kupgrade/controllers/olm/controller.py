@@ -62,6 +62,37 @@ def parse_interval(text: str) -> float:
     return 0.0 if number else seconds
 
 
+def plan_csv(plan: Obj) -> str:
+    """The one CSV an install plan installs ("" when it names none)."""
+    names = (plan.get("spec") or {}).get("clusterServiceVersionNames") or [""]
+    return str(names[0]) if isinstance(names, list) else ""
+
+
+def _int(value: object) -> int:
+    """An integer field as a client may have written it (0 when it is not one)."""
+    try:
+        return int(str(value or 0))
+    except ValueError:
+        return 0
+
+
+def _properties(text: object) -> list[dict[str, object]]:
+    """A bundle lookup's properties (JSON text); none when it is not a list of them."""
+    try:
+        found = json.loads(str(text or "[]"))
+    except ValueError:
+        return []
+    return [p for p in found if isinstance(p, dict)] if isinstance(found, list) else []
+
+
+def _since(stamp: object) -> float:
+    """When a CSV started installing; 0 (long ago) when the stamp is missing or bad."""
+    try:
+        return parse_rfc3339(str(stamp))
+    except ValueError:
+        return 0.0
+
+
 def resolution_reason(error_class: str) -> str:
     """The Subscription's ResolutionFailed reason for a resolver error: the catalog
     operator's two (pkg/controller/operators/catalog/operator.go)."""
@@ -138,7 +169,12 @@ class OlmController:
         return bool(phase != "Failed")  # Complete: resolve the next step
 
     def _installing(self, sub: Obj, status: Obj, plan: Obj) -> bool:
-        name = plan["spec"]["clusterServiceVersionNames"][0]
+        name = plan_csv(plan)
+        if not name:
+            self._condition(status, "InstallPlanFailed", "True", "InvalidInstallPlan",
+                            f"install plan {plan['metadata']['name']} names no CSV; delete it "
+                            "to resolve again")  # fmt: skip
+            return False
         namespace = plan["metadata"]["namespace"]
         csv = self.api.get("ClusterServiceVersion", name, namespace)
         if csv is None:
@@ -146,7 +182,7 @@ class OlmController:
             self.api.write(csv_object(
                 name, namespace, package=sub["spec"]["name"], version=lookup.get("version", ""),
                 replaces=lookup.get("replaces", ""), skips=[],
-                properties=json.loads(lookup.get("properties") or "[]"),
+                properties=_properties(lookup.get("properties")),
                 image=lookup.get("path", ""), created=self._stamp(),
             ))  # fmt: skip
             self.api.record(key_of(plan), "CreatingCSV", f"creating {name}")
@@ -214,9 +250,7 @@ class OlmController:
                 continue
             meta = obj["metadata"]
             sources.append(
-                Source(
-                    meta["name"], meta["namespace"], int(obj["spec"].get("priority") or 0), index
-                )
+                Source(meta["name"], meta["namespace"], _int(obj["spec"].get("priority")), index)
             )
         if broken:
             self._condition(status, "CatalogSourcesUnhealthy", "True", "UnhealthyCatalogSourceFound",
@@ -268,8 +302,8 @@ class OlmController:
             if p["metadata"].get("namespace") == meta["namespace"]
             and (p["metadata"].get("labels") or {}).get("operators.coreos.com/subscription") == meta["name"]
         ]  # fmt: skip
-        plans.sort(key=lambda p: int(p["spec"].get("generation", 0)))
-        return [p["spec"]["clusterServiceVersionNames"][0] for p in plans]
+        plans.sort(key=lambda p: _int(p["spec"].get("generation")))
+        return [plan_csv(p) for p in plans]
 
     def _installed(self, status: Obj, namespace: str) -> Installed | None:
         name = status.get("installedCSV")
@@ -286,7 +320,7 @@ class OlmController:
 
     def _new_plan(self, sub: Obj, status: Obj, csv: str, source: Source | None) -> None:
         meta = sub["metadata"]
-        generation = int(status.get("installPlanGeneration", 0)) + 1
+        generation = _int(status.get("installPlanGeneration")) + 1
         name = plan_name(meta["namespace"], meta["name"], csv, generation)
         approval = sub["spec"].get("installPlanApproval", "Automatic")
         plan = install_plan(name, meta["namespace"], csv, approval=approval, generation=generation,
@@ -349,7 +383,7 @@ class OlmController:
                     "install strategy completed with no errors",
                 )
                 self._deleting(csv)
-            elif self.api.now() >= parse_rfc3339(status["installingSince"]) + self.install_timeout:
+            elif self.api.now() >= _since(status.get("installingSince")) + self.install_timeout:
                 self._phase(csv, "Failed", "InstallCheckFailed", "install timeout")
         elif phase == "Deleting":
             self.api.delete(
@@ -398,7 +432,7 @@ class OlmController:
         status = (found or {}).get("status") or {}
         return (
             status.get("rolledOut") == csv["metadata"]["name"]
-            and int(status.get("readyReplicas", 0)) >= 1
+            and _int(status.get("readyReplicas")) >= 1
         )
 
     def _replacing(self, csv: Obj) -> None:
