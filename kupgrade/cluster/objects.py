@@ -23,6 +23,15 @@ def parse_rfc3339(stamp: str) -> float:
     return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
 
 
+def stamp_or_zero(stamp: object) -> float:
+    """A timestamp a client may have left out or written badly: 0 (Go's zero time, long
+    ago) rather than an error."""
+    try:
+        return parse_rfc3339(str(stamp)) if stamp else 0.0
+    except ValueError:
+        return 0.0
+
+
 def meta(name: str, namespace: str = "", **extra: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"name": name}
     if namespace:
@@ -230,3 +239,12 @@ def applies_nothing(existing: Obj, wanted: Obj) -> bool:
             return False
     have = existing.get("metadata", {})
     return all(have.get(k) == v for k, v in wanted.get("metadata", {}).items())
+
+
+def drainable(pod: Obj) -> bool:
+    """What a drain evicts (`kubectl drain --ignore-daemonsets`, GDC maintenance mode):
+    not DaemonSet pods, not static (mirror) pods."""
+    meta = pod["metadata"]
+    if MIRROR_ANNOTATION in (meta.get("annotations") or {}):
+        return False
+    return not any(o.get("kind") == "DaemonSet" for o in meta.get("ownerReferences") or [])

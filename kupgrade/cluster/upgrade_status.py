@@ -19,7 +19,7 @@ from typing import Any
 
 from kupgrade.cluster import mco
 from kupgrade.cluster.conditions import find
-from kupgrade.cluster.objects import parse_rfc3339, rfc3339
+from kupgrade.cluster.objects import rfc3339, stamp_or_zero
 
 Obj = dict[str, Any]
 MINUTE = 60.0
@@ -118,16 +118,8 @@ class Insight:
         return short_duration(go_truncate(now - self.started, 1.0))
 
 
-def _time(text: Any) -> float:
-    """An RFC 3339 time of an object (0: absent or not one, Go's zero time)."""
-    try:
-        return parse_rfc3339(str(text)) if text else 0.0
-    except ValueError:
-        return 0.0
-
-
 def _stamp(condition: Obj | None) -> float:
-    return _time((condition or {}).get("lastTransitionTime"))
+    return stamp_or_zero((condition or {}).get("lastTransitionTime"))
 
 
 # (condition, its bad status, what it means, minutes to a warning and to an error, runbook)
@@ -263,12 +255,12 @@ def assess_control_plane(
     history = status.get("history") or []
     updating_for = to_last_progress = 0.0
     if history:
-        started = _time(history[0].get("startedTime"))
+        started = stamp_or_zero(history[0].get("startedTime"))
         if last_progress <= started:
             last_progress = now
         to_last_progress = last_progress - started
         completed = history[0].get("state") == "Completed" and history[0].get("completionTime")
-        cp.completion_at = _time(history[0]["completionTime"]) if completed else now
+        cp.completion_at = stamp_or_zero(history[0]["completionTime"]) if completed else now
         updating_for = cp.completion_at - started
         cp.duration = go_round(updating_for, MINUTE if updating_for > 10 * MINUTE else 1.0)
     insights += _versions(cp, history, cv_scope, done)
@@ -311,7 +303,7 @@ def _versions(
         f"{cp.previous} was still in progress",
         "https://docs.openshift.com/container-platform/latest/updating/troubleshooting_updates/"
         "gathering-data-cluster-update.html#gathering-clusterversion-history-cli_troubleshooting_updates",
-        _time(history[0].get("startedTime")), resources=scope,
+        stamp_or_zero(history[0].get("startedTime")), resources=scope,
     )]  # fmt: skip
 
 
@@ -322,7 +314,9 @@ def baseline_duration(history: list[Obj]) -> float:
         return 3600.0
     for item in history[1:-1]:
         if item.get("state") == "Completed":
-            return _time(item.get("completionTime")) - _time(item.get("startedTime"))
+            return stamp_or_zero(item.get("completionTime")) - stamp_or_zero(
+                item.get("startedTime")
+            )
     return 3600.0
 
 
@@ -657,7 +651,7 @@ def assess(objects: Objects, now: float) -> Status | None:
     outdated = any(p.total and p.completion != 100 for p in workers)
     if progressing.get("status") != "True" and not outdated:
         return None
-    started = _time(history[0].get("startedTime")) if history else _stamp(progressing)
+    started = stamp_or_zero(history[0].get("startedTime")) if history else _stamp(progressing)
     cp, found = assess_control_plane(cv, objects.operators, objects.mco_image, now)
     insights += found
     kept = sorted((i for i in insights if i.complete()), key=lambda i: -(i.started or 0.0))

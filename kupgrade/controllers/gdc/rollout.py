@@ -26,7 +26,7 @@ from kupgrade.cluster.gdc import (
     is_ready,
     pool_role,
 )
-from kupgrade.cluster.objects import MIRROR_ANNOTATION, Obj, key_of
+from kupgrade.cluster.objects import Obj, drainable, key_of
 from kupgrade.plan.engines import gdc_parallel
 from kupgrade.versions import GdcVersion
 
@@ -60,14 +60,6 @@ def max_parallel(pool: Obj, size: int) -> int:
             }
         )["max_parallel"]
     )
-
-
-def _drainable(pod: Obj) -> bool:
-    """Pods maintenance mode drains: not DaemonSet pods, not static (mirror) pods."""
-    meta = pod["metadata"]
-    if MIRROR_ANNOTATION in (meta.get("annotations") or {}):
-        return False
-    return not any(o.get("kind") == "DaemonSet" for o in meta.get("ownerReferences") or [])
 
 
 @dataclass
@@ -130,7 +122,7 @@ class PoolRollout:
         """One pass of maintenance mode's drain (SPEC G11)."""
         notes = node["metadata"]["annotations"]
         started = float(notes[DRAIN_STARTED])
-        left = [p for p in self.api.pods_on(node["metadata"]["name"]) if _drainable(p)]
+        left = [p for p in self.api.pods_on(node["metadata"]["name"]) if drainable(p)]
         waited = self.api.now() - started
         if not left:
             self._drained(node, f"drained in {waited / 60:.1f} min")

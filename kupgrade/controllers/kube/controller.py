@@ -29,7 +29,7 @@ from kupgrade.cluster.kubeadm import (
     pod_ready,
     v,
 )
-from kupgrade.cluster.objects import MIRROR_ANNOTATION, Obj, key_of
+from kupgrade.cluster.objects import Obj, drainable, key_of
 from kupgrade.skew.inventory import Instance, Inventory, InventoryNode
 from kupgrade.skew.k8s import check
 from kupgrade.skew.kubeadm import FIXES, Upgrade, enforce, kubelet_skew_of
@@ -242,7 +242,7 @@ class KubeController:
             changed["spec"]["unschedulable"] = True
             self.api.write(changed)
             self.api.record(key_of(node), "Drain", "cordoned for drain")
-        pods = [p for p in self.api.pods_on(name) if _drainable(p)]
+        pods = [p for p in self.api.pods_on(name) if drainable(p)]
         if not pods:
             if state.pop("drain", None) is not None:
                 self.api.record(key_of(node), "Drained", "no pods left to evict")
@@ -266,11 +266,3 @@ class KubeController:
         drain["next"] = now + RETRY
         self.api.requeue_at(now + RETRY, "Node", name)
         return False
-
-
-def _drainable(pod: Obj) -> bool:
-    """What `kubectl drain --ignore-daemonsets` evicts: not DaemonSet or mirror pods."""
-    meta = pod["metadata"]
-    if MIRROR_ANNOTATION in (meta.get("annotations") or {}):
-        return False
-    return not any(o.get("kind") == "DaemonSet" for o in meta.get("ownerReferences") or [])

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import find, remove, set_condition
-from kupgrade.cluster.objects import Obj, key_of, parse_rfc3339, rfc3339
+from kupgrade.cluster.objects import Obj, key_of, rfc3339, stamp_or_zero
 from kupgrade.cluster.olm import (
     GROUP_VERSION,
     OLM_OPERATOR,
@@ -83,14 +83,6 @@ def _properties(text: object) -> list[dict[str, object]]:
     except ValueError:
         return []
     return [p for p in found if isinstance(p, dict)] if isinstance(found, list) else []
-
-
-def _since(stamp: object) -> float:
-    """When a CSV started installing; 0 (long ago) when the stamp is missing or bad."""
-    try:
-        return parse_rfc3339(str(stamp))
-    except ValueError:
-        return 0.0
 
 
 def resolution_reason(error_class: str) -> str:
@@ -226,7 +218,7 @@ class OlmController:
             if not found["spec"].get("image") or interval <= 0:
                 continue
             last = found.get("status", {}).get("latestImageRegistryPoll")
-            if last and now < parse_rfc3339(last) + interval:
+            if last and now < stamp_or_zero(last) + interval:
                 continue
             source = copy.deepcopy(found)
             source.setdefault("status", {}).update({
@@ -383,7 +375,10 @@ class OlmController:
                     "install strategy completed with no errors",
                 )
                 self._deleting(csv)
-            elif self.api.now() >= _since(status.get("installingSince")) + self.install_timeout:
+            elif (
+                self.api.now()
+                >= stamp_or_zero(status.get("installingSince")) + self.install_timeout
+            ):
                 self._phase(csv, "Failed", "InstallCheckFailed", "install timeout")
         elif phase == "Deleting":
             self.api.delete(
