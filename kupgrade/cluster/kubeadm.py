@@ -25,7 +25,7 @@ POOL_LABEL = "kupgrade.io/pool"
 # to be restarted): the simulated node restarts its kubelet and reports it.
 KUBELET_TARGET = "kupgrade.io/kubelet-version"
 ETCD = {30: "3.5.12-0", 31: "3.5.15-0", 32: "3.5.16-0", 33: "3.5.21-0"}  # kubeadm's defaults
-_TAG = re.compile(r":v?(\d+\.\d+\.\d+)$")
+_TAG = re.compile(r":v?(\d+\.\d+\.\d+)")  # a registry's tag may carry a suffix (-eks-…)
 
 
 def v(version: str) -> str:
@@ -34,7 +34,8 @@ def v(version: str) -> str:
 
 
 def image_version(pod: Obj) -> str:
-    """The version an image tag carries ("" when none)."""
+    """The version a pod's first tagged image carries ("" when none): what kubeadm's
+    static pods and a real cluster's control-plane pods say they run."""
     for container in (pod.get("spec") or {}).get("containers") or []:
         found = _TAG.search(str(container.get("image", "")))
         if found:

@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 from typing import Any, Protocol
 
+from kupgrade.cluster.kubeadm import STATIC, image_version
 from kupgrade.skew.inventory import Inventory, parse_inventory
 
-CONTROL_PLANE = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+CONTROL_PLANE = STATIC
 _TAG = re.compile(r":v?(\d+\.\d+\.\d+)")
 
 
@@ -18,14 +19,6 @@ class Readable(Protocol):
     def list(self, kind: str, **selectors: Any) -> list[dict[str, Any]]: ...
 
     def server_version(self) -> dict[str, Any]: ...
-
-
-def _image_version(pod: dict[str, Any]) -> str | None:
-    for container in (pod.get("spec") or {}).get("containers") or []:
-        found = _TAG.search(str(container.get("image", "")))
-        if found:
-            return found.group(1)
-    return None
 
 
 def inventory_of(api: Readable, kubectls: list[tuple[str, str]]) -> Inventory:
@@ -39,7 +32,7 @@ def inventory_doc(api: Readable, kubectls: list[tuple[str, str]]) -> dict[str, A
     doc["apiservers"] = []
     for pod in api.list("Pod", labels={"tier": "control-plane"}):
         component = (pod["metadata"].get("labels") or {}).get("component")
-        version = _image_version(pod)
+        version = image_version(pod)
         node = (pod.get("spec") or {}).get("nodeName") or pod["metadata"]["name"]
         if component in CONTROL_PLANE and version:
             doc["apiservers" if component == "kube-apiserver" else component].append(
