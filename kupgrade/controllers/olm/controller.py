@@ -107,12 +107,14 @@ class OlmController:
         self.install_timeout = install_timeout
         self.changes = api.watch(*WATCHED)
         self._fresh: set[tuple[str, str]] = set()
+        self._loaded: tuple[list[Source], list[str]] | None = None
 
     def sync(self) -> float | None:
         if not self.changes:
             return None
         self.changes.drain()
         self._fresh = self._polls()
+        self._loaded = None  # read again this pass
         subscriptions = self.api.list("Subscription")
         for sub in subscriptions:
             self._subscription(sub)
@@ -231,19 +233,26 @@ class OlmController:
             due.add((meta["namespace"], meta["name"]))
         return due
 
+    def _load(self) -> tuple[list[Source], list[str]]:
+        """Every catalog source's catalog, read once per pass (a poll due pulls it again),
+        and the ones that cannot be read, with why."""
+        if self._loaded is None:
+            sources, broken = [], []
+            for obj in self.api.list("CatalogSource"):
+                meta = obj["metadata"]
+                try:
+                    index = self.catalogs(obj, (meta["namespace"], meta["name"]) in self._fresh)
+                except KupgradeError as exc:
+                    broken.append(f"{meta['namespace']}/{meta['name']}: {exc}")
+                    continue
+                priority = _int(obj["spec"].get("priority"))
+                sources.append(Source(meta["name"], meta["namespace"], priority, index))
+            self._loaded = (sources, broken)
+        return self._loaded
+
     def _sources(self, status: Obj) -> list[Source]:
-        sources, broken = [], []
-        for obj in self.api.list("CatalogSource"):
-            meta = obj["metadata"]
-            try:
-                index = self.catalogs(obj, (meta["namespace"], meta["name"]) in self._fresh)
-            except KupgradeError as exc:
-                broken.append(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}: {exc}")
-                continue
-            meta = obj["metadata"]
-            sources.append(
-                Source(meta["name"], meta["namespace"], _int(obj["spec"].get("priority")), index)
-            )
+        """The catalogs a subscription resolves against; their health in its status."""
+        sources, broken = self._load()
         if broken:
             self._condition(status, "CatalogSourcesUnhealthy", "True", "UnhealthyCatalogSourceFound",
                             "; ".join(broken))  # fmt: skip
