@@ -38,13 +38,21 @@ class KubeWorld(World):
             status = pod["status"]
             if status.get("runningImage") == image or status.get("restartingTo") == image:
                 continue
-            status["restartingTo"] = image
-            set_condition(status["conditions"], {"type": "Ready", "status": "False",
-                                                 "reason": "Restarting"}, self._stamp())  # fmt: skip
-            self.sim.write(pod)
-            self.sim.record(key_of(pod), "Restarting", f"static pod restarts on {image}")
-            self.sim.store.schedule(self.sim.now() + self.sim.uniform(STATIC_RESTART),
-                                    ["static-ready", namespace, name, image])  # fmt: skip
+            self._restart(pod, image, ("Restarting", f"static pod restarts on {image}"),
+                          self.sim.uniform(STATIC_RESTART), ["static-ready", namespace, name, image])  # fmt: skip
+
+    def _restart(
+        self, obj: dict[str, Any], target: str, said: tuple[str, str], seconds: float,
+        then: list[Any],
+    ) -> None:  # fmt: skip
+        """A pod or a node going down to come back at `target`: not ready until `then`
+        fires, `seconds` from now."""
+        obj["status"]["restartingTo"] = target
+        set_condition(obj["status"]["conditions"], {"type": "Ready", "status": "False",
+                                                    "reason": said[0]}, self._stamp())  # fmt: skip
+        self.sim.write(obj)
+        self.sim.record(key_of(obj), *said)
+        self.sim.store.schedule(self.sim.now() + seconds, then)
 
     def _on_static_ready(self, namespace: str, name: str, image: str) -> None:
         pod = self.sim.get("Pod", name, namespace)
@@ -66,14 +74,10 @@ class KubeWorld(World):
             status = node["status"]
             if not target or kubelet_of(node) == target or status.get("restartingTo") == target:
                 continue
-            status["restartingTo"] = target
-            set_condition(status["conditions"], {"type": "Ready", "status": "False",
-                                                 "reason": "KubeletRestarting"}, self._stamp())  # fmt: skip
-            self.sim.write(node)
-            self.sim.record(key_of(node), "KubeletRestarting", f"kubelet restarts at {v(target)}")
             timing = self.spec.node_phases.overrides.get(name)
             seconds = timing.reboot if timing else self.sim.uniform(self.spec.node_phases.reboot)
-            self.sim.store.schedule(self.sim.now() + seconds, ["kubelet-ready", name, target])
+            self._restart(node, target, ("KubeletRestarting", f"kubelet restarts at {v(target)}"),
+                          seconds, ["kubelet-ready", name, target])  # fmt: skip
 
     def _on_kubelet_ready(self, name: str, target: str) -> None:
         node = self.sim.get("Node", name)
