@@ -58,10 +58,9 @@ def subscribe_command(
     """
     name, path, source_namespace, priority = parse_source(source)
     with opened(cluster) as (root, store, spec):
-        if spec.platform == "gdc":
-            raise InputError(
-                f"cluster {root.name} is a distributed-cloud cluster: OLM runs on OpenShift"
-            )
+        if spec.platform in ("gdc", "kubernetes"):
+            raise InputError(f"cluster {root.name} is a {spec.platform} cluster: the simulator runs "
+                             "OLM on OpenShift clusters", hint="subscribe an OpenShift cluster")  # fmt: skip
         sim = SimCluster(store)
         chosen = package_of(str(path), package)
         add_source(sim, name, str(path), namespace=source_namespace, priority=priority)

@@ -1,6 +1,6 @@
 """One kind's objects, listed once and kept current by a watch, as client-go's shared
 informers keep them: a controller acting over the API reads from memory and only its
-writes travel (client-go tools/cache reflector.go: list, then watch from the list's
+writes travel (SPEC X2; client-go tools/cache reflector.go: list, then watch from the list's
 resourceVersion with allowWatchBookmarks, relist on 410 Gone).
 
 The watch runs in a thread that only queues what arrives; the controllers' thread

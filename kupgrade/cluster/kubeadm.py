@@ -1,4 +1,4 @@
-"""A kubeadm cluster's objects as the API shows them (SPEC H): control-plane nodes running
+"""A kubeadm cluster's objects as the API shows them (SPEC H1-H6): control-plane nodes running
 kube-apiserver, kube-controller-manager, kube-scheduler and etcd as static pods (mirror
 pods in kube-system, `component` and `tier: control-plane` labels, images of
 registry.k8s.io tagged with the version), kube-proxy as a DaemonSet's pod on every node,

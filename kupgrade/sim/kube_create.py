@@ -1,5 +1,5 @@
 """A simulated plain Kubernetes cluster (`--platform kubernetes`), as kubeadm leaves it
-(SPEC H): control-plane nodes with kube-apiserver, kube-controller-manager,
+(SPEC H1-H6): control-plane nodes with kube-apiserver, kube-controller-manager,
 kube-scheduler and etcd as static pods behind one load-balanced endpoint, a kubelet and
 kube-proxy on every node, and the profile's workloads with their budgets."""
 

@@ -1,5 +1,5 @@
 """What `kupgrade olm subscribe` and `olm approve` write to a simulated cluster, and the
-catalogs and subscriptions a profile starts it with (SPEC F): CatalogSource and
+catalogs and subscriptions a profile starts it with (SPEC F1, F6): CatalogSource and
 Subscription objects for the OLM controller, and an install plan's approval."""
 
 from __future__ import annotations

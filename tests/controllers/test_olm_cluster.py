@@ -323,3 +323,18 @@ def test_an_approved_plan_installs_its_csv_after_the_catalog_moved_on(tmp_path: 
     assert first["status"]["phase"] == "Complete"
     assert sim.get("ClusterServiceVersion", "etcd.v1", "operators") is not None  # installed
     assert second["spec"]["clusterServiceVersionNames"] == ["etcd.v2"]
+
+
+def test_olm_is_refused_on_clusters_that_do_not_run_it(tmp_path: Path) -> None:
+    from tests.support.cli import kupgrade  # noqa: PLC0415
+
+    env = {"KUPGRADE_HOME": str(tmp_path / "home")}
+    catalog = write_blobs(tmp_path / "catalog", CAPPED)
+    made = kupgrade(
+        "cluster", "create", "k", "--platform", "kubernetes", "--version", "v1.30.4", env=env
+    )
+    assert made.returncode == 0, made.stderr
+    refused = kupgrade("olm", "subscribe", "--cluster", "k", "--source", f"c={catalog}", env=env)
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("error: cluster k is a kubernetes cluster")
+    assert len(refused.stderr.strip().splitlines()) == 1

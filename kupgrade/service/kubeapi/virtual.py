@@ -1,6 +1,6 @@
 """Objects the API serves from what the simulator keeps outside its object table: the
 controllers' state as the ConfigMap a controller on a real cluster keeps it in, the
-event log as core/v1 Events, and the virtual clock.
+event log as core/v1 Events, and the virtual clock (SPEC X2).
 
 The same names and shapes as `cluster/kube.py` uses on a real cluster, so a controller
 acting over the API keeps its state where the in-process one does (store meta
