@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from kupgrade import __version__
-from kupgrade.cli import graph, olm, olm_cluster, promql, release, skew
+from kupgrade.cli import fleet, graph, olm, olm_cluster, promql, release, skew
 from kupgrade.cli.cluster import cluster_app, controller_app, get_command, upgrade_command
 from kupgrade.cli.demo import demo_command, sample_app
 from kupgrade.cli.guard import guarded
@@ -32,6 +32,7 @@ app.add_typer(release.app, name="release")
 app.add_typer(cluster_app, name="cluster")
 app.add_typer(controller_app, name="controller")
 app.add_typer(skew.app, name="skew")
+app.add_typer(fleet.app, name="fleet")
 app.add_typer(olm.app, name="olm")  # olm_cluster adds subscribe and approve to it
 _ = olm_cluster
 app.command("upgrade")(upgrade_command)

@@ -19,6 +19,8 @@ REGISTRY = "registry.k8s.io"
 APISERVER = "kube-apiserver"
 CONTROLLERS = ("kube-controller-manager", "kube-scheduler")
 STATIC = (APISERVER, *CONTROLLERS)
+CLOUD = "cloud-controller-manager"  # run as a static pod when a cluster's shape says so
+MANAGERS = (*CONTROLLERS, CLOUD)  # the components SPEC H4 holds to the apiservers
 CONTROL_PLANE_ROLE = "control-plane"
 POOL_LABEL = "kupgrade.io/pool"
 # The kubelet version the controller asked a node for (its package upgraded, the kubelet
@@ -121,6 +123,12 @@ def kubelet_of(node: Obj) -> str:
     return str(((node.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", "")).lstrip(
         "v"
     )
+
+
+def proxy_of(node: Obj) -> str:
+    """The node's kube-proxy version as its status reports it (its kubelet's if unsaid)."""
+    info = (node.get("status") or {}).get("nodeInfo") or {}
+    return str(info.get("kubeProxyVersion") or info.get("kubeletVersion", "")).lstrip("v")
 
 
 def pod_ready(pod: Obj) -> bool:

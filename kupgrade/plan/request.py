@@ -8,24 +8,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
-
 from kupgrade.errors import InputError
 from kupgrade.plan.gdc_fleet import Goal, plan_fleet
 from kupgrade.plan.kube import KubeCluster, plan_cluster
+from kupgrade.plan.kube_fleet import fleet_clusters, is_kube_fleet, kube_cluster, plan_kube_fleet
 from kupgrade.plan.stages import stage_plan
-from kupgrade.plan.steps import Plan, Refusal
+from kupgrade.plan.steps import Plan
 from kupgrade.skew.fleet import History, is_fleet_document, parse_fleet
-from kupgrade.skew.inventory import kube_field, parse_inventory
-from kupgrade.skew.k8s import check
-from kupgrade.versions import parse_kube
+from kupgrade.skew.inventory import kube_field
 
 STAGE_FIELDS = {"workerNodePools", "controlPlaneLoadBalancer", "loadBalancerNodePool"}
-
-
-class KubeDoc(msgspec.Struct, forbid_unknown_fields=True):
-    cp: str
-    pools: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 @dataclass
@@ -52,6 +44,13 @@ def plan_document(data: Any, where: str, request: PlanRequest) -> Plan | dict[st
         isinstance(cluster, dict) and STAGE_FIELDS & set(cluster)
     ):
         return stage_plan(cluster, target, where)
+    if is_kube_fleet(data):
+        if policy == "gdc":
+            raise InputError("policy gdc does not apply to Kubernetes clusters", file=where,
+                             field="--policy", hint="use k8s-n2, k8s-n3 or auto")  # fmt: skip
+        clusters = fleet_clusters(data, where, policy)
+        offered = [kube_field(v, "--available") for v in available]
+        return plan_kube_fleet(clusters, kube_field(target, "--to"), offered, policy)
     if is_fleet_document(data):
         if policy not in ("gdc", "auto"):
             raise InputError(f"policy {policy!r} does not apply to a fleet", field="--policy",
@@ -68,27 +67,9 @@ def plan_document(data: Any, where: str, request: PlanRequest) -> Plan | dict[st
 
 
 def _kube_cluster(data: dict[str, Any], where: str, policy: str) -> KubeCluster | Plan:
+    """One cluster: a skew inventory, `{cp, pools}` at the top or under `cluster:`."""
     if "apiservers" in data:
-        inventory = parse_inventory(data, where)
-        problems = check(inventory, policy)  # the real inventory, kube-proxy and all
-        if problems:
-            return Plan([], refused=Refusal.illegal_start(problems, "cluster"))
-        if not inventory.apiservers:
-            raise InputError(
-                "the inventory lists no kube-apiserver", file=where, field="apiservers"
-            )
-        pools = {n.name: parse_kube(n.kubelet) for n in inventory.nodes if n.kubelet}
-        cp = max(parse_kube(a.version) for a in inventory.apiservers)
-        return KubeCluster(cp, pools)
+        return kube_cluster(data, where, policy)
     body = data.get("cluster", data)
     picked = {k: v for k, v in body.items() if k in ("cp", "pools")} if body is data else body
-    try:
-        doc = msgspec.convert(picked, KubeDoc)
-    except msgspec.ValidationError as exc:
-        raise InputError(
-            str(exc),
-            file=where,
-            hint="a Kubernetes cluster is {cp: VERSION, pools: {NAME: VERSION}}",
-        ) from None
-    pools = {name: kube_field(v, f"pools.{name}", where) for name, v in doc.pools.items()}
-    return KubeCluster(kube_field(doc.cp, "cp", where), pools)
+    return kube_cluster(picked, where, policy)

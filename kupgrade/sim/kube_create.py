@@ -13,8 +13,9 @@ from kupgrade.cluster.kubeadm import (
     kubeadm_config,
     proxy_pod,
     static_pod,
+    v,
 )
-from kupgrade.sim.profile import Machine, Profile, node_names
+from kupgrade.sim.profile import Kube, Machine, Profile, node_names
 from kupgrade.sim.store import Store
 from kupgrade.sim.workloads import add_workloads, schedule_changes
 
@@ -29,6 +30,7 @@ def populate_kube(store: Store, name: str, profile: Profile) -> None:
     store.set_meta("now", now)
     store.set_meta("seed", spec.seed)
     version = spec.version.lstrip("v")
+    shape = spec.kube or Kube()
     store.put(kubeadm_config(version, f"{name}-api.cluster.local:{ENDPOINT_PORT}"))
     for pool in spec.pools:
         role = CONTROL_PLANE_ROLE if CONTROL_PLANE_ROLE in (pool.name, pool.role) else "worker"
@@ -36,10 +38,14 @@ def populate_kube(store: Store, name: str, profile: Profile) -> None:
         machines = pool.machines or [Machine(n) for n in node_names(pool)]
         for i, machine in enumerate(machines):
             zone = machine.zone or (pool.zones[i % len(pool.zones)] if pool.zones else None)
-            store.put(kube_node(machine.name, pool.name, role, at, created=stamp, zone=zone))
-            store.put(proxy_pod(machine.name, at, stamp))
+            node = kube_node(machine.name, pool.name, role, at, created=stamp, zone=zone)
+            proxy = shape.kube_proxy.get(machine.name, at).lstrip("v")
+            node["status"]["nodeInfo"]["kubeProxyVersion"] = v(proxy)
+            store.put(node)
+            store.put(proxy_pod(machine.name, proxy, stamp))
             if role == CONTROL_PLANE_ROLE:
-                for component in (*STATIC, "etcd"):
-                    store.put(static_pod(component, machine.name, version, stamp))
+                runs = shape.static_pods.get(machine.name) or dict.fromkeys(STATIC, version)
+                for component, at_version in {**runs, "etcd": version}.items():
+                    store.put(static_pod(component, machine.name, at_version.lstrip("v"), stamp))
     add_workloads(store, spec, stamp)
     schedule_changes(store, spec, now)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kupgrade.cluster.conditions import set_condition
-from kupgrade.cluster.kubeadm import KUBELET_TARGET, kubelet_of, proxy_pod, v
+from kupgrade.cluster.kubeadm import KUBELET_TARGET, kubelet_of, node_pool, proxy_pod, v
 from kupgrade.cluster.objects import key_of
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.profile import Spec
@@ -21,6 +21,11 @@ STATIC_RESTART = (10.0, 40.0)  # seconds a static pod takes to come back on a ne
 class KubeWorld(World):
     def __init__(self, sim: SimCluster, spec: Spec) -> None:
         super().__init__(sim, spec)
+        # Workloads name the profile's pools; nodes carry that name as a label.
+        self.by_role = {}
+        for node in sim.list("Node"):
+            pool = node_pool(node)
+            self.by_role.setdefault(pool, []).append(node["metadata"]["name"])
         self.static = sim.watch("Pod")
         self.kubelets = sim.watch("Node")
 

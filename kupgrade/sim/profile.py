@@ -218,6 +218,17 @@ class Gdc(_Base):
     health_check_seconds: float = 60.0  # how often the health checks run again
 
 
+class Kube(_Base):
+    """A plain Kubernetes cluster whose components do not all run its version, as a skew
+    inventory describes one: the control-plane components each control-plane node runs
+    and at which version (by default every node runs kube-apiserver,
+    kube-controller-manager and kube-scheduler at the cluster's version), and kube-proxy
+    per node (by default its kubelet's version)."""
+
+    static_pods: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
+    kube_proxy: dict[str, str] = msgspec.field(default_factory=dict)
+
+
 class Verification(_Base):
     keyring: str
     store: str
@@ -249,6 +260,7 @@ class Spec(_Base):
     extra_manifests: int = 0  # more manifests per release (a realistic release has ~900)
     gdc: Gdc | None = None  # set for `platform: gdc`
     olm: Olm | None = None  # operators installed through OLM (OpenShift)
+    kube: Kube | None = None  # per-node component versions (`platform: kubernetes`)
 
 
 class Profile(_Base):
@@ -453,6 +465,8 @@ def check_profile(profile: Profile, where: str) -> None:
         _check_gdc(spec, where)
         if spec.olm is not None:
             raise InputError("OLM runs on OpenShift clusters", file=where, field="spec.olm")
+        if spec.kube is not None:
+            raise InputError("applies to platform: kubernetes", file=where, field="spec.kube")
     elif spec.platform == "kubernetes":
         _check_kube(spec, where)
     else:
@@ -486,6 +500,33 @@ def _check_kube(spec: Spec, where: str) -> None:
         if value is not None:
             raise InputError(f"{section} applies to OpenShift or distributed-cloud clusters",
                              file=where, field=f"spec.{section}")  # fmt: skip
+    if spec.kube is not None:
+        _check_kube_shape(spec, spec.kube, where)
+
+
+KUBE_COMPONENTS = (
+    "kube-apiserver", "kube-controller-manager", "kube-scheduler", "cloud-controller-manager",
+)  # fmt: skip
+
+
+def _check_kube_shape(spec: Spec, kube: Kube, where: str) -> None:
+    planes = {n for p in spec.pools if "control-plane" in (p.name, p.role) for n in node_names(p)}
+    nodes = {n for p in spec.pools for n in node_names(p)}
+    versions = [(f"spec.kube.kubeProxy.{n}", n, v, nodes) for n, v in kube.kube_proxy.items()]
+    for node, components in kube.static_pods.items():
+        for component, version in components.items():
+            if component not in KUBE_COMPONENTS:
+                raise InputError(f"{component!r} is not one of {', '.join(KUBE_COMPONENTS)}",
+                                 file=where, field=f"spec.kube.staticPods.{node}")  # fmt: skip
+            versions.append((f"spec.kube.staticPods.{node}.{component}", node, version, planes))
+    for field, node, version, known in versions:
+        if node not in known:
+            raise InputError(f"{node} is not a {'control-plane ' if known is planes else ''}node "
+                             "of the profile", file=where, field=field)  # fmt: skip
+        try:
+            parse_kube(version)
+        except VersionError as exc:
+            raise InputError(exc.message, file=where, field=field) from None
 
 
 OLM_POLICIES = ("seed", "olm-v0", "semver")
@@ -515,6 +556,8 @@ def _check_olm(olm: Olm, where: str) -> None:
 
 def _no_gdc(spec: Spec, where: str) -> None:
     """Distributed-cloud settings in an OpenShift profile are a mistake, not a no-op."""
+    if spec.kube is not None:
+        raise InputError("applies to platform: kubernetes", file=where, field="spec.kube")
     if spec.gdc is not None:
         raise InputError("applies to platform: gdc", file=where, field="spec.gdc",
                          hint="add `platform: gdc`, or remove the gdc section")  # fmt: skip

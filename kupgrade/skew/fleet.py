@@ -52,10 +52,11 @@ class FleetDoc(_Base):
 
 
 # Keys a conformance case or a plan file carries beside the fleet; they are read by the
-# commands that need them (plan: target, available) and otherwise left alone.
+# commands that need them (plan: target, available; fleet create: simulation) and
+# otherwise left alone.
 CASE_KEYS = frozenset(
     {"id", "origin", "kind", "note", "expect", "request", "schema_version", "platform",
-     "policy", "target", "available", "release_order_status", "bmctl"}
+     "policy", "target", "available", "release_order_status", "bmctl", "simulation"}
 )  # fmt: skip
 
 

@@ -20,13 +20,16 @@ from typing import Any
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.kubeadm import (
     APISERVER,
+    CLOUD,
     CONTROLLERS,
     KUBELET_TARGET,
+    MANAGERS,
     image_version,
     is_control_plane,
     kubelet_of,
     node_pool,
     pod_ready,
+    proxy_of,
     v,
 )
 from kupgrade.cluster.objects import Obj, drainable, key_of
@@ -40,9 +43,11 @@ RETRY = 5.0  # seconds between eviction attempts (kubectl drain)
 
 
 def inventory(api: Backend, change: tuple[str, str, str] | None = None) -> Inventory:
-    """The live state as the skew rules read it; `change` (component, node, version)
-    shows it as it would be after one more change."""
-    plane: dict[str, list[Instance]] = {APISERVER: [], **{c: [] for c in CONTROLLERS}}
+    """The live state as the skew rules read it: the static pods' images, each node's
+    kubelet and kube-proxy as its status reports them. `change` (component, node,
+    version) shows it as it would be after one more change (a kubelet change moves the
+    node's kube-proxy too)."""
+    plane: dict[str, list[Instance]] = {APISERVER: [], **{c: [] for c in MANAGERS}}
     all_nodes = api.list("Node")
     for pod in (
         p for n in all_nodes if is_control_plane(n) for p in api.pods_on(n["metadata"]["name"])
@@ -57,12 +62,13 @@ def inventory(api: Backend, change: tuple[str, str, str] | None = None) -> Inven
     nodes = []
     for node in all_nodes:
         name = node["metadata"]["name"]
-        kubelet = kubelet_of(node)
+        kubelet, proxy = kubelet_of(node), proxy_of(node)
         if change is not None and change[:2] == ("kubelet", name):
-            kubelet = change[2]
-        nodes.append(InventoryNode(name, kubelet, kubelet))
+            kubelet = proxy = change[2]
+        nodes.append(InventoryNode(name, kubelet, proxy))
     return Inventory(apiservers=plane[APISERVER], kube_controller_manager=plane[CONTROLLERS[0]],
-                     kube_scheduler=plane[CONTROLLERS[1]], nodes=nodes)  # fmt: skip
+                     kube_scheduler=plane[CONTROLLERS[1]], cloud_controller_manager=plane[CLOUD],
+                     nodes=nodes)  # fmt: skip
 
 
 class KubeController:
@@ -70,16 +76,17 @@ class KubeController:
         self.api = api
         self.changes = api.watch("Node", "Pod")
         self.again = True
+        self.seen: dict[str, Any] | None = None
 
     def sync(self) -> float | None:
-        if not self.changes and not self.again:
-            return None
-        keys = self.changes.drain()
         before = self.api.state(STATE)
+        if not self.changes and not self.again and before == self.seen:
+            return None  # nothing changed, and no new request (a fleet asks for steps)
+        keys = self.changes.drain()
         # Workload pods come and go all the time; they matter only while a node drains
         # (and then the drain's own retries look again): a pass costs the cluster's size.
         relevant = any(k[0] == "Node" or k[1] == "kube-system" for k in keys)
-        if not (relevant or self.again or (before or {}).get("drain")):
+        if not (relevant or self.again or before != self.seen or (before or {}).get("drain")):
             return None
         state = copy.deepcopy(before or {})
         if state and not state.get("completed") and not state.get("failed"):
@@ -87,6 +94,7 @@ class KubeController:
         if state != (before or {}):
             self.api.set_state(STATE, state)
         self.again = state != (before or {})
+        self.seen = state or None
         return None
 
     # --- the plan, step by step ------------------------------------------------------
@@ -158,7 +166,7 @@ class KubeController:
             self.api.record(
                 f"upgrade/{step['id']}", "StepStarted", f"kubeadm upgrade apply {v(target)}"
             )
-        for phase, components in (("apiservers", (APISERVER,)), ("controllers", CONTROLLERS)):
+        for phase, components in (("apiservers", (APISERVER,)), ("controllers", MANAGERS)):
             if state["phase"] != phase:
                 continue
             for node in planes:
@@ -173,7 +181,10 @@ class KubeController:
         pod = self.api.get("Pod", f"{component}-{node}", "kube-system")
         if pod is None:
             return True  # this node does not run it
-        if image_version(pod) != target:
+        running = image_version(pod)
+        if running and parse_kube(running) > parse_kube(target):
+            return True  # already newer: a step never downgrades
+        if running != target:
             if self._blocked(state, (component, node, target)):
                 return False
             changed = copy.deepcopy(pod)
@@ -203,6 +214,8 @@ class KubeController:
         notes = node["metadata"].setdefault("annotations", {})
         current = kubelet_of(node)
         asked = notes.get(KUBELET_TARGET)
+        if asked is None and parse_kube(current) > parse_kube(target):
+            return self._uncordon(node)  # already newer: a step never downgrades
         if current == target and asked in (None, target):
             if asked is None:
                 return self._uncordon(node)

@@ -16,9 +16,13 @@ from kupgrade.versions import parse_kube
 
 
 def current(api: Backend) -> KubeCluster:
-    """The control plane at its oldest apiserver, each worker pool at its oldest kubelet."""
+    """The control plane at its oldest component (an apiserver, controller-manager,
+    scheduler: a step brings the laggards up first), each worker pool at its oldest
+    kubelet."""
     found = inventory(api)
-    plane = min(parse_kube(a.version) for a in found.apiservers)
+    plane = min(
+        parse_kube(i.version) for i in [*found.apiservers, *(c for _, c in found.controllers())]
+    )
     pools: dict[str, Any] = {}
     for node in api.list("Node"):
         if is_control_plane(node):
@@ -48,5 +52,17 @@ def request_upgrade(api: Backend, target: str, available: list[str], policy: str
                          f"{refusal.message}", hint=refusal.fix)  # fmt: skip
     state = {"target": str(to), "policy": policy, "index": 0, "started": api.now(),
              "steps": [s.to_json() for s in plan.steps]}  # fmt: skip
+    api.set_state(STATE, state)
+    return state
+
+
+def request_step(api: Backend, step: dict[str, Any], policy: str) -> dict[str, Any]:
+    """One step of a fleet's plan, `control-plane` or `nodepool/POOL` of this cluster, for
+    the controller to carry out as it carries out a step of its own plan."""
+    if in_progress(api) is not None:
+        raise InputError("an upgrade is already in progress",
+                         hint="wait for it (`kupgrade upgrade --cluster NAME` shows it)")  # fmt: skip
+    state = {"target": str(parse_kube(step["to"])), "policy": policy, "index": 0,
+             "started": api.now(), "steps": [step]}  # fmt: skip
     api.set_state(STATE, state)
     return state

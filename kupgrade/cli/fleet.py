@@ -1,0 +1,309 @@
+"""`kupgrade fleet`: a fleet file made into simulated clusters on one virtual clock, and
+its plan rehearsed on them with every rule checked at every state (SPEC X5)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, stdout, user_errors
+from kupgrade.errors import InputError
+from kupgrade.plan.kube_fleet import KUBERNETES
+from kupgrade.sim.fleet.doc import read_fleet
+from kupgrade.sim.fleet.home import create_fleet, delete_fleet, fleet_names, locked, opened_fleet
+from kupgrade.sim.fleet.rehearsal import PlanRefusedError, Rehearsal, Settings
+from kupgrade.sim.fleet.report import fleet_report
+from kupgrade.skew.inventory import read_yaml
+
+app = typer.Typer(
+    no_args_is_help=True, help="Fleets of simulated clusters: create, rehearse a plan, status."
+)
+
+FleetOpt = Annotated[
+    str | None, typer.Option("--fleet", help="Fleet name (the only one if omitted).")
+]
+
+
+@app.command("create")
+@user_errors
+def create_command(
+    file: Annotated[Path, typer.Argument(help="Fleet file (the format `kupgrade plan` reads).")],
+    name: Annotated[
+        str | None, typer.Option("--name", help="Fleet name (default: the file's name).")
+    ] = None,
+    output: OutputOpt = Format.text,
+) -> None:
+    """Create every cluster of a fleet file as a simulated cluster, on one clock.
+
+    Distributed-cloud fleets (admin, hybrid, user and standalone clusters with node pools)
+    and Kubernetes fleets (`platform: kubernetes`, clusters as `{cp, pools}` or skew
+    inventories) are read as `kupgrade plan` reads them; `simulation:` sets sizes, a
+    profile and the clock (see `kupgrade fleet create --help`).
+
+    **Examples**
+
+    ```
+    kupgrade fleet create fleet.yaml
+    kupgrade fleet create fleet.yaml --name prod -o json
+    kupgrade get nodes --cluster user-1      # every member is a simulated cluster
+    ```
+    """
+    fleet = read_fleet(read_yaml(file, "fleet file"), str(file))
+    fleet_name = name or file.stem
+    root = create_fleet(fleet_name, fleet)
+    info = {"fleet": fleet_name, "path": str(root), "platform": fleet.platform,
+            "clusters": [m.name for m in fleet.members]}  # fmt: skip
+    if output.data:
+        print_json(info)
+        return
+    stdout.print(f"created fleet {fleet_name} ({fleet.platform}): {len(fleet.members)} clusters "
+                 f"({', '.join(info['clusters'][:8])}{', ...' if len(fleet.members) > 8 else ''})",
+                 highlight=False, markup=False)  # fmt: skip
+
+
+@app.command("list")
+@user_errors
+def list_command(output: OutputOpt = Format.text) -> None:
+    """List the fleets.
+
+    **Examples**
+
+    ```
+    kupgrade fleet list
+    kupgrade fleet list -o json
+    ```
+    """
+    rows = []
+    for name in fleet_names():
+        with opened_fleet(name) as (_, store, info, _members):
+            state = store.meta("rehearsal") or {}
+            rows.append({"name": name, "platform": info.get("platform"),
+                         "clusters": len(info.get("members", [])),
+                         "rehearsal": state.get("status", "not started"),
+                         "target": state.get("target")})  # fmt: skip
+    if output.data:
+        print_json(rows)
+        return
+    table = Table("NAME", "PLATFORM", "CLUSTERS", "REHEARSAL", "TARGET", box=None)
+    for r in rows:
+        table.add_row(
+            r["name"], r["platform"], str(r["clusters"]), r["rehearsal"], r["target"] or ""
+        )
+    stdout.print(table)
+
+
+@app.command("delete")
+@user_errors
+def delete_command(
+    name: Annotated[str, typer.Argument(help="Fleet to delete, with its clusters.")],
+    output: OutputOpt = Format.text,
+) -> None:
+    """Delete a fleet and every cluster it created.
+
+    **Examples**
+
+    ```
+    kupgrade fleet delete prod
+    ```
+    """
+    members = delete_fleet(name)
+    if output.data:
+        print_json({"deleted": name, "clusters": members})
+    else:
+        stdout.print(f"deleted fleet {name} and its {len(members)} clusters", highlight=False)
+
+
+def _settings(info: dict[str, Any], to: str | None, available: str | None, policy: str | None,
+              max_parallel: int) -> Settings:  # fmt: skip
+    target = to or info.get("target")
+    if not target:
+        raise InputError("no target version", field="--to",
+                         hint="pass --to VERSION (or put `target:` in the fleet file)")  # fmt: skip
+    offered = [v.strip() for v in available.split(",") if v.strip()] if available else None
+    chosen = policy or info.get("policy") or ("auto" if info["platform"] == KUBERNETES else "gdc")
+    if info["platform"] == KUBERNETES and chosen == "gdc":
+        raise InputError("policy gdc does not apply to Kubernetes clusters", field="--policy")
+    if info["platform"] != KUBERNETES and chosen not in ("gdc", "auto"):
+        raise InputError(f"policy {chosen!r} does not apply to a distributed-cloud fleet",
+                         field="--policy", hint="use --policy gdc")  # fmt: skip
+    return Settings(str(target), offered if offered is not None else list(info.get("available") or []),
+                    chosen, max_parallel)  # fmt: skip
+
+
+def _plan_steps(path: Path) -> list[dict[str, Any]]:
+    """A plan as `kupgrade plan -o json` writes it (steps: id, object, from, to, after)."""
+    data = read_yaml(path, "plan")
+    steps = data.get("steps") if isinstance(data, dict) else None
+    if not isinstance(steps, list) or not all(
+        isinstance(s, dict) and {"id", "object", "from", "to"} <= s.keys() for s in steps
+    ):
+        raise InputError("a plan has `steps`, each with id, object, from, to and after",
+                         file=str(path), hint="write one with `kupgrade plan FLEET.yaml -o json`")  # fmt: skip
+    ids = {str(s["id"]) for s in steps}
+    out = []
+    for s in steps:
+        after = [str(a) for a in s.get("after") or []]
+        missing = [a for a in after if a not in ids]
+        if missing:
+            raise InputError(f"step {s['id']} comes after {missing[0]!r}, which the plan does not have",
+                             file=str(path), field=f"steps[{s['id']}].after")  # fmt: skip
+        out.append({"id": str(s["id"]), "object": str(s["object"]), "from": str(s["from"]),
+                    "to": str(s["to"]), "after": after,
+                    "leave_pools": [str(p) for p in s.get("leave_pools") or []]})  # fmt: skip
+    return out
+
+
+@app.command("rehearse")
+@user_errors
+def rehearse_command(
+    fleet: FleetOpt = None,
+    to: Annotated[
+        str | None, typer.Option("--to", help="Target version (default: the fleet file's).")
+    ] = None,
+    available: Annotated[
+        str | None, typer.Option("--available", help="Releases steps may land on, comma-separated.")
+    ] = None,
+    policy: Annotated[
+        str | None,
+        typer.Option("--policy", help="kubernetes: k8s-n2, k8s-n3 or auto; gdc fleets: gdc."),
+    ] = None,
+    max_parallel: Annotated[
+        int,
+        typer.Option(
+            "--max-parallel", min=0, help="Steps running at once (0: as many as the plan allows)."
+        ),
+    ] = 0,
+    plan_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--plan", help="Rehearse this plan (`kupgrade plan -o json`) instead of planning."
+        ),
+    ] = None,
+    speed: Annotated[
+        float,
+        typer.Option(
+            "--speed", min=0, help="Simulated seconds per wall second (0: as fast as possible)."
+        ),
+    ] = 0.0,
+    output: OutputOpt = Format.text,
+) -> None:
+    """Carry the fleet's plan out on its simulated clusters, checking every rule at every state.
+
+    The planner plans from where the clusters are; each step starts when its `after`
+    steps are done and its cluster is free, up to --max-parallel at once, carried out by
+    its cluster's upgrade controller. A broken rule, a refused step or a failed upgrade
+    stops the rehearsal (exit 1) and names the state, the rule and the objects. Safe to
+    kill at any moment: run it again and it goes on from where it was.
+
+    **Examples**
+
+    ```
+    kupgrade fleet rehearse --to 1.30.0-gke.1930 --max-parallel 10
+    kupgrade fleet rehearse --fleet prod -o json > report.json
+    kupgrade plan fleet.yaml --to 1.29.100-gke.251 -o json > plan.json
+    kupgrade fleet rehearse --plan plan.json --to 1.29.100-gke.251
+    ```
+    """
+    with opened_fleet(fleet) as (root, store, info, members), locked(root, list(members)):
+        rehearsal = Rehearsal(store, members, info)
+        state = rehearsal.state
+        if state is not None and state["status"] == "running":
+            if to is not None or available or policy or plan_file or max_parallel:
+                raise InputError("a rehearsal of this fleet is under way: run `kupgrade fleet "
+                                 "rehearse` without options to go on with it", field="--to")  # fmt: skip
+            rehearsal.resume()
+        elif state is not None and state["status"] == "stopped":
+            raise InputError(f"the last rehearsal stopped ({state['stop']['kind']}): "
+                             f"{state['stop'].get('why', '')}",
+                             hint=f"see `kupgrade fleet status --fleet {root.name}`; delete the fleet "
+                             "and create it again to start over")  # fmt: skip
+        else:
+            settings = _settings(info, to, available, policy, max_parallel)
+            try:
+                rehearsal.begin(settings, _plan_steps(plan_file) if plan_file else None)
+            except PlanRefusedError as refused:
+                if output.data:
+                    print_json({"refused": refused.plan.to_json()})
+                raise
+        wall = time.monotonic()
+        progress = _progress(rehearsal, output)
+        rehearsal.run(progress, speed)
+        report = fleet_report(rehearsal, root.name, time.monotonic() - wall)
+    _print(report, output)
+    if report["outcome"] != "completed":
+        raise typer.Exit(1)
+
+
+def _progress(rehearsal: Rehearsal, output: Format) -> Any:
+    """One line on stderr each time a step ends (long work shows progress)."""
+    if output.data:
+        return None
+    seen = {"done": sum(1 for r in rehearsal.steps.values() if "finishedAt" in r)}
+    total = len(rehearsal.steps)
+
+    def show(r: Rehearsal) -> None:
+        done = sum(1 for rec in r.steps.values() if "finishedAt" in rec)
+        if done != seen["done"]:
+            seen["done"] = done
+            stderr.print(f"{done}/{total} steps done", highlight=False)
+
+    return show
+
+
+@app.command("status")
+@user_errors
+def status_command(fleet: FleetOpt = None, output: OutputOpt = Format.text) -> None:
+    """The rehearsal as far as it got: steps, clusters, downtime, critical path.
+
+    **Examples**
+
+    ```
+    kupgrade fleet status
+    kupgrade fleet status --fleet prod -o json
+    ```
+    """
+    with opened_fleet(fleet) as (root, store, info, members):
+        report = fleet_report(Rehearsal(store, members, info), root.name)
+    _print(report, output)
+
+
+def _minutes(seconds: float | None) -> str:
+    return "" if seconds is None else f"{seconds / 60:.1f}m"
+
+
+def _print(report: dict[str, Any], output: Format) -> None:
+    if output.data:
+        print_json(report)
+        return
+    steps = Table("STEP", "OBJECT", "FROM", "TO", "STATE", "READY", "START", "END", "WAITED FOR",
+                  box=None)  # fmt: skip
+    for s in report["steps"]:
+        waited = s["freedBy"] or s["waitedFor"] or ""
+        if s["state"] == "waiting" and s["heldBy"]:
+            waited = s["heldBy"]
+        steps.add_row(s["id"], s["object"], s["from"], s["to"], s["state"], _minutes(s["readyAt"]),
+                      _minutes(s["startedAt"]), _minutes(s["finishedAt"]), waited)  # fmt: skip
+    stdout.print(steps)
+    clusters = Table("CLUSTER", "START", "FINISH", "DOWN", "SHORT", "VERSIONS", box=None)
+    for c in report["clusters"]:
+        down = sum(w["down"] for w in c["downtime"].values())
+        short = sum(w["short"] for w in c["downtime"].values())
+        clusters.add_row(c["name"], _minutes(c["start"]), _minutes(c["finish"]), _minutes(down),
+                         _minutes(short), c["versions"])  # fmt: skip
+    stdout.print(clusters)
+    path = " -> ".join(p["id"] for p in report["criticalPath"])
+    stdout.print(f"fleet {report['fleet']}: {report['outcome']} after "
+                 f"{report['simulatedSeconds'] / 60:.1f} simulated minutes; critical path {path or '-'}",
+                 highlight=False, markup=False)  # fmt: skip
+    stop = report.get("stop")
+    if stop:
+        stdout.print(f"stopped ({stop['kind']}) at {_minutes(stop['at'])}: {stop.get('why', '')}",
+                     highlight=False, markup=False)  # fmt: skip
+        if stop.get("state"):
+            stdout.print(f"  state after: {stop['state']}", highlight=False, markup=False)
+        if stop.get("objects"):
+            stdout.print(f"  objects: {', '.join(stop['objects'])}", highlight=False, markup=False)

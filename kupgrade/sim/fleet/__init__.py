@@ -1,0 +1,1 @@
+"""Fleets of simulated clusters on one virtual clock, rehearsing a plan (SPEC X5)."""

@@ -1,0 +1,190 @@
+"""The fleet's skew rules, checked on every state a rehearsal passes through (SPEC G2,
+G4, H2-H6, X5).
+
+A state is what each member's components run: for a distributed-cloud cluster every
+node's version (its control plane's and each worker pool's), for a plain Kubernetes
+cluster every static pod's image, kubelet and kube-proxy. Each change is recorded in the
+fleet's event log (reason `VersionChanged`, object `CLUSTER/COMPONENT`, message
+`OLD -> NEW`; the first state as `Version` events), so every recorded state can be
+rebuilt and checked again.
+
+While a distributed-cloud cluster upgrades, its control plane or a pool runs two
+versions at once. The rules compare a cluster's version with its manager's and with its
+pools'; a state holds only when every pairing of the versions actually running keeps
+them, which is stricter than reading either status field (the status changes only when
+the upgrade ends).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kupgrade.cluster import gdc as g
+from kupgrade.cluster.backend import Backend
+from kupgrade.controllers.kube.controller import inventory
+from kupgrade.skew.fleet import Fleet, History
+from kupgrade.skew.gdc import WARNINGS, pool_rule, user_rules
+from kupgrade.skew.k8s import check
+from kupgrade.skew.verdict import Violation
+
+PLANE = "control-plane"
+
+
+def gdc_components(api: Backend) -> dict[str, str]:
+    """`node/NAME` -> `POOL=VERSION` for control-plane and worker nodes (load balancers
+    are outside the rules)."""
+    out = {}
+    for node in api.list("Node"):
+        labels = node["metadata"].get("labels") or {}
+        if "node-role.kubernetes.io/load-balancer" in labels:
+            continue
+        pool = PLANE if "node-role.kubernetes.io/control-plane" in labels else g.pool_of(node)
+        out[f"node/{node['metadata']['name']}"] = f"{pool}={g.node_version(node)}"
+    return out
+
+
+def kube_components(api: Backend) -> dict[str, str]:
+    """`COMPONENT/NODE` -> version, as the skew rules read a Kubernetes cluster."""
+    found = inventory(api)
+    out = {f"kube-apiserver/{a.name}": a.version for a in found.apiservers}
+    out |= {f"{c}/{i.name}": i.version for c, i in found.controllers()}
+    for node in found.nodes:
+        if node.kubelet:
+            out[f"kubelet/{node.name}"] = node.kubelet
+        if node.kube_proxy:
+            out[f"kube-proxy/{node.name}"] = node.kube_proxy
+    return out
+
+
+@dataclass
+class Finding:
+    """A rule broken at a recorded state: which state, which rule, which objects."""
+
+    at: float
+    cluster: str
+    change: str  # the change that led to the state
+    violation: Violation
+
+    def to_json(self) -> dict[str, Any]:
+        v = self.violation
+        return {"at": self.at, "cluster": self.cluster, "change": self.change, "rule": v.id,
+                "objects": [v.object, *v.related], "message": v.message, "fix": v.fix}  # fmt: skip
+
+
+class GdcRules:
+    """SPEC G2/G4 on the versions running: every (manager, user) and (cluster, pool)
+    pairing of the distinct versions each runs."""
+
+    def __init__(self, fleet: Fleet) -> None:
+        self.fleet = fleet
+        self.history: History = fleet.history
+
+    def scope(self, name: str) -> list[str]:
+        return self.fleet.group(name)
+
+    def check(self, names: list[str], states: dict[str, dict[str, str]]) -> list[Violation]:
+        running = {n: _running(states[n]) for n in names}
+        out: list[Violation] = []
+        for name in names:
+            cluster = self.fleet.clusters[name]
+            planes, pools = running[name]
+            for version in planes:
+                at = replace(cluster, version=self.history.parse(version))
+                for pool, versions in pools.items():
+                    for pv in versions:
+                        out += pool_rule(at, pool, self.history.parse(pv), self.history)
+                manager = cluster.managed_by
+                if manager is None or manager not in running:
+                    continue
+                for mv in running[manager][0]:
+                    boss = replace(self.fleet.clusters[manager], version=self.history.parse(mv))
+                    out += user_rules(boss, at, self.history)
+        return _unique(v for v in out if v.id not in WARNINGS)
+
+
+def _running(state: dict[str, str]) -> tuple[set[str], dict[str, set[str]]]:
+    planes: set[str] = set()
+    pools: dict[str, set[str]] = {}
+    for value in state.values():
+        pool, version = value.split("=", 1)
+        (planes if pool == PLANE else pools.setdefault(pool, set())).add(version)
+    return planes, pools
+
+
+def _unique(found: Any) -> list[Violation]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for v in found:
+        if (v.id, v.object) not in seen:
+            seen.add((v.id, v.object))
+            out.append(v)
+    return out
+
+
+class KubeRules:
+    """SPEC H on one Kubernetes cluster: nothing ties two clusters together."""
+
+    def __init__(self, policy: str) -> None:
+        self.policy = policy
+        self.apis: dict[str, Backend] = {}
+
+    def scope(self, name: str) -> list[str]:
+        return [name]
+
+    def check(self, names: list[str], states: dict[str, dict[str, str]]) -> list[Violation]:
+        out = []
+        for name in names:
+            found = check(inventory(self.apis[name]), self.policy)
+            out += [replace(v, object=f"{name}/{v.object}") for v in found]
+        return out
+
+
+Rules = GdcRules | KubeRules
+Record = Callable[[float, str, str, str], None]
+
+
+class Monitor:
+    """The last recorded state of every member; each change recorded, then checked."""
+
+    def __init__(self, rules: Rules, read: Callable[[str], dict[str, str]], record: Record) -> None:
+        self.rules = rules
+        self.read = read
+        self.record = record
+        self.states: dict[str, dict[str, str]] = {}
+
+    def load(self, names: list[str]) -> None:
+        """The state as the stores hold it (a resumed run: recorded already)."""
+        self.states = {name: self.read(name) for name in names}
+
+    def first(self, names: list[str], at: float) -> list[Finding]:
+        """The rehearsal's first state, recorded whole and checked."""
+        self.load(names)
+        for name in names:
+            for component, version in sorted(self.states[name].items()):
+                self.record(at, f"{name}/{component}", "Version", version)
+        out: list[Finding] = []
+        seen: set[tuple[str, str]] = set()
+        for name in names:
+            for v in self.rules.check(self.rules.scope(name), self.states):
+                if (v.id, v.object) not in seen:
+                    seen.add((v.id, v.object))
+                    out.append(Finding(at, name, "the first state", v))
+        return out
+
+    def observe(self, name: str, at: float) -> list[Finding]:
+        """Record what changed in `name` since the last state; the rules broken now."""
+        new = self.read(name)
+        old = self.states.get(name, {})
+        changes = []
+        for component in sorted(old.keys() | new.keys()):
+            before, after = old.get(component, "absent"), new.get(component, "absent")
+            if before != after:
+                self.record(at, f"{name}/{component}", "VersionChanged", f"{before} -> {after}")
+                changes.append(f"{name}/{component} {before} -> {after}")
+        if not changes:
+            return []
+        self.states[name] = new
+        found = self.rules.check(self.rules.scope(name), self.states)
+        return [Finding(at, name, "; ".join(changes), v) for v in found]

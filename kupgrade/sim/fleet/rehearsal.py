@@ -1,0 +1,528 @@
+"""A fleet plan carried out on the simulated clusters of a fleet, on one virtual clock
+(SPEC X1, X2, X3, X5).
+
+The loop moves the shared clock to the next event of any member, lets each member with
+something due react (its world and its upgrade controller, as `controller run` would),
+records and checks the state every change leaves (kupgrade.sim.fleet.monitor), then
+starts every step of the plan whose `after` steps are done, whose cluster is free (a
+platform's tool runs one upgrade of a cluster at a time) and for which a slot is free
+(`--max-parallel`). A broken rule, a step the platform refuses or a failed upgrade stops
+the rehearsal and says which.
+
+Crash safety across many stores. Each member keeps its own SQLite store, and SQLite
+commits one file at a time, so the fleet commits in a fixed order: first the fleet's
+store, holding the window just run (every step started, with how many times its member
+had advanced when it started, and how many times each member advanced in all), then
+every member. A run killed between the two finds members a window behind; each one is
+replayed alone through that window (its own events, the recorded starts at the recorded
+points), which is exactly what it did the first time: members touch one another only
+through the steps the fleet starts. Checks and records are not replayed; they are in the
+fleet's store already.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kupgrade.controllers.gdc.request import STATE as GDC_STATE
+from kupgrade.controllers.gdc.request import request_upgrade
+from kupgrade.controllers.kube.controller import STATE as KUBE_STATE
+from kupgrade.controllers.kube.request import current, request_step
+from kupgrade.errors import InputError, KupgradeError
+from kupgrade.plan.gdc_fleet import Goal, plan_fleet
+from kupgrade.plan.kube_fleet import KUBERNETES, plan_kube_fleet
+from kupgrade.plan.steps import Plan
+from kupgrade.sim.fleet.downtime import Downtime
+from kupgrade.sim.fleet.monitor import (
+    Finding,
+    GdcRules,
+    KubeRules,
+    Monitor,
+    gdc_components,
+    kube_components,
+)
+from kupgrade.sim.gdc import fleet_entry, sim_fleet
+from kupgrade.sim.gdc_runner import GdcRunner
+from kupgrade.sim.kube_runner import KubeRunner
+from kupgrade.sim.profile import Spec
+from kupgrade.sim.runner import COMMIT_EVERY, RequestRunner
+from kupgrade.sim.store import Store
+from kupgrade.skew.fleet import History, parse_fleet
+from kupgrade.skew.gdc import Request, judge_request
+from kupgrade.skew.inventory import kube_field
+
+REHEARSAL = "rehearsal"
+STEPS = "steps"
+TICK = "fleet:tick"
+ADVANCES = "fleet:advances"
+MAX_SIMULATED = 14 * 86400.0  # as `controller run`: after 14 simulated days it stops
+
+
+class PlanRefusedError(KupgradeError):
+    """No plan keeps every state legal: nothing was started."""
+
+    def __init__(self, plan: Plan) -> None:
+        refusal = plan.refused
+        assert refusal is not None
+        super().__init__(
+            f"no plan keeps every state legal: {', '.join(refusal.rules)}: {refusal.message}",
+            hint=refusal.fix,
+        )
+        self.plan = plan
+
+
+@dataclass
+class Settings:
+    target: str
+    available: list[str]
+    policy: str
+    max_parallel: int  # 0: as many as the plan allows
+
+
+class Member:
+    """One cluster of the fleet: its run loop (world and upgrade controller) and the
+    downtime of its workloads."""
+
+    def __init__(self, name: str, store: Store, spec: Spec) -> None:
+        self.name = name
+        self.store = store
+        self.spec = spec
+        self.runner: RequestRunner = (
+            GdcRunner(store, spec) if spec.platform == "gdc" else KubeRunner(store, spec)
+        )
+        self.downtime = Downtime(store)
+
+    @property
+    def advances(self) -> int:
+        return int(self.store.meta(ADVANCES, 0))
+
+    def advance(self, at: float) -> None:
+        """Fire what is due at `at` and let everything react: one step of its loop."""
+        self.store.set_meta("now", at)
+        for action in self.store.pop_due(at):
+            self.runner.world.fire(action)
+        self.runner.settle()
+        self.store.set_meta(ADVANCES, self.advances + 1)
+        self.downtime.update(at)
+
+    def start(self, step: dict[str, Any], at: float, policy: str) -> dict[str, Any]:
+        """Ask the cluster's upgrade controller for one step of the plan."""
+        self.store.set_meta("now", at)
+        api = self.runner.api
+        kind, pool = step["kind"], step.get("pool")
+        if self.spec.platform == "gdc":
+            made = request_upgrade(api, step["to"], bmctl=step["to"], pool=pool,
+                                   leave_pools=step.get("leavePools") or [])  # fmt: skip
+            ticket = {"serial": made["serial"]}
+        else:
+            obj = "control-plane" if kind == "control-plane" else f"nodepool/{pool}"
+            request_step(api, {"id": step["id"], "object": obj, "from": step["from"],
+                               "to": step["to"], "after": []}, policy)  # fmt: skip
+            ticket = {"id": step["id"]}
+        self.runner.settle()
+        self.downtime.update(at)
+        return ticket
+
+    def outcome(self, ticket: dict[str, Any]) -> tuple[str, str]:
+        """(state, why) of the step `ticket` names: running, done or failed."""
+        if self.spec.platform == "gdc":
+            st = self.runner.api.state(GDC_STATE) or {}
+            if st.get("serial") != ticket.get("serial"):
+                return "running", ""
+            if st.get("failed"):
+                return "failed", str(st["failed"])
+            return ("done", "") if st.get("completed") else ("running", "")
+        st = self.runner.api.state(KUBE_STATE) or {}
+        steps = st.get("steps") or [{}]
+        if steps[0].get("id") != ticket.get("id"):
+            return "running", ""
+        if st.get("completed"):
+            return "done", ""
+        return "running", str(st.get("blocked") or "")
+
+    def busy(self) -> str | None:
+        """An upgrade in progress that the fleet did not start, if any."""
+        key = GDC_STATE if self.spec.platform == "gdc" else KUBE_STATE
+        st = self.runner.api.state(key) or {}
+        if st and not st.get("completed") and not st.get("failed"):
+            return str(st.get("target", "?"))
+        return None
+
+    def commit(self, tick: int, now: float) -> None:
+        self.store.set_meta(TICK, tick)
+        self.store.set_meta("now", max(now, float(self.store.meta("now", 0))))
+        self.runner.sim.save_rng()
+        self.store.commit()
+
+
+def split_object(obj: str) -> tuple[str, str, str | None]:
+    """A plan step's object as (cluster, kind, pool)."""
+    parts = obj.split("/")
+    if parts[0] == "cluster" and len(parts) == 2:
+        return parts[1], "cluster", None
+    if parts[0] == "control-plane" and len(parts) == 2:
+        return parts[1], "control-plane", None
+    if parts[0] == "nodepool" and len(parts) == 3:
+        return parts[1], "pool", parts[2]
+    raise InputError(f"plan step object {obj!r} names no cluster of the fleet",
+                     hint="plan steps name cluster/NAME, control-plane/NAME or "
+                     "nodepool/NAME/POOL")  # fmt: skip
+
+
+class Rehearsal:
+    def __init__(
+        self, fleet: Store, members: dict[str, tuple[Path, Store, Spec]], info: dict[str, Any]
+    ) -> None:
+        self.fleet = fleet
+        self.info = info
+        self.platform = str(info["platform"])
+        self.members = {n: Member(n, store, spec) for n, (_, store, spec) in members.items()}
+        self.names = sorted(self.members)
+        self.decisions: list[dict[str, Any]] = []
+        self.committed = time.monotonic()
+        self.history: History | None = None
+        rules: GdcRules | KubeRules
+        if self.platform == KUBERNETES:
+            rules = KubeRules(str((self.state or {}).get("policy") or "auto"))
+            rules.apis = {n: m.runner.api for n, m in self.members.items()}
+            read = self._kube_read
+        else:
+            self.history = parse_fleet(info["document"], "the fleet file").history
+            rules = GdcRules(self._gdc_fleet())
+            read = self._gdc_read
+        self.monitor = Monitor(rules, read, self._record)
+
+    # --- what the fleet's store holds -------------------------------------------------
+
+    @property
+    def state(self) -> dict[str, Any] | None:
+        found = self.fleet.meta(REHEARSAL)
+        return dict(found) if found else None
+
+    @property
+    def steps(self) -> dict[str, dict[str, Any]]:
+        return dict(self.fleet.meta(STEPS) or {})
+
+    @property
+    def now(self) -> float:
+        return float(self.fleet.meta("now", 0.0))
+
+    def _record(self, at: float, obj: str, reason: str, message: str) -> None:
+        self.fleet.event(at, "Normal", obj, reason, message)
+
+    def _warn(self, at: float, obj: str, reason: str, message: str) -> None:
+        self.fleet.event(at, "Warning", obj, reason, message)
+
+    def _gdc_read(self, name: str) -> dict[str, str]:
+        return gdc_components(self.members[name].runner.api)
+
+    def _kube_read(self, name: str) -> dict[str, str]:
+        return kube_components(self.members[name].runner.api)
+
+    def _gdc_fleet(self) -> Any:
+        entries = {n: fleet_entry(m.store) for n, m in self.members.items()}
+        return sim_fleet(entries, self.history, Path("fleet"))
+
+    # --- the plan -----------------------------------------------------------------------
+
+    def plan(self, settings: Settings) -> Plan:
+        """The planner's plan from where every member is now."""
+        if self.platform == KUBERNETES:
+            clusters: dict[str, Any] = {n: current(m.runner.api) for n, m in self.members.items()}
+            offered = [kube_field(v, "--available") for v in [*settings.available, settings.target]]
+            return plan_kube_fleet(clusters, kube_field(settings.target, "--to"), offered,
+                                   settings.policy)  # fmt: skip
+        assert self.history is not None
+        fleet = self._gdc_fleet()
+        return plan_fleet(fleet, Goal.of(settings.target, settings.available, self.history))
+
+    def begin(self, settings: Settings, steps: list[dict[str, Any]] | None = None) -> Plan:
+        """Plan (or take the plan given), record the first state, start what may start,
+        commit. Nothing is written when no plan exists or a member is busy."""
+        for name, member in self.members.items():
+            busy = member.busy()
+            if busy is not None:
+                raise InputError(f"cluster {name} has an upgrade to {busy} in progress that the "
+                                 "fleet did not start",
+                                 hint=f"let it finish: `kupgrade controller run --cluster {name}`")  # fmt: skip
+        if isinstance(self.monitor.rules, KubeRules):
+            self.monitor.rules.policy = settings.policy
+        plan = self.plan(settings)
+        if steps is None:
+            if plan.refused is not None:
+                raise PlanRefusedError(plan)
+            steps = [s.to_json() for s in plan.steps]
+        now = max([self.now, *(float(m.store.meta("now", 0)) for m in self.members.values())])
+        records = {}
+        for step in steps:
+            cluster, kind, pool = split_object(step["object"])
+            if cluster not in self.members:
+                raise InputError(f"plan step {step['id']} names cluster {cluster!r}, which is not "
+                                 "in the fleet", field="--plan")  # fmt: skip
+            records[step["id"]] = {**step, "cluster": cluster, "kind": kind, "pool": pool,
+                                   "leavePools": step.get("leave_pools", [])}  # fmt: skip
+        serial = int((self.state or {}).get("serial", 0)) + 1
+        self.fleet.set_meta(REHEARSAL, {
+            "serial": serial, "status": "running", "target": settings.target,
+            "available": settings.available, "policy": settings.policy,
+            "maxParallel": settings.max_parallel, "startedAt": now,
+            "order": [s["id"] for s in steps], "statesChecked": plan.states_checked,
+        })  # fmt: skip
+        self.fleet.set_meta(STEPS, records)
+        self.fleet.set_meta("now", now)
+        self._record(now, "fleet", "RehearsalStarted",
+                     f"{len(steps)} steps to {settings.target}, up to "
+                     f"{settings.max_parallel or 'any number of'} at once")  # fmt: skip
+        findings = self.monitor.first(self.names, now)
+        if findings:
+            self._stop(now, "violation", findings=findings)
+        else:
+            self._schedule(now)
+        self.commit()
+        return plan
+
+    # --- the loop -----------------------------------------------------------------------
+
+    def resume(self) -> None:
+        """Bring members a window behind up to the fleet's last commit (see the module)."""
+        tick = int(self.fleet.meta("tick", 0))
+        window = self.fleet.meta("window") or {"decisions": [], "advances": {}}
+        for name, member in self.members.items():
+            at = int(member.store.meta(TICK, 0))
+            if at == tick:
+                continue
+            if at != tick - 1:
+                raise KupgradeError(
+                    f"cluster {name} was last committed {tick - at} windows behind its fleet",
+                    hint="delete the fleet and create it again",
+                )
+            self._replay(member, window)
+            member.commit(tick, self.now)
+        self.monitor.load(self.names)
+
+    def _replay(self, member: Member, window: dict[str, Any]) -> None:
+        mine = [d for d in window["decisions"] if d["cluster"] == member.name]
+        goal = int(window["advances"].get(member.name, member.advances))
+        steps = self.steps
+        while True:
+            while mine and mine[0]["advances"] == member.advances:
+                decision = mine.pop(0)
+                member.start(steps[decision["step"]], decision["at"], self._policy())
+            if member.advances >= goal:
+                break
+            at = member.store.next_at()
+            if at is None:
+                break
+            member.advance(at)
+
+    def _policy(self) -> str:
+        return str((self.state or {}).get("policy") or "auto")
+
+    def run(
+        self, on_step: Callable[[Rehearsal], None] | None = None, speed: float = 0.0
+    ) -> dict[str, Any]:
+        """Go on until every step is done or something stops the rehearsal."""
+        state = self.state
+        if state is None or state["status"] != "running":
+            return state or {}
+        wall, start = time.monotonic(), self.now
+        while self.state_status() == "running":
+            at = min((t for m in self.members.values() if (t := m.store.next_at()) is not None),
+                     default=None)  # fmt: skip
+            if at is None:
+                self._idle(self.now)
+                break
+            if at - float(state["startedAt"]) > MAX_SIMULATED:
+                self._stop(self.now, "limit", why="14 simulated days passed")
+                break
+            if speed > 0:
+                time.sleep(max(0.0, wall + (at - start) / speed - time.monotonic()))
+            self._tick(max(at, self.now))
+            if on_step is not None:
+                on_step(self)
+            if time.monotonic() - self.committed >= COMMIT_EVERY:
+                self.commit()
+        self.commit()
+        return self.state or {}
+
+    def state_status(self) -> str:
+        return str((self.state or {}).get("status", ""))
+
+    def _tick(self, at: float) -> None:
+        self.fleet.set_meta("now", at)
+        for name in self.names:
+            member = self.members[name]
+            due = member.store.next_at()
+            if due is None or due > at:
+                continue
+            member.advance(at)
+            if not self._observe(name, at) or not self._progress(name, at):
+                return
+        self._schedule(at)
+
+    def _observe(self, name: str, at: float) -> bool:
+        findings = self.monitor.observe(name, at)
+        if findings:
+            self._stop(at, "violation", findings=findings)
+            return False
+        return True
+
+    def _progress(self, name: str, at: float) -> bool:
+        """Mark the member's running step done (or stop on a failed one)."""
+        records = self.steps
+        for step_id, record in records.items():
+            if record["cluster"] != name or "startedAt" not in record or "finishedAt" in record:
+                continue
+            state, why = self.members[name].outcome(record["ticket"])
+            if state == "failed":
+                self._stop(at, "failed", step=step_id, why=why)
+                return False
+            if state == "done":
+                record["finishedAt"] = at
+                record.pop("blocked", None)
+                self._record(at, f"step/{step_id}", "StepDone", _what(record))
+            elif why and record.get("blocked") != why:
+                record["blocked"] = why
+                self._warn(at, f"step/{step_id}", "StepBlocked", why)
+        self.fleet.set_meta(STEPS, records)
+        return True
+
+    def _schedule(self, at: float) -> None:
+        """Start every step that may start now, in plan order; again while a start
+        finishes a step at once (nothing left to change)."""
+        started = True
+        while started and self.state_status() == "running":
+            started = False
+            records = self.steps
+            for step_id in (self.state or {})["order"]:
+                record = records[step_id]
+                if "startedAt" in record or not self._ready(record, records, at):
+                    continue
+                holder = self._holder(record, records)
+                if holder is not None:
+                    if record.get("heldBy") != holder:
+                        record["heldBy"] = holder
+                        self._record(at, f"step/{step_id}", "StepWaiting", f"waits for {holder}")
+                    continue
+                if not self._start(step_id, record, records, at):
+                    return
+                started = True
+                break  # records changed: read them again
+
+    def _ready(self, record: dict[str, Any], records: dict[str, Any], at: float) -> bool:
+        if not all("finishedAt" in records[a] for a in record["after"]):
+            return False
+        if "readyAt" not in record:
+            record["readyAt"] = at
+            last = max(record["after"], key=lambda a: (records[a]["finishedAt"], step_order(a)),
+                       default=None)  # fmt: skip
+            record["waitedFor"] = last
+            self.fleet.set_meta(STEPS, records)
+        return True
+
+    def _holder(self, record: dict[str, Any], records: dict[str, Any]) -> str | None:
+        """What keeps a ready step from starting: its cluster's running step, or the
+        steps filling every slot."""
+        running = [i for i, r in records.items() if "startedAt" in r and "finishedAt" not in r]
+        same = [i for i in running if records[i]["cluster"] == record["cluster"]]
+        if same:
+            return f"{same[0]} (cluster {record['cluster']} runs one upgrade at a time)"
+        limit = int((self.state or {}).get("maxParallel") or 0)
+        if limit and len(running) >= limit:
+            return f"a free slot ({', '.join(sorted(running, key=step_order))} running; --max-parallel {limit})"
+        return None
+
+    def _start(
+        self, step_id: str, record: dict[str, Any], records: dict[str, Any], at: float
+    ) -> bool:
+        member = self.members[record["cluster"]]
+        if self.platform != KUBERNETES and not self._allowed(step_id, record, at):
+            return False
+        if record["readyAt"] < at:
+            freed = [i for i, r in records.items() if r.get("finishedAt") == at]
+            same = [i for i in freed if records[i]["cluster"] == record["cluster"]]
+            chosen = same or sorted(freed, key=step_order)
+            record["freedBy"] = chosen[0] if chosen else None
+        record["ticket"] = member.start(record, at, self._policy())
+        record["startedAt"] = at
+        self.fleet.set_meta(STEPS, records)
+        self.decisions.append({"cluster": member.name, "advances": member.advances,
+                               "at": at, "step": step_id})  # fmt: skip
+        self._record(at, f"step/{step_id}", "StepStarted", _what(record))
+        return self._observe(member.name, at) and self._progress(member.name, at)
+
+    def _allowed(self, step_id: str, record: dict[str, Any], at: float) -> bool:
+        """What `bmctl upgrade` checks before it changes anything (SPEC G3, X4)."""
+        assert self.history is not None
+        to = self.history.parse(record["to"])
+        request = Request(record["cluster"], to, pool=record.get("pool"), bmctl=to,
+                          leave_pools=tuple(record.get("leavePools") or ()))  # fmt: skip
+        verdict = judge_request(self._gdc_fleet(), request)
+        if not verdict.rules:
+            return True
+        first = verdict.findings[0]
+        self._stop(at, "refused", step=step_id,
+                   why=f"{', '.join(verdict.rules)}: {first.message}; {first.fix}",
+                   objects=[first.object, *first.related])  # fmt: skip
+        return False
+
+    def _idle(self, at: float) -> None:
+        """Nothing is left to happen: done, or stuck on a step that cannot go on."""
+        records = self.steps
+        if all("finishedAt" in r for r in records.values()):
+            state = self.state or {}
+            state.update(status="completed", finishedAt=at)
+            self.fleet.set_meta(REHEARSAL, state)
+            self._record(at, "fleet", "RehearsalCompleted", f"every cluster at {state['target']}")
+            return
+        running = [(i, r) for i, r in records.items() if "startedAt" in r and "finishedAt" not in r]
+        if running:
+            step_id, record = running[0]
+            why = record.get("blocked") or "its upgrade controller has nothing left to do"
+            self._stop(at, "stuck", step=step_id, why=str(why))
+        else:
+            waiting = [i for i, r in records.items() if "startedAt" not in r]
+            self._stop(at, "stuck", step=waiting[0], why="its `after` steps can never finish")
+
+    def _stop(self, at: float, kind: str, **details: Any) -> None:
+        state = self.state or {}
+        findings: list[Finding] = details.pop("findings", [])
+        stop = {"kind": kind, "at": at, **details}
+        if findings:
+            stop["findings"] = [f.to_json() for f in findings]
+            first = findings[0]
+            stop["why"] = f"{first.violation.id}: {first.violation.message}; {first.violation.fix}"
+            stop["objects"] = [first.violation.object, *first.violation.related]
+            stop["state"] = first.change
+        state.update(status="stopped", stop=stop, finishedAt=at)
+        self.fleet.set_meta(REHEARSAL, state)
+        self._warn(at, f"step/{details['step']}" if "step" in details else "fleet",
+                   "RehearsalStopped", f"{kind}: {stop.get('why', '')}")  # fmt: skip
+
+    def commit(self) -> None:
+        """The fleet's store first (with the window), then every member (see module)."""
+        tick = int(self.fleet.meta("tick", 0)) + 1
+        self.fleet.set_meta("tick", tick)
+        self.fleet.set_meta("window", {
+            "decisions": self.decisions,
+            "advances": {n: m.advances for n, m in self.members.items()},
+        })  # fmt: skip
+        self.fleet.commit()
+        for name in self.names:
+            self.members[name].commit(tick, self.now)
+        self.decisions = []
+        self.committed = time.monotonic()
+
+
+def step_order(step_id: str) -> tuple[int, str]:
+    digits = step_id.lstrip("s")
+    return (int(digits), step_id) if digits.isdigit() else (0, step_id)
+
+
+def _what(record: dict[str, Any]) -> str:
+    left = f" (leaves {', '.join(record['leavePools'])})" if record.get("leavePools") else ""
+    return f"{record['object']} {record['from']} -> {record['to']}{left}"

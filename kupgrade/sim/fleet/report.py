@@ -1,0 +1,119 @@
+"""What a fleet rehearsal reports (SPEC X5): every step with when it was ready, when it
+started and what it waited for; per cluster its start, finish and the downtime of its
+workloads; the critical path (the chain of steps that decided when the fleet finished);
+and what stopped the rehearsal, if anything did.
+
+Times are seconds of simulated time since the rehearsal started.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kupgrade.cluster.objects import rfc3339
+from kupgrade.plan.kube_fleet import KUBERNETES
+from kupgrade.sim.fleet.downtime import measured
+from kupgrade.sim.fleet.rehearsal import Rehearsal, step_order
+from kupgrade.sim.gdc import fleet_entry
+
+
+def _rel(value: float | None, start: float) -> float | None:
+    return None if value is None else round(value - start, 3)
+
+
+def step_state(record: dict[str, Any]) -> str:
+    if "finishedAt" in record:
+        return "done"
+    if "startedAt" in record:
+        return "blocked" if record.get("blocked") else "running"
+    if "readyAt" in record:
+        return "waiting"
+    return "pending"
+
+
+def critical_path(records: dict[str, dict[str, Any]]) -> list[str]:
+    """From the step that finished last back to the start: each step's predecessor is
+    what it started after (the last of its `after` steps, or the step whose end freed
+    its cluster or slot)."""
+    done = [i for i, r in records.items() if "finishedAt" in r]
+    if not done:
+        return []
+    path = [max(done, key=lambda i: (records[i]["finishedAt"], step_order(i)))]
+    while True:
+        record = records[path[-1]]
+        waited = record.get("freedBy") if record.get("freedBy") else record.get("waitedFor")
+        if not waited or waited in path:
+            return path[::-1]
+        path.append(waited)
+
+
+def versions(rehearsal: Rehearsal, name: str) -> str:
+    member = rehearsal.members[name]
+    if rehearsal.platform == KUBERNETES:
+        found = rehearsal.monitor.read(name)
+        planes = sorted({v for k, v in found.items() if k.startswith("kube-apiserver/")})
+        kubelets = sorted({v for k, v in found.items() if k.startswith("kubelet/")})
+        return f"control plane {', '.join(planes)}; kubelets {', '.join(kubelets)}"
+    entry = fleet_entry(member.store)
+    pools = ", ".join(f"{p} {v}" for p, v in sorted(entry["pools"].items()))
+    return f"{entry['version']}" + (f"; pools {pools}" if pools else "")
+
+
+def fleet_report(rehearsal: Rehearsal, name: str, wall: float | None = None) -> dict[str, Any]:
+    state = rehearsal.state or {}
+    records = rehearsal.steps
+    start = float(state.get("startedAt", rehearsal.now))
+    now = rehearsal.now
+    steps = []
+    for step_id in state.get("order", []):
+        r = records[step_id]
+        steps.append({
+            "id": step_id, "object": r["object"], "cluster": r["cluster"], "from": r["from"],
+            "to": r["to"], "after": r["after"], "state": step_state(r),
+            "readyAt": _rel(r.get("readyAt"), start), "startedAt": _rel(r.get("startedAt"), start),
+            "finishedAt": _rel(r.get("finishedAt"), start), "waitedFor": r.get("waitedFor"),
+            "freedBy": r.get("freedBy"), "heldBy": r.get("heldBy"), "blocked": r.get("blocked"),
+            **({"leavePools": r["leavePools"]} if r.get("leavePools") else {}),
+        })  # fmt: skip
+    clusters = []
+    for member in rehearsal.names:
+        own = [s for s in steps if s["cluster"] == member]
+        began = [s["startedAt"] for s in own if s["startedAt"] is not None]
+        ended = [s["finishedAt"] for s in own if s["finishedAt"] is not None]
+        store = rehearsal.members[member].store
+        clusters.append({
+            "name": member, "versions": versions(rehearsal, member),
+            "steps": [s["id"] for s in own],
+            "start": min(began) if began else None,
+            "finish": max(ended) if len(ended) == len(own) and own else None,
+            "downtime": measured(store, now),
+        })  # fmt: skip
+    path = critical_path(records)
+    out: dict[str, Any] = {
+        "fleet": name,
+        "platform": rehearsal.platform,
+        "outcome": state.get("status", "not started"),
+        "target": state.get("target"),
+        "maxParallel": state.get("maxParallel"),
+        "startedAt": rfc3339(start) if state else None,
+        "simulatedSeconds": round(now - start, 3) if state else 0.0,
+        "steps": steps,
+        "clusters": clusters,
+        "criticalPath": [_path_row(records[i], i, start) for i in path],
+        "statesRecorded": sum(
+            1 for e in rehearsal.fleet.events() if e["reason"] == "VersionChanged"
+        ),
+    }
+    if state.get("stop"):
+        stop = dict(state["stop"])
+        stop["at"] = _rel(stop.get("at"), start)
+        out["stop"] = stop
+    if wall is not None:
+        out["wallSeconds"] = round(wall, 3)
+    return out
+
+
+def _path_row(record: dict[str, Any], step_id: str, start: float) -> dict[str, Any]:
+    return {"id": step_id, "object": record["object"],
+            "startedAt": _rel(record.get("startedAt"), start),
+            "finishedAt": _rel(record.get("finishedAt"), start)}  # fmt: skip
