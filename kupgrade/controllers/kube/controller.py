@@ -146,9 +146,19 @@ class KubeController:
         found = enforce(Upgrade(cluster=v(step["from"]), kubelets=[v(k) for k in kubelets],
                                 kubeadm=v(target), new=v(target),
                                 kubelet_skew=kubelet_skew_of(parse_kube(target))))  # fmt: skip
-        if not found.mandatory and not found.skippable:
+        # P10 is kubeadm's own, coarser kubelet check (one minor before kubeadm 1.29): the
+        # controller checks every kubelet against the chosen skew rules before each change
+        # itself, so it runs `kubeadm upgrade apply --force` past that one, and says so.
+        skippable = [f for f in found.skippable if f.id != "P10"]
+        forced = [f for f in found.skippable if f.id == "P10"]
+        if forced and not found.mandatory and not skippable and not state.get("forced"):
+            state["forced"] = True
+            self.api.record("upgrade/cluster", "KubeadmForced", f"kubeadm P10 passed with --force: "
+                            f"{forced[0].message}; the kubelets are held to the "
+                            f"{state.get('policy', 'auto')} skew rules instead")  # fmt: skip
+        if not found.mandatory and not skippable:
             return False
-        first = (found.mandatory or found.skippable)[0]
+        first = (found.mandatory or skippable)[0]
         text = f"kubeadm {first.id}: {first.message}; {FIXES.get(first.id, '')}"
         if state.get("blocked") != text:
             state["blocked"] = text

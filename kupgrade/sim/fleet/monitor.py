@@ -158,20 +158,18 @@ class Monitor:
         """The state as the stores hold it (a resumed run: recorded already)."""
         self.states = {name: self.read(name) for name in names}
 
-    def first(self, names: list[str], at: float) -> list[Finding]:
-        """The rehearsal's first state, recorded whole and checked."""
+    def check_all(self, names: list[str]) -> list[Violation]:
+        """Every rule the loaded state breaks, scope by scope."""
+        return _unique(
+            v for name in names for v in self.rules.check(self.rules.scope(name), self.states)
+        )
+
+    def first(self, names: list[str], at: float) -> None:
+        """The rehearsal's first state, recorded whole (checked before: `check_all`)."""
         self.load(names)
         for name in names:
             for component, version in sorted(self.states[name].items()):
                 self.record(at, f"{name}/{component}", "Version", version)
-        out: list[Finding] = []
-        seen: set[tuple[str, str]] = set()
-        for name in names:
-            for v in self.rules.check(self.rules.scope(name), self.states):
-                if (v.id, v.object) not in seen:
-                    seen.add((v.id, v.object))
-                    out.append(Finding(at, name, "the first state", v))
-        return out
 
     def observe(self, name: str, at: float) -> list[Finding]:
         """Record what changed in `name` since the last state; the rules broken now."""

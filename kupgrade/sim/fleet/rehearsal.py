@@ -35,7 +35,7 @@ from kupgrade.controllers.kube.request import current, request_step
 from kupgrade.errors import InputError, KupgradeError
 from kupgrade.plan.gdc_fleet import Goal, plan_fleet
 from kupgrade.plan.kube_fleet import KUBERNETES, plan_kube_fleet
-from kupgrade.plan.steps import Plan
+from kupgrade.plan.steps import Plan, Refusal
 from kupgrade.sim.fleet.downtime import Downtime
 from kupgrade.sim.fleet.monitor import (
     Finding,
@@ -251,6 +251,10 @@ class Rehearsal:
                                  hint=f"let it finish: `kupgrade controller run --cluster {name}`")  # fmt: skip
         if isinstance(self.monitor.rules, KubeRules):
             self.monitor.rules.policy = settings.policy
+        self.monitor.load(self.names)
+        broken = self.monitor.check_all(self.names)
+        if broken:  # no plan can keep every state legal from here
+            raise PlanRefusedError(Plan([], refused=Refusal.illegal_start(broken, "fleet")))
         plan = self.plan(settings)
         if steps is None:
             if plan.refused is not None:
@@ -277,11 +281,8 @@ class Rehearsal:
         self._record(now, "fleet", "RehearsalStarted",
                      f"{len(steps)} steps to {settings.target}, up to "
                      f"{settings.max_parallel or 'any number of'} at once")  # fmt: skip
-        findings = self.monitor.first(self.names, now)
-        if findings:
-            self._stop(now, "violation", findings=findings)
-        else:
-            self._schedule(now)
+        self.monitor.first(self.names, now)
+        self._schedule(now)
         self.commit()
         return plan
 

@@ -1,0 +1,170 @@
+"""Fleet rehearsals (SPEC X5): every Kubernetes and distributed-cloud plan case of
+conformance/skew rehearsed on simulated clusters, each recorded state checked again; a
+scripted out-of-band change that breaks a rule stops the rehearsal naming the state, the
+rule and the objects; a plan the platform refuses stops at that step."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kupgrade.sim.fleet.rehearsal import PlanRefusedError, Settings
+from tests.support.caseuse import plain, unused
+from tests.support.cli import kupgrade
+from tests.support.conformance import conformance_cases, conformance_doc, need_case
+from tests.support.fleetkit import create, gdc_broken, kube_broken, rehearse, states
+
+FLEET = ("skew", "fleet.yaml")
+SMALL = {"controlPlanes": 1, "nodesPerPool": 2}
+
+
+def run(home: Path, *args: str) -> Any:
+    return kupgrade(*args, env={"KUPGRADE_HOME": str(home)})
+
+
+def _release_order() -> list[str]:
+    return list(conformance_doc("skew", "gdc.yaml")["release_order_synthetic"])
+
+
+@pytest.mark.parametrize(
+    "case",
+    conformance_cases("cases", *FLEET, where=lambda c: c["platform"] in ("gdc", "kubernetes")),
+)
+def test_fleet_plan_cases_rehearse_with_every_state_legal(tmp_path: Path, case: Any) -> None:
+    case = need_case(case, *FLEET)
+    unused(case, "expect.plan", "expect.acceptance")  # one valid plan; min_steps decides
+    target, available = case["target"], [str(v) for v in case["available"]]
+    expect = case["expect"]
+    if case["platform"] == "gdc":
+        doc = {"clusters": plain(case["fleet"]["clusters"]), "release_order": _release_order()}
+        settings = Settings(target, available, "gdc", 0)
+    else:
+        doc = {"platform": "kubernetes", "clusters": {"k": plain(case["cluster"])}}
+        settings = Settings(target, available, case["policy"], 0)
+    create(tmp_path, {**doc, "simulation": SMALL})
+    if "refused" in expect:
+        with pytest.raises(PlanRefusedError) as refused:
+            rehearse(tmp_path, settings)
+        assert refused.value.plan.refused is not None
+        assert set(refused.value.plan.refused.rules) == set(expect["refused"]["rules"])
+        return
+    report, events = rehearse(tmp_path, settings)
+    assert report["outcome"] == "completed", report.get("stop")
+    assert len(report["steps"]) == expect["min_steps"]
+    if "min_pool_rollouts" in expect:
+        pools = [s for s in report["steps"] if s["object"].startswith("nodepool/")]
+        assert len(pools) == expect["min_pool_rollouts"]
+    recorded = states(events)
+    assert len(recorded) > len(report["steps"])  # the first state and every change after
+    for at, state in recorded:
+        if case["platform"] == "gdc":
+            assert gdc_broken(doc, state) == [], at
+        else:
+            assert kube_broken(state["k"], case["policy"]) == [], at
+    final = recorded[-1][1]
+    versions = {v.split("=")[-1] for s in final.values() for v in s.values()}
+    assert versions == {target.lstrip("v")} or case["platform"] == "gdc"
+    if case["platform"] == "gdc":
+        planes = {v.split("=")[1] for s in final.values() for v in s.values() if v.startswith("control-plane=")}
+        assert planes == {target}
+    # every step waited only for what it had to, and the critical path ends last
+    by_id = {s["id"]: s for s in report["steps"]}
+    for s in report["steps"]:
+        assert s["startedAt"] >= max([by_id[a]["finishedAt"] for a in s["after"]], default=0.0)
+    last = report["criticalPath"][-1]
+    assert last["finishedAt"] == max(s["finishedAt"] for s in report["steps"])
+
+
+UPGRADES = ("skew", "upgrades.yaml")
+
+
+@pytest.mark.parametrize("case", conformance_cases("cases", *UPGRADES))
+def test_upgrade_step_inventories_rehearse_to_their_target(tmp_path: Path, case: Any) -> None:
+    """Each inventory made a cluster (its components at their own versions) and brought
+    to the request's target along the planner's plan: either no plan exists, or every
+    recorded state keeps the rules."""
+    case = need_case(case, *UPGRADES)
+    # The case judges one proposed step; the rehearsal plans its own steps to the same
+    # target, so the step's instances, drained flag and verdict are not what it runs.
+    unused(case, "request.component", "request.instances", "request.drained", "expect")
+    inventory = plain(case["inventory"])
+    policy, request = case["policy"], case["request"]
+    available = [str(v) for v in request.get("available") or []]
+    create(tmp_path, {"platform": "kubernetes", "clusters": {"k": inventory}})
+    settings = Settings(str(request["to"]), available, policy, 0)
+    try:
+        report, events = rehearse(tmp_path, settings)
+    except PlanRefusedError as refused:
+        assert refused.plan.refused is not None and refused.plan.refused.rules
+        return
+    assert report["outcome"] == "completed", report.get("stop")
+    for at, state in states(events):
+        assert kube_broken(state["k"], policy) == [], at
+
+
+def test_out_of_band_change_stops_the_rehearsal_naming_state_rule_objects(tmp_path: Path) -> None:
+    """A node re-imaged with an old kubelet while the control plane moves on: the monitor
+    sees the state it makes and stops there (exit 1), naming rule and objects."""
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(yaml.safe_dump({"spec": {"changes": [{
+        "atMinutes": 2, "kind": "Node", "name": "md0-1",
+        "patch": {"status": {"nodeInfo": {"kubeletVersion": "v1.26.0"}}}}]}}))  # fmt: skip
+    doc = {"platform": "kubernetes", "policy": "k8s-n3", "target": "1.31.0",
+           "available": ["1.30.0", "1.31.0"],
+           "clusters": {"edge": {"cp": "1.29.0", "pools": {"md0": "1.29.0"}}},
+           "simulation": {"nodesPerPool": 2, "profile": "profile.yaml"}}  # fmt: skip
+    (tmp_path / "edge.yaml").write_text(yaml.safe_dump(doc))
+    assert run(tmp_path, "fleet", "create", str(tmp_path / "edge.yaml")).returncode == 0
+    done = run(tmp_path, "fleet", "rehearse", "-o", "json")
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    stop = report["stop"]
+    assert stop["kind"] == "violation"
+    assert stop["findings"][0]["rule"] == "H3.older"
+    assert "edge/node/md0-1" in stop["objects"]
+    assert "edge/kubelet/md0-1 1.29.0 -> 1.26.0" in stop["state"]
+    text = run(tmp_path, "fleet", "status").stdout
+    assert "stopped (violation)" in text and "H3.older" in text
+    again = run(tmp_path, "fleet", "rehearse")
+    assert again.returncode == 1 and "stopped (violation)" in again.stderr
+
+
+def test_a_plan_the_platform_refuses_stops_at_that_step(tmp_path: Path) -> None:
+    """A hand-written plan that upgrades a user cluster before its admin: bmctl's checks
+    refuse that step when it would start; nothing of it runs."""
+    doc = {"clusters": {"admin": {"version": "1.28.500-gke.120", "role": "admin"},
+                        "u1": {"version": "1.28.500-gke.120", "role": "user", "managed_by": "admin"}},
+           "simulation": SMALL}  # fmt: skip
+    create(tmp_path, doc)
+    steps = [
+        {"id": "s1", "object": "cluster/u1", "from": "1.28.500-gke.120", "to": "1.29.100-gke.251", "after": []},
+        {"id": "s2", "object": "cluster/admin", "from": "1.28.500-gke.120", "to": "1.29.100-gke.251", "after": ["s1"]},
+    ]  # fmt: skip
+    report, events = rehearse(tmp_path, Settings("1.29.100-gke.251", [], "gdc", 0), steps=steps)
+    assert report["outcome"] == "stopped"
+    assert report["stop"]["kind"] == "refused" and report["stop"]["step"] == "s1"
+    assert "G2.user-newer" in report["stop"]["why"]
+    assert "cluster/admin" in report["stop"]["objects"]
+    assert not any(e["reason"] == "StepStarted" for e in events)
+
+
+def test_max_parallel_holds_steps_and_says_for_what(tmp_path: Path) -> None:
+    users = {f"u{i}": {"version": "1.28.500-gke.120", "role": "user", "managed_by": "admin"} for i in range(3)}
+    doc = {"clusters": {"admin": {"version": "1.28.500-gke.120", "role": "admin"}, **users},
+           "simulation": {"controlPlanes": 1, "nodesPerPool": 1}}  # fmt: skip
+    create(tmp_path, doc)
+    report, events = rehearse(tmp_path, Settings("1.29.100-gke.251", [], "gdc", 2))
+    assert report["outcome"] == "completed"
+    spans = [(s["startedAt"], s["finishedAt"]) for s in report["steps"]]
+    for at, _ in spans:
+        assert sum(1 for a, b in spans if a <= at < b) <= 2
+    held = [s for s in report["steps"] if s["heldBy"]]
+    assert held and all("--max-parallel 2" in s["heldBy"] for s in held)
+    assert all(s["freedBy"] for s in held)
+    assert any(e["reason"] == "StepWaiting" for e in events)
+    downtime = {c["name"]: c["downtime"] for c in report["clusters"]}
+    assert set(downtime["u0"]) == {"apps/app-np1"}
