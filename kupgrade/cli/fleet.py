@@ -212,10 +212,10 @@ def rehearse_command(
         rehearsal = Rehearsal(store, members, info)
         state = rehearsal.state
         if state is not None and state["status"] == "running":
-            if to is not None or available or policy or plan_file or max_parallel:
-                raise InputError("a rehearsal of this fleet is under way: run `kupgrade fleet "
-                                 "rehearse` without options to go on with it", field="--to")  # fmt: skip
+            _same_settings(state, to, available, policy, max_parallel, plan_file)
             rehearsal.resume()
+        elif state is not None and state["status"] == "completed" and to in (None, state["target"]):
+            pass  # done already: its report again, as a rerun script expects
         elif state is not None and state["status"] == "stopped":
             raise InputError(f"the last rehearsal stopped ({state['stop']['kind']}): "
                              f"{state['stop'].get('why', '')}",
@@ -236,6 +236,26 @@ def rehearse_command(
     _print(report, output)
     if report["outcome"] != "completed":
         raise typer.Exit(1)
+
+
+def _same_settings(
+    state: dict[str, Any], to: str | None, available: str | None, policy: str | None,
+    max_parallel: int, plan_file: Path | None,
+) -> None:  # fmt: skip
+    """A rehearsal under way goes on as it began: options that say otherwise are refused
+    (the same ones, as a script that reruns its command passes them, are fine)."""
+    offered = [v.strip() for v in available.split(",") if v.strip()] if available else None
+    given = {"--to": (to, state["target"]), "--available": (offered, state["available"]),
+             "--policy": (policy, state["policy"]),
+             "--max-parallel": (max_parallel or None, state["maxParallel"] or None)}  # fmt: skip
+    for flag, (asked, stored) in given.items():
+        if asked is not None and asked != stored:
+            raise InputError(f"a rehearsal of this fleet is under way with {flag} {stored}",
+                             field=flag, hint="run `kupgrade fleet rehearse` without it to go "
+                             "on with that rehearsal")  # fmt: skip
+    if plan_file is not None:
+        raise InputError("a rehearsal of this fleet is under way with its own plan", field="--plan",
+                         hint="run `kupgrade fleet rehearse` without --plan to go on with it")  # fmt: skip
 
 
 def _progress(rehearsal: Rehearsal, output: Format) -> Any:

@@ -69,7 +69,12 @@ def test_fleet_plan_cases_rehearse_with_every_state_legal(tmp_path: Path, case: 
     versions = {v.split("=")[-1] for s in final.values() for v in s.values()}
     assert versions == {target.lstrip("v")} or case["platform"] == "gdc"
     if case["platform"] == "gdc":
-        planes = {v.split("=")[1] for s in final.values() for v in s.values() if v.startswith("control-plane=")}
+        planes = {
+            v.split("=")[1]
+            for s in final.values()
+            for v in s.values()
+            if v.startswith("control-plane=")
+        }
         assert planes == {target}
     # every step waited only for what it had to, and the critical path ends last
     by_id = {s["id"]: s for s in report["steps"]}
@@ -153,7 +158,10 @@ def test_a_plan_the_platform_refuses_stops_at_that_step(tmp_path: Path) -> None:
 
 
 def test_max_parallel_holds_steps_and_says_for_what(tmp_path: Path) -> None:
-    users = {f"u{i}": {"version": "1.28.500-gke.120", "role": "user", "managed_by": "admin"} for i in range(3)}
+    users = {
+        f"u{i}": {"version": "1.28.500-gke.120", "role": "user", "managed_by": "admin"}
+        for i in range(3)
+    }
     doc = {"clusters": {"admin": {"version": "1.28.500-gke.120", "role": "admin"}, **users},
            "simulation": {"controlPlanes": 1, "nodesPerPool": 1}}  # fmt: skip
     create(tmp_path, doc)

@@ -1,0 +1,97 @@
+"""SPEC X3 for fleets: `kupgrade fleet rehearse` killed with SIGKILL at random moments,
+then run again, ends exactly like an uninterrupted rehearsal: the same fleet event log
+(steps, waits, every recorded state), the same member event logs and the same report."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kupgrade.sim.store import Store
+
+FLEET = {
+    "clusters": {
+        "admin": {"version": "1.28.500-gke.120", "role": "admin"},
+        "u1": {"version": "1.28.500-gke.120", "role": "user", "managed_by": "admin",
+               "pools": {"np1": "1.28.500-gke.120", "np2": "1.28.500-gke.120"}},
+        "u2": {"version": "1.16.9", "role": "user", "managed_by": "admin"},
+        "u3": {"version": "1.28.500-gke.120", "role": "user", "managed_by": "admin"},
+    },
+    "target": "1.29.100-gke.251",
+    "available": ["1.28.500-gke.120", "1.29.100-gke.251"],
+}  # fmt: skip
+
+
+def _run(home: Path, *args: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "KUPGRADE_HOME": str(home)}
+    return subprocess.Popen(  # noqa: S603
+        [sys.executable, "-m", "kupgrade", *args], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+
+
+def _finish(home: Path, *args: str) -> str:
+    proc = _run(home, *args)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err.decode()
+    return out.decode()
+
+
+def _logs(home: Path) -> dict[str, list[tuple[float, str, str, str]]]:
+    paths = {"fleet": home / "fleets" / "f" / "fleet.db"}
+    paths |= {n: home / "clusters" / n / "cluster.db" for n in FLEET["clusters"]}
+    out = {}
+    for name, path in paths.items():
+        store = Store(path)
+        try:
+            out[name] = [(e["at"], e["object"], e["reason"], e["message"]) for e in store.events()]
+        finally:
+            store.close()
+    return out
+
+
+def _report(home: Path) -> dict[str, Any]:
+    report: dict[str, Any] = json.loads(_finish(home, "fleet", "status", "-o", "json"))
+    return report
+
+
+@pytest.mark.parametrize("seed", [7, 23, 61])
+def test_sigkill_during_a_fleet_rehearsal_then_resume(tmp_path: Path, seed: int) -> None:
+    fleet = {**FLEET, "simulation": {"seed": seed, "nodesPerPool": 2}}
+    homes = {name: tmp_path / name for name in ("clean", "killed")}
+    for home in homes.values():
+        home.mkdir()
+        (home / "f.yaml").write_text(yaml.safe_dump(fleet))
+        _finish(home, "fleet", "create", str(home / "f.yaml"))
+    _finish(homes["clean"], "fleet", "rehearse", "--max-parallel", "2", "-o", "json")
+
+    chance = random.Random(seed)
+    kills = 0
+    # The same command each time, as a script would rerun it.
+    args = ["fleet", "rehearse", "--max-parallel", "2", "--speed", "400", "-o", "json"]
+    for _ in range(3):
+        proc = _run(homes["killed"], *args)
+        time.sleep(chance.uniform(1.2, 3.0))  # start-up takes about a second
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            kills += 1
+        proc.communicate(timeout=120)
+    _run_to_end = _run(homes["killed"], "fleet", "rehearse", "--max-parallel", "2", "-o", "json")
+    out, err = _run_to_end.communicate(timeout=300)
+    assert _run_to_end.returncode == 0, err.decode()
+    assert kills >= 1, "no kill landed while the rehearsal ran"
+
+    assert _logs(homes["killed"]) == _logs(homes["clean"])
+    clean, killed = _report(homes["clean"]), _report(homes["killed"])
+    assert killed == clean
+    assert killed["outcome"] == "completed"
