@@ -34,7 +34,7 @@ FLEET = {
 
 def _run(home: Path, *args: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, "KUPGRADE_HOME": str(home)}
-    return subprocess.Popen(  # noqa: S603
+    return subprocess.Popen(
         [sys.executable, "-m", "kupgrade", *args], env=env, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, start_new_session=True,
     )  # fmt: skip
@@ -87,7 +87,7 @@ def test_sigkill_during_a_fleet_rehearsal_then_resume(tmp_path: Path, seed: int)
             kills += 1
         proc.communicate(timeout=120)
     _run_to_end = _run(homes["killed"], "fleet", "rehearse", "--max-parallel", "2", "-o", "json")
-    out, err = _run_to_end.communicate(timeout=300)
+    _out, err = _run_to_end.communicate(timeout=300)
     assert _run_to_end.returncode == 0, err.decode()
     assert kills >= 1, "no kill landed while the rehearsal ran"
 
