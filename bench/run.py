@@ -15,6 +15,9 @@
 6. A distributed-cloud fleet planned at 100, 1,000 and 10,000 clusters (bench/fleet.py).
 7. A 500-node plain Kubernetes cluster rehearsed from one minor to the next (bench/kube.py),
    and 200 OLM subscriptions walked to their heads on a cluster (bench/olm.py).
+8. A fleet of 100 distributed-cloud clusters (one admin, 99 users with 3 pools of 5 nodes)
+   rehearsed along its plan from 1.28 to 1.30 (bench/fleet_rehearsal.py), in its own
+   process so that its peak memory is its own.
 
 Uses ../shared when present and the sample dataset otherwise (and says so).
 """
@@ -172,6 +175,12 @@ def bench_service(
     return results
 
 
+def _own_process(module: str) -> dict[str, object]:
+    """A bench run in a process of its own (its peak memory is then its own)."""
+    out = subprocess.run([sys.executable, "-m", module], capture_output=True, text=True, check=True)
+    return dict(json.loads(out.stdout))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7)
@@ -227,6 +236,7 @@ def main() -> None:
     report["gdc rehearsal"] = bench_gdc([int(n) for n in args.gdc_sizes.split(",")])
     report["kubernetes rehearsal"] = bench_kube(args.kube_nodes)
     report["fleet plan"] = bench_fleet([int(n) for n in args.fleet_sizes.split(",")])
+    report["fleet rehearsal"] = _own_process("bench.fleet_rehearsal")
     report["olm"] = bench_olm(SHARED.parent)
     report["olm on a cluster"] = bench_olm_cluster(SHARED.parent)
     if args.json:
@@ -288,6 +298,12 @@ def main() -> None:
     print(
         f"kubernetes rehearsal ({kube['nodes']} nodes, {kube['pods']} pods, v1.30.4 -> v1.31.2): "  # type: ignore[index]
         f"{kube['wall_s']} s wall for {kube['simulated_min']} simulated min, {kube['steps']} steps"  # type: ignore[index]
+    )
+    fleet = report["fleet rehearsal"]
+    print(
+        f"fleet rehearsal ({fleet['clusters']} clusters, {fleet['nodes']} nodes, 1.28 -> 1.30): "  # type: ignore[index]
+        f"{fleet['wall_s']} s wall for {fleet['simulated_min']} simulated min, {fleet['steps']} steps, "  # type: ignore[index]
+        f"{fleet['states']} states checked, peak {fleet['peak_rss_mb']} MB"  # type: ignore[index]
     )
     print("fleet plan (20 user clusters per manager, 5 pools each, 1.28 -> 1.30):")
     for row in report["fleet plan"]["sizes"]:  # type: ignore[index]

@@ -46,12 +46,15 @@ def rehearse(
     home: Path, settings: Settings, name: str = "f", steps: list[dict[str, Any]] | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(report, the fleet's event log) of one rehearsal run to its end."""
-    with kupgrade_home(home), opened_fleet(name) as (root, store, info, members):
-        with locked(root, list(members)):
-            rehearsal = Rehearsal(store, members, info)
-            rehearsal.begin(settings, steps)
-            rehearsal.run()
-            return fleet_report(rehearsal, name), store.events()
+    with (
+        kupgrade_home(home),
+        opened_fleet(name) as (root, store, info, members),
+        locked(root, list(members)),
+    ):
+        rehearsal = Rehearsal(store, members, info)
+        rehearsal.begin(settings, steps)
+        rehearsal.run()
+        return fleet_report(rehearsal, name), store.events()
 
 
 def states(events: list[dict[str, Any]]) -> list[tuple[float, dict[str, dict[str, str]]]]:
@@ -96,7 +99,11 @@ def gdc_broken(fleet_doc: dict[str, Any], state: dict[str, dict[str, str]]) -> l
                         doc = {"clusters": {name: {**body, "version": plane,
                                                    "pools": {pool: pv} if pv else {}}}}  # fmt: skip
                         if manager:
-                            doc["clusters"][manager] = {**clusters[manager], "version": boss, "pools": {}}
+                            doc["clusters"][manager] = {
+                                **clusters[manager],
+                                "version": boss,
+                                "pools": {},
+                            }
                         fleet = parse_fleet({**fleet_doc, **doc}, "state")
                         broken += [v.id for v in check_fleet(fleet) if v.id not in WARNINGS]
     return broken
@@ -123,7 +130,10 @@ def kube_broken(state: dict[str, str], policy: str) -> list[str]:
             proxies[node] = version
         else:
             inv.setdefault(component, []).append(Instance(node, version))
-    nodes = [InventoryNode(n, kubelets.get(n), proxies.get(n)) for n in sorted(kubelets.keys() | proxies.keys())]
+    nodes = [
+        InventoryNode(n, kubelets.get(n), proxies.get(n))
+        for n in sorted(kubelets.keys() | proxies.keys())
+    ]
     inventory = Inventory(
         apiservers=inv.get("kube-apiserver", []),
         kube_controller_manager=inv.get("kube-controller-manager", []),
