@@ -39,17 +39,19 @@ def create_command(
 ) -> None:
     """Create every cluster of a fleet file as a simulated cluster, on one clock.
 
-    Distributed-cloud fleets (admin, hybrid, user and standalone clusters with node pools)
-    and Kubernetes fleets (`platform: kubernetes`, clusters as `{cp, pools}` or skew
-    inventories) are read as `kupgrade plan` reads them; `simulation:` sets sizes, a
-    profile and the clock (see `kupgrade fleet create --help`).
+    Distributed-cloud fleets (admin, hybrid, user and standalone clusters with node pools
+    and a release history) and Kubernetes fleets (`platform: kubernetes`, clusters as
+    `{cp, pools}` or skew inventories) are read as `kupgrade plan` reads them; `target`,
+    `available` and `policy` become the rehearsal's defaults. An optional `simulation:`
+    section sets `start`, `seed`, `controlPlanes`, `nodesPerPool` and a cluster `profile`
+    (workloads, node timings, faults, scripted changes), for every cluster or under
+    `clusters: {NAME: ...}` for one. Each member is an ordinary simulated cluster.
 
     **Examples**
 
     ```
-    kupgrade fleet create fleet.yaml
-    kupgrade fleet create fleet.yaml --name prod -o json
-    kupgrade get nodes --cluster user-1      # every member is a simulated cluster
+    kupgrade fleet create lab-fleet.yaml
+    kupgrade get nodes --cluster lab-user-1
     ```
     """
     fleet = read_fleet(read_yaml(file, "fleet file"), str(file))
@@ -107,7 +109,7 @@ def delete_command(
     **Examples**
 
     ```
-    kupgrade fleet delete prod
+    kupgrade fleet delete lab-fleet
     ```
     """
     members = delete_fleet(name)
@@ -193,19 +195,18 @@ def rehearse_command(
 ) -> None:
     """Carry the fleet's plan out on its simulated clusters, checking every rule at every state.
 
-    The planner plans from where the clusters are; each step starts when its `after`
-    steps are done and its cluster is free, up to --max-parallel at once, carried out by
-    its cluster's upgrade controller. A broken rule, a refused step or a failed upgrade
-    stops the rehearsal (exit 1) and names the state, the rule and the objects. Safe to
-    kill at any moment: run it again and it goes on from where it was.
+    The planner plans from where the clusters are (or --plan gives a plan, as `kupgrade
+    plan -o json` writes one); each step starts when its `after` steps are done and its
+    cluster is free, up to --max-parallel at once, carried out by its cluster's upgrade
+    controller. A broken rule, a refused step or a failed upgrade stops the rehearsal
+    (exit 1) and names the state, the rule and the objects. Safe to kill at any moment:
+    the same command again goes on from where it was; once done, it shows the report.
 
     **Examples**
 
     ```
-    kupgrade fleet rehearse --to 1.30.0-gke.1930 --max-parallel 10
-    kupgrade fleet rehearse --fleet prod -o json > report.json
-    kupgrade plan fleet.yaml --to 1.29.100-gke.251 -o json > plan.json
-    kupgrade fleet rehearse --plan plan.json --to 1.29.100-gke.251
+    kupgrade fleet rehearse --fleet lab-fleet --to 1.29.100-gke.251 --max-parallel 2
+    kupgrade fleet rehearse --fleet lab-fleet -o json
     ```
     """
     with opened_fleet(fleet) as (root, store, info, members), locked(root, list(members)):
@@ -214,7 +215,10 @@ def rehearse_command(
         if state is not None and state["status"] == "running":
             _same_settings(state, to, available, policy, max_parallel, plan_file)
             rehearsal.resume()
-        elif state is not None and state["status"] == "completed" and to in (None, state["target"]):
+        elif (
+            state is not None and state["status"] == "completed"
+            and to in (None, state["target"]) and plan_file is None
+        ):  # fmt: skip
             pass  # done already: its report again, as a rerun script expects
         elif state is not None and state["status"] == "stopped":
             raise InputError(f"the last rehearsal stopped ({state['stop']['kind']}): "
@@ -282,8 +286,8 @@ def status_command(fleet: FleetOpt = None, output: OutputOpt = Format.text) -> N
     **Examples**
 
     ```
-    kupgrade fleet status
-    kupgrade fleet status --fleet prod -o json
+    kupgrade fleet status --fleet lab-fleet
+    kupgrade fleet status --fleet lab-fleet -o json
     ```
     """
     with opened_fleet(fleet) as (root, store, info, members):

@@ -46,6 +46,7 @@ ORDER = [
     "olm render-graph", "olm skiprange", "olm resolve", "skew check", "skew check-step",
     "plan", "rollout", "cluster create", "olm subscribe", "controller run", "olm approve",
     "upgrade", "get", "cluster list",
+    "fleet create", "fleet rehearse", "fleet status", "fleet list", "fleet delete",
     "cluster metrics", "cluster serve-api", "cluster delete", "demo",
 ]  # fmt: skip
 # Examples that connect to another machine (a URL given as metadata is only text).
@@ -110,6 +111,18 @@ def _catalog(package: str, channel: str, names: list[str]) -> str:
     return "".join(json.dumps(b) + "\n" for b in blobs)
 
 
+LAB_FLEET = """\
+clusters:
+  lab-admin: {version: "1.28.500-gke.120", role: admin}
+  lab-user-1: {version: "1.28.500-gke.120", role: user, managed_by: lab-admin,
+               pools: {np1: "1.28.500-gke.120"}}
+  lab-user-2: {version: "1.16.9", role: user, managed_by: lab-admin}
+target: "1.29.100-gke.251"
+available: ["1.28.500-gke.120", "1.29.100-gke.251"]
+simulation: {nodesPerPool: 2}
+"""
+
+
 def _workspace(root: Path) -> None:
     """The files the examples name that no earlier example writes."""
     sample = root / "sample"
@@ -135,6 +148,7 @@ def _workspace(root: Path) -> None:
         "version: 1.28.500-gke.120\nrole: user\nworkerNodePools: [w1, w2]\n"
     )
     (root / "pool.yaml").write_text("{pool_nodes: 7, maxSurge: 10%}\n")
+    (root / "lab-fleet.yaml").write_text(LAB_FLEET)
     for name, package, channel, bundles in (
         ("catalog", "etcd", "alpha", ["etcdoperator.v0.9.0", "etcdoperator.v0.9.2"]),
         ("cat-a", "app", "stable", ["app.v1.0.0", "app.v1.1.0"]),
