@@ -69,6 +69,7 @@ from kupgrade.sim.remote import remote_runner, served_profile
 from kupgrade.sim.report import report
 from kupgrade.sim.runner import Outcome, Runner
 from kupgrade.sim.store import Store, StoreError
+from kupgrade.skew.inventory import kube_field
 
 cluster_app = typer.Typer(help="Create, list and delete simulated clusters.", no_args_is_help=True)
 controller_app = typer.Typer(help="Run the controllers of a cluster.", no_args_is_help=True)
@@ -542,6 +543,22 @@ def upgrade_command(
             "--policy", help="kubernetes: the skew policy (auto, k8s-n2, k8s-n3, kubeadm-X.Y)."
         ),
     ] = "auto",
+    kubeadm: Annotated[
+        str | None,
+        typer.Option(
+            "--kubeadm", help="kubernetes: the kubeadm version used (default: the target's)."
+        ),
+    ] = None,
+    allow_experimental: Annotated[
+        bool,
+        typer.Option(
+            "--allow-experimental-upgrades", help="kubernetes: kubeadm's, for pre-releases."
+        ),
+    ] = False,
+    allow_rcs: Annotated[
+        bool,
+        typer.Option("--allow-release-candidate-upgrades", help="kubernetes: kubeadm's, for rcs."),
+    ] = False,
     details: Annotated[
         Details,
         typer.Option(
@@ -598,13 +615,22 @@ def upgrade_command(
         live_upgrade(backend(kubeconfig, context), to, to_image, allow_explicit_upgrade,
                      include_not_recommended, force, output)  # fmt: skip
         return
+    kube_only = {"--kubeadm": kubeadm, "--allow-experimental-upgrades": allow_experimental,
+                 "--allow-release-candidate-upgrades": allow_rcs}  # fmt: skip
     with opened(cluster) as (_, store, spec):
+        wrong = [flag for flag, value in kube_only.items() if value]
+        if wrong and spec.platform != "kubernetes":
+            raise InputError(f"{wrong[0]} applies to Kubernetes clusters", field=wrong[0])
         if spec.platform == "kubernetes":
             if to_image:
                 raise InputError("a Kubernetes cluster upgrades to a version", field="--to-image",
                                  hint="use --to VERSION")  # fmt: skip
             if to:
-                kube_upgrade(store, to, available, policy, output)
+                tool = {"version": str(kube_field(kubeadm, "--kubeadm")) if kubeadm else None,
+                        "force": force, "allowExperimental": allow_experimental,
+                        "allowRCs": allow_rcs}  # fmt: skip
+                kube_upgrade(store, to, available, policy, output,
+                             {k: val for k, val in tool.items() if val})  # fmt: skip
             else:
                 kube_status(store, output)
             return

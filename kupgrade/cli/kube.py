@@ -41,10 +41,14 @@ def kube_spec(spec: Spec, control_planes: int | None, *, version_given: bool) ->
     return msgspec.structs.replace(spec, pools=pools, version=spec.version.lstrip("v"))
 
 
-def kube_upgrade(store: Store, to: str, available: str | None, policy: str, output: Format) -> None:
-    """Plan the upgrade on the live state and record it for `controller run`."""
+def kube_upgrade(
+    store: Store, to: str, available: str | None, policy: str, output: Format,
+    kubeadm: dict[str, Any] | None = None,
+) -> None:  # fmt: skip
+    """Plan the upgrade on the live state and record it for `controller run`; `kubeadm`
+    names the binary and flags its control-plane steps run with."""
     offered = [a.strip() for a in (available or "").split(",") if a.strip()]
-    state = request_upgrade(SimCluster(store), to, offered, policy)
+    state = request_upgrade(SimCluster(store), to, offered, policy, kubeadm)
     store.commit()
     if output.data:
         print_json({"target": v(state["target"]), "steps": state["steps"]})

@@ -27,7 +27,8 @@ POOL_LABEL = "kupgrade.io/pool"
 # to be restarted): the simulated node restarts its kubelet and reports it.
 KUBELET_TARGET = "kupgrade.io/kubelet-version"
 ETCD = {30: "3.5.12-0", 31: "3.5.15-0", 32: "3.5.16-0", 33: "3.5.21-0"}  # kubeadm's defaults
-_TAG = re.compile(r":v?(\d+\.\d+\.\d+)")  # a registry's tag may carry a suffix (-eks-…)
+# A registry's tag may carry a vendor suffix (-eks-…), dropped; a pre-release is kept.
+_TAG = re.compile(r":v?(\d+\.\d+\.\d+(?:-(?:alpha|beta|rc)\.\d+)?)")
 
 
 def v(version: str) -> str:

@@ -218,15 +218,29 @@ class Gdc(_Base):
     health_check_seconds: float = 60.0  # how often the health checks run again
 
 
+class KubeadmTool(_Base):
+    """The kubeadm binary a control-plane step runs and its flags (`kubeadm upgrade apply
+    --force --allow-experimental-upgrades --allow-release-candidate-upgrades`); by
+    default the target's own kubeadm. `minControlPlane` is the binary's minimum
+    supported control-plane version, when known (kubeadm's P3)."""
+
+    version: str | None = None
+    force: bool = False
+    allow_experimental: bool = False
+    allow_r_cs: bool = msgspec.field(default=False, name="allowRCs")
+    min_control_plane: str | None = None
+
+
 class Kube(_Base):
     """A plain Kubernetes cluster whose components do not all run its version, as a skew
     inventory describes one: the control-plane components each control-plane node runs
     and at which version (by default every node runs kube-apiserver,
-    kube-controller-manager and kube-scheduler at the cluster's version), and kube-proxy
-    per node (by default its kubelet's version)."""
+    kube-controller-manager and kube-scheduler at the cluster's version), kube-proxy
+    per node (by default its kubelet's version), and the kubeadm its steps use."""
 
     static_pods: dict[str, dict[str, str]] = msgspec.field(default_factory=dict)
     kube_proxy: dict[str, str] = msgspec.field(default_factory=dict)
+    kubeadm: KubeadmTool | None = None
 
 
 class Verification(_Base):
@@ -339,8 +353,9 @@ def node_names(pool: Pool) -> list[str]:
     return [m.name for m in pool.machines] or [f"{pool.name}-{i}" for i in range(pool.nodes)]
 
 
-def load_profile(path: Path | None) -> Profile:
-    """Read a profile file; None gives the embedded default."""
+def load_profile(path: Path | None, *, template: bool = False) -> Profile:
+    """Read a profile file; None gives the embedded default. A `template` (a fleet's,
+    whose pools each cluster replaces) is checked once it is applied, not here."""
     if path is None:
         return Profile()
     data = intake.load_yaml(intake.read_file(path, "profile"), str(path))
@@ -350,7 +365,8 @@ def load_profile(path: Path | None) -> Profile:
         raise InputError(
             str(exc), file=str(path), hint="see `kupgrade cluster profile` for the format"
         ) from exc
-    check_profile(profile, str(path))
+    if not template:
+        check_profile(profile, str(path))
     return profile
 
 
@@ -519,6 +535,15 @@ def _check_kube_shape(spec: Spec, kube: Kube, where: str) -> None:
                 raise InputError(f"{component!r} is not one of {', '.join(KUBE_COMPONENTS)}",
                                  file=where, field=f"spec.kube.staticPods.{node}")  # fmt: skip
             versions.append((f"spec.kube.staticPods.{node}.{component}", node, version, planes))
+    tool = kube.kubeadm or KubeadmTool()
+    for key, given in (("version", tool.version), ("minControlPlane", tool.min_control_plane)):
+        if given is not None:
+            try:
+                parse_kube(given)
+            except VersionError as exc:
+                raise InputError(
+                    exc.message, file=where, field=f"spec.kube.kubeadm.{key}"
+                ) from None
     for field, node, version, known in versions:
         if node not in known:
             raise InputError(f"{node} is not a {'control-plane ' if known is planes else ''}node "

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from kupgrade.sim.fleet.rehearsal import PlanRefusedError, Settings
+from kupgrade.versions import parse_kube
 from tests.support.caseuse import plain, unused
 from tests.support.cli import kupgrade
 from tests.support.conformance import conformance_cases, conformance_doc, need_case
@@ -176,3 +177,67 @@ def test_max_parallel_holds_steps_and_says_for_what(tmp_path: Path) -> None:
     assert any(e["reason"] == "StepWaiting" for e in events)
     downtime = {c["name"]: c["downtime"] for c in report["clusters"]}
     assert set(downtime["u0"]) == {"apps/app-np1"}
+
+
+KUBEADM = ("skew", "kubeadm.yaml")
+
+
+@pytest.mark.parametrize(
+    "case", conformance_cases("cases", *KUBEADM, where=lambda c: not c.get("lookup_errors"))
+)
+def test_kubeadm_policy_cases_rehearse(tmp_path: Path, case: Any) -> None:
+    """Each case as a cluster at its version with its kubelets, upgraded to `new` with
+    the case's kubeadm binary and flags: kupgrade refuses to plan what it never does (a
+    downgrade, a skipped minor, an illegal start); otherwise the control-plane step is
+    held exactly at the first finding kubeadm would stop at (P10 aside: kupgrade holds
+    kubelets to the skew rules itself), or the rehearsal completes with every state legal."""
+    case = need_case(case, *KUBEADM)
+    expect = case["expect"]
+    mandatory = [(f["id"], f.get("message") or f["message_prefix"]) for f in expect["mandatory"]]
+    skippable = [(f["id"], f.get("message") or f["message_prefix"]) for f in expect["skippable"]]
+    tool: dict[str, Any] = {"version": case["kubeadm"], "allowExperimental": case.get("allowExperimental", False),
+                            "allowRCs": case.get("allowRCs", False)}  # fmt: skip
+    if case.get("min_control_plane"):
+        tool["minControlPlane"] = case["min_control_plane"]
+    policy = "k8s-n3" if case["kubelet_skew"] == 3 else "k8s-n2"
+    pools = {f"n{i}": k for i, k in enumerate(case["kubelets"])}
+    doc = {"platform": "kubernetes", "simulation": {"nodesPerPool": 1},
+           "clusters": {"k": {"cp": case["cluster"], "pools": pools, "kubeadm": tool}}}  # fmt: skip
+    create(tmp_path, doc)
+    new, cluster = parse_kube(case["new"]), parse_kube(case["cluster"])
+    try:
+        report, events = rehearse(tmp_path, Settings(case["new"], [case["new"]], policy, 0))
+    except PlanRefusedError as refused:
+        assert refused.plan.refused is not None
+        skips = (new.major, new.minor) > (cluster.major, cluster.minor + 1)
+        illegal = "already breaks a rule" in refused.plan.refused.message
+        assert new < cluster or skips or illegal, refused.plan.refused.message
+        return
+    if report["outcome"] == "completed":
+        assert not mandatory
+        assert [i for i, _ in skippable if i != "P10"] == []
+        for at, state in states(events):
+            assert kube_broken(state["k"], policy) == [], at
+        return
+    stop = report["stop"]
+    assert stop["kind"] == "stuck", stop
+    first_id, first_message = (mandatory or [s for s in skippable if s[0] != "P10"])[0]
+    assert stop["why"].startswith(f"kubeadm {first_id}: {first_message}"), stop["why"]
+
+
+def test_a_drain_a_budget_holds_forever_stops_as_stuck(tmp_path: Path) -> None:
+    """Two replicas on a one-node pool with one allowed unavailable: the drain before the
+    minor kubelet upgrade can never finish; the rehearsal says so instead of retrying."""
+    profile = tmp_path / "db.yaml"
+    profile.write_text(yaml.safe_dump({"spec": {"workloads": [{
+        "name": "db", "namespace": "data", "replicas": 2, "pool": "md0",
+        "pdb": {"maxUnavailable": 1}}]}}))  # fmt: skip
+    doc = {"platform": "kubernetes", "clusters": {"k": {"cp": "1.30.0", "pools": {"md0": "1.30.0"}}},
+           "simulation": {"nodesPerPool": 1, "profile": "db.yaml"}}  # fmt: skip
+    create(tmp_path, doc)
+    report, _ = rehearse(tmp_path, Settings("1.31.0", [], "k8s-n3", 0))
+    stop = report["stop"]
+    assert stop["kind"] == "stuck" and stop["step"] == "s2"
+    assert "no progress for 6 simulated hours" in stop["why"]
+    assert "drain held: pod/data/db-" in stop["why"] and "disruption budget" in stop["why"]
+    assert report["steps"][1]["state"] == "blocked"

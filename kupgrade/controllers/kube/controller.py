@@ -140,21 +140,30 @@ class KubeController:
         return True
 
     def _kubeadm(self, state: dict[str, Any], step: dict[str, Any]) -> bool:
-        """kubeadm's version policies for `kubeadm upgrade apply` of this step."""
+        """kubeadm's version policies for `kubeadm upgrade apply` of this step, with the
+        binary and flags the request names (the target's own kubeadm by default)."""
         kubelets = [kubelet_of(n) for n in self.api.list("Node")]
         target = step["to"]
-        found = enforce(Upgrade(cluster=v(step["from"]), kubelets=[v(k) for k in kubelets],
-                                kubeadm=v(target), new=v(target),
-                                kubelet_skew=kubelet_skew_of(parse_kube(target))))  # fmt: skip
+        tool = state.get("kubeadm") or {}
+        kubeadm = tool.get("version") or target
+        found = enforce(Upgrade(
+            cluster=v(step["from"]), kubelets=[v(k) for k in kubelets], kubeadm=v(kubeadm),
+            new=v(target), kubelet_skew=kubelet_skew_of(parse_kube(kubeadm)),
+            min_control_plane=tool.get("minControlPlane"),
+            allow_experimental=bool(tool.get("allowExperimental")),
+            allow_rcs=bool(tool.get("allowRCs")),
+        ))  # fmt: skip
         # P10 is kubeadm's own, coarser kubelet check (one minor before kubeadm 1.29): the
         # controller checks every kubelet against the chosen skew rules before each change
-        # itself, so it runs `kubeadm upgrade apply --force` past that one, and says so.
-        skippable = [f for f in found.skippable if f.id != "P10"]
-        forced = [f for f in found.skippable if f.id == "P10"]
+        # itself, so it runs `kubeadm upgrade apply --force` past that one, and says so;
+        # with --force asked for, past every skippable finding.
+        forced = [f for f in found.skippable if tool.get("force") or f.id == "P10"]
+        skippable = [f for f in found.skippable if f not in forced]
         if forced and not found.mandatory and not skippable and not state.get("forced"):
             state["forced"] = True
-            self.api.record("upgrade/cluster", "KubeadmForced", f"kubeadm P10 passed with --force: "
-                            f"{forced[0].message}; the kubelets are held to the "
+            ids = ", ".join(f.id for f in forced)
+            self.api.record("upgrade/cluster", "KubeadmForced", f"kubeadm {ids} passed with "
+                            f"--force: {forced[0].message}; the kubelets are held to the "
                             f"{state.get('policy', 'auto')} skew rules instead")  # fmt: skip
         if not found.mandatory and not skippable:
             return False

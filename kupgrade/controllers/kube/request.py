@@ -38,7 +38,10 @@ def in_progress(api: Backend) -> dict[str, Any] | None:
     return dict(state) if state and not state.get("completed") and not state.get("failed") else None
 
 
-def request_upgrade(api: Backend, target: str, available: list[str], policy: str) -> dict[str, Any]:
+def request_upgrade(
+    api: Backend, target: str, available: list[str], policy: str,
+    kubeadm: dict[str, Any] | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """Plan the upgrade and record it for the controller."""
     if in_progress(api) is not None:
         raise InputError("an upgrade is already in progress",
@@ -52,11 +55,15 @@ def request_upgrade(api: Backend, target: str, available: list[str], policy: str
                          f"{refusal.message}", hint=refusal.fix)  # fmt: skip
     state = {"target": str(to), "policy": policy, "index": 0, "started": api.now(),
              "steps": [s.to_json() for s in plan.steps]}  # fmt: skip
+    if kubeadm:
+        state["kubeadm"] = kubeadm
     api.set_state(STATE, state)
     return state
 
 
-def request_step(api: Backend, step: dict[str, Any], policy: str) -> dict[str, Any]:
+def request_step(
+    api: Backend, step: dict[str, Any], policy: str, kubeadm: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """One step of a fleet's plan, `control-plane` or `nodepool/POOL` of this cluster, for
     the controller to carry out as it carries out a step of its own plan."""
     if in_progress(api) is not None:
@@ -64,5 +71,7 @@ def request_step(api: Backend, step: dict[str, Any], policy: str) -> dict[str, A
                          hint="wait for it (`kupgrade upgrade --cluster NAME` shows it)")  # fmt: skip
     state = {"target": str(parse_kube(step["to"])), "policy": policy, "index": 0,
              "started": api.now(), "steps": [step]}  # fmt: skip
+    if kubeadm:
+        state["kubeadm"] = kubeadm
     api.set_state(STATE, state)
     return state

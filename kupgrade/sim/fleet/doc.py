@@ -38,6 +38,7 @@ from kupgrade.sim.profile import (
     Budget,
     Gdc,
     Kube,
+    KubeadmTool,
     Machine,
     Pool,
     Profile,
@@ -97,6 +98,10 @@ def read_fleet(data: Any, where: str) -> FleetFile:
         raise InputError("a fleet file is a mapping with `clusters`", file=where)
     sim = _simulation(data.get(SIMULATION), where)
     doc = {k: v for k, v in data.items() if k != SIMULATION}
+    if "clusters" in doc and not (isinstance(doc["clusters"], dict) and doc["clusters"]):
+        raise InputError("clusters is a mapping of cluster names to clusters, and not empty",
+                         file=where, field="clusters",
+                         hint="see `kupgrade skew reference fleet` for the format")  # fmt: skip
     base = Path(where).parent
     common = _profile(sim.profile, base)
     unknown = sorted(set(sim.clusters) - set(doc.get("clusters") or {}))
@@ -145,7 +150,7 @@ def _simulation(raw: Any, where: str) -> Simulation:
 
 
 def _profile(path: str | None, base: Path) -> Profile | None:
-    return load_profile(base / path) if path else None
+    return load_profile(base / path, template=True) if path else None
 
 
 # --- the clusters' shapes ---------------------------------------------------------------
@@ -197,7 +202,15 @@ def _kube_shape(body: Any, where: str, at: str) -> Shape:
                          "or a skew inventory") from None  # fmt: skip
     for field_name, version in [("cp", doc.cp), *((f"pools.{p}", v) for p, v in doc.pools.items())]:
         _kube_version(version, where, f"{at}.{field_name}")
-    return Shape(doc.cp.lstrip("v"), {p: v.lstrip("v") for p, v in doc.pools.items()})
+    kube = None
+    if doc.kubeadm is not None:
+        try:
+            kube = Kube(kubeadm=msgspec.convert(doc.kubeadm, KubeadmTool))
+        except msgspec.ValidationError as exc:
+            raise InputError(str(exc).replace("`$", f"`{at}.kubeadm"), file=where,
+                             hint="kubeadm has version, force, allowExperimental, allowRCs "
+                             "and minControlPlane") from None  # fmt: skip
+    return Shape(doc.cp.lstrip("v"), {p: v.lstrip("v") for p, v in doc.pools.items()}, kube=kube)
 
 
 def _kube_version(text: str, where: str, at: str) -> str:
@@ -281,5 +294,7 @@ def _pool(known: Pool | None, name: str, nodes: int, version: str | None, role: 
 
 
 def _default_workload(pool: str, nodes: int) -> Workload:
-    return Workload(f"app-{pool}", namespace="apps", replicas=max(2, nodes), pool=pool,
+    """A replica per node and a budget of one unavailable: every node drains (a budget
+    that a single-node pool could never satisfy would hold its drain forever)."""
+    return Workload(f"app-{pool}", namespace="apps", replicas=nodes, pool=pool,
                     pdb=Budget(max_unavailable=1))  # fmt: skip

@@ -65,6 +65,10 @@ def create_fleet(name: str, fleet: FleetFile) -> Path:
     if root.exists():
         raise InputError(f"fleet {name!r} already exists", file=str(root),
                          hint=f"delete it first: `kupgrade fleet delete {name}`")  # fmt: skip
+    for member in fleet.members:
+        if not CLUSTER_NAME.fullmatch(member.name):
+            raise InputError(f"invalid cluster name {member.name!r}", field=f"clusters.{member.name}",
+                             hint="a simulated cluster's name has letters, digits, dots and dashes")  # fmt: skip
     taken = sorted({m.name for m in fleet.members} & set(cluster_names()))
     if taken:
         raise InputError(f"a cluster named {taken[0]!r} already exists", field="clusters",

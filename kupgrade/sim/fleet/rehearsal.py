@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from kupgrade.controllers.gdc.request import STATE as GDC_STATE
 from kupgrade.controllers.gdc.request import request_upgrade
 from kupgrade.controllers.kube.controller import STATE as KUBE_STATE
@@ -60,6 +62,9 @@ STEPS = "steps"
 TICK = "fleet:tick"
 ADVANCES = "fleet:advances"
 MAX_SIMULATED = 14 * 86400.0  # as `controller run`: after 14 simulated days it stops
+# A rehearsal in which no component changed version and no step ended for this long is
+# stuck (a drain a budget holds forever retries every few seconds, so it never idles).
+STALL = 6 * 3600.0
 
 
 class PlanRefusedError(KupgradeError):
@@ -120,8 +125,10 @@ class Member:
             ticket = {"serial": made["serial"]}
         else:
             obj = "control-plane" if kind == "control-plane" else f"nodepool/{pool}"
+            tool = self.spec.kube.kubeadm if self.spec.kube else None
             request_step(api, {"id": step["id"], "object": obj, "from": step["from"],
-                               "to": step["to"], "after": []}, policy)  # fmt: skip
+                               "to": step["to"], "after": []}, policy,
+                         msgspec.to_builtins(tool) if tool else None)  # fmt: skip
             ticket = {"id": step["id"]}
         self.runner.settle()
         self.downtime.update(at)
@@ -142,7 +149,8 @@ class Member:
             return "running", ""
         if st.get("completed"):
             return "done", ""
-        return "running", str(st.get("blocked") or "")
+        held = (st.get("drain") or {}).get("held")
+        return "running", str(st.get("blocked") or (f"drain held: {held}" if held else ""))
 
     def busy(self) -> str | None:
         """An upgrade in progress that the fleet did not start, if any."""
@@ -213,6 +221,8 @@ class Rehearsal:
 
     def _record(self, at: float, obj: str, reason: str, message: str) -> None:
         self.fleet.event(at, "Normal", obj, reason, message)
+        if reason in ("VersionChanged", "StepStarted", "StepDone"):
+            self.fleet.set_meta("progressAt", at)
 
     def _warn(self, at: float, obj: str, reason: str, message: str) -> None:
         self.fleet.event(at, "Warning", obj, reason, message)
@@ -278,6 +288,7 @@ class Rehearsal:
         })  # fmt: skip
         self.fleet.set_meta(STEPS, records)
         self.fleet.set_meta("now", now)
+        self.fleet.set_meta("progressAt", now)
         self._record(now, "fleet", "RehearsalStarted",
                      f"{len(steps)} steps to {settings.target}, up to "
                      f"{settings.max_parallel or 'any number of'} at once")  # fmt: skip
@@ -339,6 +350,9 @@ class Rehearsal:
                 break
             if at - float(state["startedAt"]) > MAX_SIMULATED:
                 self._stop(self.now, "limit", why="14 simulated days passed")
+                break
+            if at - float(self.fleet.meta("progressAt", state["startedAt"])) > STALL:
+                self._stalled(self.now)
                 break
             if speed > 0:
                 time.sleep(max(0.0, wall + (at - start) / speed - time.monotonic()))
@@ -470,6 +484,21 @@ class Rehearsal:
                    why=f"{', '.join(verdict.rules)}: {first.message}; {first.fix}",
                    objects=[first.object, *first.related])  # fmt: skip
         return False
+
+    def _stalled(self, at: float) -> None:
+        """Nothing has moved for STALL simulated seconds: say what the steps wait on."""
+        self._progress_all(at)
+        running = [
+            (i, r) for i, r in self.steps.items() if "startedAt" in r and "finishedAt" not in r
+        ]
+        step_id, record = running[0] if running else ("", {})
+        why = record.get("blocked") or "nothing changed"
+        self._stop(at, "stuck", step=step_id, why=f"no progress for {STALL / 3600:.0f} simulated "
+                   f"hours: {why}")  # fmt: skip
+
+    def _progress_all(self, at: float) -> None:
+        for name in self.names:
+            self._progress(name, at)
 
     def _idle(self, at: float) -> None:
         """Nothing is left to happen: done, or stuck on a step that cannot go on."""
