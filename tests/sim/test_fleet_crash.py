@@ -32,6 +32,18 @@ FLEET = {
 }  # fmt: skip
 
 
+KUBE_FLEET = {
+    "platform": "kubernetes",
+    "policy": "k8s-n3",
+    "clusters": {
+        "edge": {"cp": "1.30.0", "pools": {"md0": "1.30.0", "md1": "1.28.0"}},
+        "core": {"cp": "1.31.0", "pools": {"md0": "1.31.0"}},
+    },
+    "target": "1.32.0",
+    "available": ["1.31.0", "1.32.0"],
+}
+
+
 def _run(home: Path, *args: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, "KUPGRADE_HOME": str(home)}
     return subprocess.Popen(
@@ -47,9 +59,9 @@ def _finish(home: Path, *args: str) -> str:
     return out.decode()
 
 
-def _logs(home: Path) -> dict[str, list[tuple[float, str, str, str]]]:
+def _logs(home: Path, names: list[str]) -> dict[str, list[tuple[float, str, str, str]]]:
     paths = {"fleet": home / "fleets" / "f" / "fleet.db"}
-    paths |= {n: home / "clusters" / n / "cluster.db" for n in FLEET["clusters"]}
+    paths |= {n: home / "clusters" / n / "cluster.db" for n in names}
     out = {}
     for name, path in paths.items():
         store = Store(path)
@@ -65,9 +77,14 @@ def _report(home: Path) -> dict[str, Any]:
     return report
 
 
-@pytest.mark.parametrize("seed", [7, 23, 61])
-def test_sigkill_during_a_fleet_rehearsal_then_resume(tmp_path: Path, seed: int) -> None:
-    fleet = {**FLEET, "simulation": {"seed": seed, "nodesPerPool": 2}}
+@pytest.mark.parametrize(
+    ("seed", "doc"), [(7, FLEET), (23, FLEET), (61, FLEET), (5, KUBE_FLEET), (37, KUBE_FLEET)]
+)
+def test_sigkill_during_a_fleet_rehearsal_then_resume(
+    tmp_path: Path, seed: int, doc: dict[str, Any]
+) -> None:
+    fleet = {**doc, "simulation": {"seed": seed, "nodesPerPool": 2}}
+    names = list(doc["clusters"])
     homes = {name: tmp_path / name for name in ("clean", "killed")}
     for home in homes.values():
         home.mkdir()
@@ -91,7 +108,7 @@ def test_sigkill_during_a_fleet_rehearsal_then_resume(tmp_path: Path, seed: int)
     assert _run_to_end.returncode == 0, err.decode()
     assert kills >= 1, "no kill landed while the rehearsal ran"
 
-    assert _logs(homes["killed"]) == _logs(homes["clean"])
+    assert _logs(homes["killed"], names) == _logs(homes["clean"], names)
     clean, killed = _report(homes["clean"]), _report(homes["killed"])
     assert killed == clean
     assert killed["outcome"] == "completed"
