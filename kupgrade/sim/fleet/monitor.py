@@ -17,6 +17,7 @@ the upgrade ends).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -80,26 +81,34 @@ class GdcRules:
     def __init__(self, fleet: Fleet) -> None:
         self.fleet = fleet
         self.history: History = fleet.history
+        self.parse = functools.lru_cache(maxsize=4096)(self.history.parse)  # few versions
 
     def scope(self, name: str) -> list[str]:
-        return self.fleet.group(name)
+        """What a change to `name` can break: its own pools and its pairing with its
+        manager (a user cluster), or those of every user it manages (a manager)."""
+        return [name, *self.fleet.users.get(name, [])]
 
     def check(self, names: list[str], states: dict[str, dict[str, str]]) -> list[Violation]:
-        running = {n: _running(states[n]) for n in names}
+        running: dict[str, tuple[set[str], dict[str, set[str]]]] = {}
+
+        def of(name: str) -> tuple[set[str], dict[str, set[str]]]:
+            if name not in running:
+                running[name] = _running(states[name])
+            return running[name]
+
         out: list[Violation] = []
         for name in names:
             cluster = self.fleet.clusters[name]
-            planes, pools = running[name]
+            planes, pools = of(name)
+            manager = cluster.managed_by
+            bosses = of(manager)[0] if manager in states else set()
             for version in planes:
-                at = replace(cluster, version=self.history.parse(version))
+                at = replace(cluster, version=self.parse(version))
                 for pool, versions in pools.items():
                     for pv in versions:
-                        out += pool_rule(at, pool, self.history.parse(pv), self.history)
-                manager = cluster.managed_by
-                if manager is None or manager not in running:
-                    continue
-                for mv in running[manager][0]:
-                    boss = replace(self.fleet.clusters[manager], version=self.history.parse(mv))
+                        out += pool_rule(at, pool, self.parse(pv), self.history)
+                for mv in bosses:
+                    boss = replace(self.fleet.clusters[str(manager)], version=self.parse(mv))
                     out += user_rules(boss, at, self.history)
         return _unique(v for v in out if v.id not in WARNINGS)
 
