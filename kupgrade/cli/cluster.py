@@ -52,6 +52,7 @@ from kupgrade.service.kubeapi.server import APIServer, version_info
 from kupgrade.service.kubeapi.tables import KINDS, oc_table
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
+from kupgrade.sim.fleet.home import rehearsing
 from kupgrade.sim.gdc_report import gdc_report
 from kupgrade.sim.gdc_runner import GdcRunner
 from kupgrade.sim.homes import CLUSTER_NAME, cluster_names, cluster_root, home, opened, wiring_for
@@ -618,6 +619,11 @@ def upgrade_command(
     kube_only = {"--kubeadm": kubeadm, "--allow-experimental-upgrades": allow_experimental,
                  "--allow-release-candidate-upgrades": allow_rcs}  # fmt: skip
     with opened(cluster) as (_, store, spec):
+        fleet = rehearsing(store) if to or to_image else None
+        if fleet is not None:
+            raise InputError(f"cluster {store.meta('name')} is being upgraded by the rehearsal of "
+                             f"fleet {fleet}", field="--to",
+                             hint=f"let it finish: `kupgrade fleet rehearse --fleet {fleet}`")  # fmt: skip
         wrong = [flag for flag, value in kube_only.items() if value]
         if wrong and spec.platform != "kubernetes":
             raise InputError(f"{wrong[0]} applies to Kubernetes clusters", field=wrong[0])

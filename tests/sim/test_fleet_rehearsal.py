@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 import yaml
 
-from kupgrade.sim.fleet.rehearsal import PlanRefusedError, Settings
+from kupgrade.sim.fleet.home import locked, opened_fleet
+from kupgrade.sim.fleet.rehearsal import PlanRefusedError, Rehearsal, Settings
 from kupgrade.versions import parse_kube
 from tests.support.caseuse import plain, unused
 from tests.support.cli import kupgrade
 from tests.support.conformance import conformance_cases, conformance_doc, need_case
-from tests.support.fleetkit import create, gdc_broken, kube_broken, rehearse, states
+from tests.support.fleetkit import create, gdc_broken, kube_broken, kupgrade_home, rehearse, states
 
 FLEET = ("skew", "fleet.yaml")
 SMALL = {"controlPlanes": 1, "nodesPerPool": 2}
@@ -241,3 +242,28 @@ def test_a_drain_a_budget_holds_forever_stops_as_stuck(tmp_path: Path) -> None:
     assert "no progress for 6 simulated hours" in stop["why"]
     assert "drain held: pod/data/db-" in stop["why"] and "disruption budget" in stop["why"]
     assert report["steps"][1]["state"] == "blocked"
+
+
+def test_members_under_way_are_the_rehearsals_alone(tmp_path: Path) -> None:
+    """While a rehearsal is under way (here: started, then left), `upgrade` on one of its
+    clusters is refused, `fleet status` shows the running steps, and `fleet rehearse`
+    with other options is refused while the same options go on."""
+    doc = {"clusters": {"admin": {"version": "1.28.500-gke.120", "role": "admin"},
+                        "u1": {"version": "1.28.500-gke.120", "role": "user", "managed_by": "admin"}},
+           "simulation": {"nodesPerPool": 1}}  # fmt: skip
+    create(tmp_path, doc)
+    with (
+        kupgrade_home(tmp_path),
+        opened_fleet("f") as (root, store, info, members),
+        locked(root, list(members)),
+    ):
+        Rehearsal(store, members, info).begin(Settings("1.29.100-gke.251", [], "gdc", 1))
+    refused = run(tmp_path, "upgrade", "--cluster", "u1", "--to", "1.29.100-gke.251")
+    assert refused.returncode != 0 and "rehearsal of fleet f" in refused.stderr
+    status = json.loads(run(tmp_path, "fleet", "status", "-o", "json").stdout)
+    assert status["outcome"] == "running"
+    assert [s["state"] for s in status["steps"]] == ["running", "pending"]
+    other = run(tmp_path, "fleet", "rehearse", "--max-parallel", "3")
+    assert other.returncode != 0 and "--max-parallel 1" in other.stderr
+    done = run(tmp_path, "fleet", "rehearse", "--max-parallel", "1", "-o", "json")
+    assert done.returncode == 0 and json.loads(done.stdout)["outcome"] == "completed"

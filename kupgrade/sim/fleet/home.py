@@ -79,6 +79,7 @@ def create_fleet(name: str, fleet: FleetFile) -> Path:
     try:
         for member in fleet.members:
             made.append(create_cluster(home(), member.name, member.profile))
+            _join(made[-1], name)
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         store = Store(tmp / FLEET_DB)
@@ -99,6 +100,31 @@ def create_fleet(name: str, fleet: FleetFile) -> Path:
             shutil.rmtree(path, ignore_errors=True)
         raise
     return root
+
+
+MEMBER_OF = "fleet"  # a member cluster's store names its fleet
+
+
+def _join(root: Path, fleet: str) -> None:
+    store = Store(root / "cluster.db")
+    try:
+        store.set_meta(MEMBER_OF, fleet)
+        store.commit()
+    finally:
+        store.close()
+
+
+def rehearsing(store: Store) -> str | None:
+    """The fleet whose rehearsal is carrying this member cluster along, if any."""
+    fleet = store.meta(MEMBER_OF)
+    if not fleet or fleet not in fleet_names():
+        return None
+    other = Store(fleets_root() / str(fleet) / FLEET_DB)
+    try:
+        running = (other.meta("rehearsal") or {}).get("status") == "running"
+    finally:
+        other.close()
+    return str(fleet) if running else None
 
 
 def _clock_of(root: Path) -> float:
