@@ -10,7 +10,7 @@ import msgspec
 
 from kupgrade.cli.output import Format, print_json, stdout
 from kupgrade.cluster.kubeadm import CONTROL_PLANE_ROLE, image_version, kubelet_of, v
-from kupgrade.controllers.kube.controller import STATE
+from kupgrade.controllers.kube.controller import PARALLEL, STATE, step_order
 from kupgrade.controllers.kube.request import request_upgrade
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
@@ -73,6 +73,15 @@ def kube_status(store: Store, output: Format) -> None:
     stdout.print(f"Control plane at {', '.join(planes)}; kubelets at {', '.join(nodes)}",
                  highlight=False, markup=False)  # fmt: skip
     if not state:
+        return
+    for step_id, entry in sorted(
+        (state.get(PARALLEL) or {}).items(), key=lambda e: step_order(e[0])
+    ):
+        step = entry["step"]
+        said = "done" if entry.get("done") is not None else entry.get("blocked") or "under way"
+        stdout.print(f"Fleet step {step_id} ({step['object']} to {v(step['to'])}): {said}",
+                     highlight=False, markup=False)  # fmt: skip
+    if PARALLEL in state:
         return
     done = (
         "completed"

@@ -267,3 +267,22 @@ def test_members_under_way_are_the_rehearsals_alone(tmp_path: Path) -> None:
     assert other.returncode != 0 and "--max-parallel 1" in other.stderr
     done = run(tmp_path, "fleet", "rehearse", "--max-parallel", "1", "-o", "json")
     assert done.returncode == 0 and json.loads(done.stdout)["outcome"] == "completed"
+
+
+def test_a_kubernetes_clusters_pools_roll_out_side_by_side(tmp_path: Path) -> None:
+    """Two pool steps of one cluster the plan does not order run at once (each pool
+    node by node), each change checked against the live state the other shapes too."""
+    doc = {"platform": "kubernetes", "policy": "k8s-n3", "simulation": {"nodesPerPool": 2},
+           "clusters": {"k": {"cp": "1.30.0", "pools": {"md0": "1.30.0", "md1": "1.28.0"}}}}  # fmt: skip
+    create(tmp_path, doc)
+    report, events = rehearse(tmp_path, Settings("1.32.0", ["1.31.0", "1.32.0"], "k8s-n3", 0))
+    assert report["outcome"] == "completed"
+    pools = [
+        s for s in report["steps"] if s["object"].startswith("nodepool/") and s["to"] == "1.32.0"
+    ]
+    assert len(pools) == 2
+    (a, b) = pools
+    assert a["startedAt"] == b["startedAt"] < min(a["finishedAt"], b["finishedAt"])
+    assert not a["heldBy"] and not b["heldBy"]
+    for at, state in states(events):
+        assert kube_broken(state["k"], "k8s-n3") == [], at

@@ -39,6 +39,7 @@ from kupgrade.skew.kubeadm import FIXES, Upgrade, enforce, kubelet_skew_of
 from kupgrade.versions import parse_kube
 
 STATE = "kube-upgrade"
+PARALLEL = "parallel"  # a fleet's steps, by id: {step, policy, kubeadm?, phase, drain, done}
 RETRY = 5.0  # seconds between eviction attempts (kubectl drain)
 
 
@@ -71,6 +72,17 @@ def inventory(api: Backend, change: tuple[str, str, str] | None = None) -> Inven
                      nodes=nodes)  # fmt: skip
 
 
+def step_order(step_id: str) -> tuple[int, str]:
+    """Plan order of step ids (s1, s2, ..., s10)."""
+    digits = step_id.lstrip("s")
+    return (int(digits), step_id) if digits.isdigit() else (0, step_id)
+
+
+def _draining(state: dict[str, Any]) -> bool:
+    entries = state.get(PARALLEL) or {}
+    return bool(state.get("drain")) or any(e.get("drain") for e in entries.values())
+
+
 class KubeController:
     def __init__(self, api: Backend) -> None:
         self.api = api
@@ -86,10 +98,12 @@ class KubeController:
         # Workload pods come and go all the time; they matter only while a node drains
         # (and then the drain's own retries look again): a pass costs the cluster's size.
         relevant = any(k[0] == "Node" or k[1] == "kube-system" for k in keys)
-        if not (relevant or self.again or before != self.seen or (before or {}).get("drain")):
+        if not (relevant or self.again or before != self.seen or _draining(before or {})):
             return None
         state = copy.deepcopy(before or {})
-        if state and not state.get("completed") and not state.get("failed"):
+        if PARALLEL in state:
+            self._advance_parallel(state[PARALLEL])
+        elif state and not state.get("completed") and not state.get("failed"):
             self._advance(state)
         if state != (before or {}):
             self.api.set_state(STATE, state)
@@ -117,6 +131,26 @@ class KubeController:
         state["completed"] = True
         state.pop("blocked", None)
         self.api.record("upgrade/cluster", "Completed", f"cluster upgraded to {v(state['target'])}")
+
+    def _advance_parallel(self, entries: dict[str, dict[str, Any]]) -> None:
+        """A fleet's steps, each started when the fleet's plan allows: every one not done
+        goes on (in plan order), each with its own phase, drain and findings. Every
+        change is still checked against the live state, the others' changes included."""
+        for step_id in sorted(entries, key=step_order):
+            entry = entries[step_id]
+            if entry.get("done") is not None:
+                continue
+            step = entry["step"]
+            if step["object"] == "control-plane":
+                done = self._control_plane(entry, step)
+            else:
+                done = self._pool(entry, step, step["object"].removeprefix("nodepool/"))
+            if done:
+                entry["done"] = self.api.now()
+                entry.pop("blocked", None)
+                self.api.record(
+                    f"upgrade/{step_id}", "StepDone", f"{step['object']} at {v(step['to'])}"
+                )
 
     def _blocked(self, state: dict[str, Any], change: tuple[str, str, str]) -> bool:
         """The skew rules on the state after `change`; the first violation blocks it. A

@@ -9,7 +9,7 @@ from typing import Any
 
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.kubeadm import is_control_plane, kubelet_of, node_pool
-from kupgrade.controllers.kube.controller import STATE, inventory
+from kupgrade.controllers.kube.controller import PARALLEL, STATE, inventory
 from kupgrade.errors import InputError
 from kupgrade.plan.kube import KubeCluster, plan_cluster
 from kupgrade.versions import parse_kube
@@ -34,7 +34,11 @@ def current(api: Backend) -> KubeCluster:
 
 
 def in_progress(api: Backend) -> dict[str, Any] | None:
+    """The upgrade under way: a plan of `upgrade`'s, or a fleet's steps not all done."""
     state = api.state(STATE) or {}
+    if PARALLEL in state:
+        running = any(e.get("done") is None for e in state[PARALLEL].values())
+        return dict(state) if running else None
     return dict(state) if state and not state.get("completed") and not state.get("failed") else None
 
 
@@ -65,13 +69,20 @@ def request_step(
     api: Backend, step: dict[str, Any], policy: str, kubeadm: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """One step of a fleet's plan, `control-plane` or `nodepool/POOL` of this cluster, for
-    the controller to carry out as it carries out a step of its own plan."""
-    if in_progress(api) is not None:
-        raise InputError("an upgrade is already in progress",
-                         hint="wait for it (`kupgrade upgrade --cluster NAME` shows it)")  # fmt: skip
-    state = {"target": str(parse_kube(step["to"])), "policy": policy, "index": 0,
-             "started": api.now(), "steps": [step]}  # fmt: skip
+    the controller to carry out beside the fleet's other steps on this cluster (the
+    fleet starts a step only once the plan allows it)."""
+    state = dict(api.state(STATE) or {})
+    if PARALLEL not in state:
+        if in_progress(api) is not None:
+            raise InputError("an upgrade is already in progress",
+                             hint="wait for it (`kupgrade upgrade --cluster NAME` shows it)")  # fmt: skip
+        state = {PARALLEL: {}}
+    entries = dict(state[PARALLEL])
+    if step["id"] in entries and entries[step["id"]].get("done") is None:
+        raise InputError(f"step {step['id']} is already under way")
+    entry: dict[str, Any] = {"step": step, "policy": policy, "started": api.now()}
     if kubeadm:
-        state["kubeadm"] = kubeadm
-    api.set_state(STATE, state)
-    return state
+        entry["kubeadm"] = kubeadm
+    entries[step["id"]] = entry
+    api.set_state(STATE, {**state, PARALLEL: entries})
+    return entry

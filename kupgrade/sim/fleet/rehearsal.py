@@ -32,8 +32,10 @@ import msgspec
 
 from kupgrade.controllers.gdc.request import STATE as GDC_STATE
 from kupgrade.controllers.gdc.request import request_upgrade
+from kupgrade.controllers.kube.controller import PARALLEL, step_order
 from kupgrade.controllers.kube.controller import STATE as KUBE_STATE
 from kupgrade.controllers.kube.request import current, request_step
+from kupgrade.controllers.kube.request import in_progress as kube_in_progress
 from kupgrade.errors import InputError, KupgradeError
 from kupgrade.plan.gdc_fleet import Goal, plan_fleet
 from kupgrade.plan.kube_fleet import KUBERNETES, plan_kube_fleet
@@ -144,18 +146,18 @@ class Member:
                 return "failed", str(st["failed"])
             return ("done", "") if st.get("completed") else ("running", "")
         st = self.runner.api.state(KUBE_STATE) or {}
-        steps = st.get("steps") or [{}]
-        if steps[0].get("id") != ticket.get("id"):
-            return "running", ""
-        if st.get("completed"):
+        entry = (st.get(PARALLEL) or {}).get(str(ticket.get("id"))) or {}
+        if entry.get("done") is not None:
             return "done", ""
-        held = (st.get("drain") or {}).get("held")
-        return "running", str(st.get("blocked") or (f"drain held: {held}" if held else ""))
+        held = (entry.get("drain") or {}).get("held")
+        return "running", str(entry.get("blocked") or (f"drain held: {held}" if held else ""))
 
     def busy(self) -> str | None:
-        """An upgrade in progress that the fleet did not start, if any."""
-        key = GDC_STATE if self.spec.platform == "gdc" else KUBE_STATE
-        st = self.runner.api.state(key) or {}
+        """An upgrade in progress (before a rehearsal begins: one it did not start)."""
+        if self.spec.platform != "gdc":
+            running = kube_in_progress(self.runner.api)
+            return None if running is None else str(running.get("target", "a fleet's steps"))
+        st = self.runner.api.state(GDC_STATE) or {}
         if st and not st.get("completed") and not st.get("failed"):
             return str(st.get("target", "?"))
         return None
@@ -444,7 +446,7 @@ class Rehearsal:
         steps filling every slot."""
         running = [i for i, r in records.items() if "startedAt" in r and "finishedAt" not in r]
         same = [i for i in running if records[i]["cluster"] == record["cluster"]]
-        if same:
+        if same and self.platform != KUBERNETES:  # bmctl runs one upgrade at a time
             return f"{same[0]} (cluster {record['cluster']} runs one upgrade at a time)"
         limit = int((self.state or {}).get("maxParallel") or 0)
         if limit and len(running) >= limit:
@@ -546,11 +548,6 @@ class Rehearsal:
             self.members[name].commit(tick, self.now)
         self.decisions = []
         self.committed = time.monotonic()
-
-
-def step_order(step_id: str) -> tuple[int, str]:
-    digits = step_id.lstrip("s")
-    return (int(digits), step_id) if digits.isdigit() else (0, step_id)
 
 
 def _what(record: dict[str, Any]) -> str:

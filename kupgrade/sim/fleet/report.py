@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from kupgrade.cluster.objects import rfc3339
+from kupgrade.controllers.kube.controller import step_order
 from kupgrade.plan.kube_fleet import KUBERNETES
 from kupgrade.sim.fleet.downtime import measured
-from kupgrade.sim.fleet.rehearsal import Rehearsal, step_order
+from kupgrade.sim.fleet.rehearsal import Rehearsal
 from kupgrade.sim.gdc import fleet_entry
 
 
