@@ -40,23 +40,27 @@ def cluster_names() -> list[str]:
     )
 
 
-def cluster_root(name: str | None, field: str = "--cluster") -> Path:
-    names = cluster_names()
+def pick(kind: str, names: list[str], name: str | None, field: str, create: str) -> str:
+    """The one named (or the only one there is) among `names`, or an error saying which
+    exist and how to make or name one: for clusters and fleets alike."""
     if name is None:
         if len(names) != 1:
             raise InputError(
-                "no cluster named and "
+                f"no {kind} named and "
                 + ("none exists" if not names else f"there are {len(names)}: {', '.join(names)}"),
-                field="--cluster",
-                hint="create one with `kupgrade cluster create NAME`"
-                if not names
-                else "pass --cluster NAME",
+                field=field,
+                hint=f"create one with `{create}`" if not names else f"pass {field} NAME",
             )
         name = names[0]
     if name not in names:
         raise InputError(
-            f"no cluster named {name!r}", field=field, hint="see `kupgrade cluster list`"
+            f"no {kind} named {name!r}", field=field, hint=f"see `kupgrade {kind} list`"
         )
+    return name
+
+
+def cluster_root(name: str | None, field: str = "--cluster") -> Path:
+    name = pick("cluster", cluster_names(), name, field, "kupgrade cluster create NAME")
     return home() / "clusters" / name
 
 

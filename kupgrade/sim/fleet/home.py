@@ -18,7 +18,7 @@ from typing import Any
 from kupgrade.errors import InputError
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.fleet.doc import FleetFile
-from kupgrade.sim.homes import CLUSTER_NAME, cluster_names, cluster_root, home, opened
+from kupgrade.sim.homes import CLUSTER_NAME, cluster_names, cluster_root, home, opened, pick
 from kupgrade.sim.lock import ControllerLock
 from kupgrade.sim.profile import Spec
 from kupgrade.sim.store import Store
@@ -39,22 +39,8 @@ def fleet_names() -> list[str]:
 
 
 def fleet_root(name: str | None) -> Path:
-    names = fleet_names()
-    if name is None:
-        if len(names) != 1:
-            raise InputError(
-                "no fleet named and "
-                + ("none exists" if not names else f"there are {len(names)}: {', '.join(names)}"),
-                field="--fleet",
-                hint="create one with `kupgrade fleet create FLEET.yaml`"
-                if not names
-                else "pass --fleet NAME",
-            )
-        name = names[0]
-    if name not in names:
-        raise InputError(f"no fleet named {name!r}", field="--fleet",
-                         hint="see `kupgrade fleet list`")  # fmt: skip
-    return fleets_root() / name
+    return fleets_root() / pick("fleet", fleet_names(), name, "--fleet",
+                                "kupgrade fleet create FLEET.yaml")  # fmt: skip
 
 
 def create_fleet(name: str, fleet: FleetFile) -> Path:
