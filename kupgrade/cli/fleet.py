@@ -319,6 +319,10 @@ def _print(report: dict[str, Any], output: Format) -> None:
         clusters.add_row(c["name"], _minutes(c["start"]), _minutes(c["finish"]), _minutes(down),
                          _minutes(short), c["versions"])  # fmt: skip
     stdout.print(clusters)
+    if report["outcome"] == "not started":
+        stdout.print(f"fleet {report['fleet']}: no rehearsal yet (`kupgrade fleet rehearse "
+                     f"--fleet {report['fleet']} --to VERSION`)", highlight=False, markup=False)  # fmt: skip
+        return
     path = " -> ".join(p["id"] for p in report["criticalPath"])
     stdout.print(f"fleet {report['fleet']}: {report['outcome']} after "
                  f"{report['simulatedSeconds'] / 60:.1f} simulated minutes; critical path {path or '-'}",
