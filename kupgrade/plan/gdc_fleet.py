@@ -289,55 +289,21 @@ def _pools(
     cluster: Cluster, path: list[GdcVersion], history: History
 ) -> tuple[list[list[str]], int, int]:
     """Which pools each of the cluster's steps leaves behind (SPEC G4: as long as the rules
-    allow; the last step takes every pool to the target), with rollouts and states.
-
-    A cluster step upgrades the control plane before the pools that go along, so for a
-    while the cluster runs its new version beside the pools' old one: a pool is left
-    behind only when it also holds beside the next step's version, where it will wait
-    while that step's control plane moves."""
+    allow; the last step takes every pool to the target), with rollouts and states."""
     current = dict(cluster.pools)
     leaves, rollouts, states = [], 0, 0
     for i, version in enumerate(path):
         at = replace(cluster, version=version)
-        after = replace(cluster, version=path[i + 1]) if i + 1 < len(path) else None
         left = []
         for name, pool in current.items():
             states += 1
-            if (
-                after is not None
-                and _holds(at, name, pool, history)
-                and _holds(after, name, pool, history)
-            ):
+            if i + 1 < len(path) and not any(pool_rule(at, name, pool, history)):
                 left.append(name)
             elif pool != version:
                 current[name] = version
                 rollouts += 1
         leaves.append(left)
     return leaves, rollouts, states
-
-
-def _holds(cluster: Cluster, pool: str, version: GdcVersion, history: History) -> bool:
-    return not any(pool_rule(cluster, pool, version, history))
-
-
-def _pools_first(
-    cluster: Cluster, path: list[GdcVersion], key: tuple[int, ...], history: History, plan: Plan
-) -> tuple[Cluster, list[tuple[tuple[int, ...], PlanStep]]]:
-    """Pools that would break a rule beside the first step's new control plane (one
-    minor behind now, two then): each is brought to the cluster's version first."""
-    if not path:
-        return cluster, []
-    first = replace(cluster, version=path[0])
-    out = []
-    pools = dict(cluster.pools)
-    for i, (pool, version) in enumerate(cluster.pools.items()):
-        if version != cluster.version and not _holds(first, pool, version, history):
-            obj = f"nodepool/{cluster.name}/{pool}"
-            out.append(((*key, i), PlanStep(obj, obj, str(version), str(cluster.version))))
-            pools[pool] = cluster.version
-            plan.pool_rollouts += 1
-            plan.states_checked += 1
-    return replace(cluster, pools=pools), out
 
 
 def plan_fleet(fleet: Fleet, goal: Goal) -> Plan:
@@ -376,28 +342,21 @@ def _steps(
         add_edges(after, track, leader, hops)
         path = list(track.versions[1:])
         out += _catch_up(fleet.clusters[name], path, (g, 0, 2, u), plan)
-        lo = track.windows[0].lo if track.windows else 0
-        user, first = _pools_first(fleet.clusters[name], path, (g, lo, 0, u), fleet.history, plan)
-        out += first
-        leaves, rollouts, states = _pools(user, path, fleet.history)
+        leaves, rollouts, states = _pools(fleet.clusters[name], path, fleet.history)
         plan.pool_rollouts += rollouts
         plan.states_checked += states
         for j, (window, leave) in enumerate(zip(track.windows, leaves, strict=True)):
-            before = [p.id for _, p in first] if j == 0 else []
             step = PlanStep(hops[j], f"cluster/{name}", str(track.versions[j]),
-                            str(track.versions[j + 1]), [*after.get(hops[j], []), *before], leave)  # fmt: skip
+                            str(track.versions[j + 1]), after.get(hops[j], []), leave)  # fmt: skip
             out.append(((g, window.lo, 1, u, j), step))
     out += _catch_up(manager, group.chain, (g, 0, 2, -1), plan)
-    head, first = _pools_first(manager, group.chain, (g, 0, 3), fleet.history, plan)
-    out += first
-    leaves, rollouts, states = _pools(head, group.chain, fleet.history)
+    leaves, rollouts, states = _pools(manager, group.chain, fleet.history)
     plan.pool_rollouts += rollouts
     plan.states_checked += states
     versions = [manager.version, *group.chain]
     for i, leave in enumerate(leaves):
-        before = [p.id for _, p in first] if i == 0 else []
         step = PlanStep(leader[i], f"cluster/{manager.name}", str(versions[i]), str(versions[i + 1]),
-                        [*([leader[i - 1]] if i else []), *after.get(leader[i], []), *before], leave)  # fmt: skip
+                        [*([leader[i - 1]] if i else []), *after.get(leader[i], [])], leave)  # fmt: skip
         out.append(((g, i + 1, 0, 0, 0), step))
     return out
 

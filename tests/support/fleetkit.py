@@ -110,12 +110,21 @@ def gdc_broken(fleet_doc: dict[str, Any], state: dict[str, dict[str, str]]) -> l
 
 
 def _split(state: dict[str, str]) -> tuple[set[str], dict[str, set[str]]]:
+    """The control plane's versions and each worker pool's; a pool on its way to the
+    version its spec names (moving with its cluster's upgrade) is judged on arrival."""
     planes: set[str] = set()
     pools: dict[str, set[str]] = {}
-    for value in state.values():
+    for key, value in state.items():
+        if key.startswith("nodepool/"):
+            continue
         pool, version = value.split("=", 1)
         (planes if pool == "control-plane" else pools.setdefault(pool, set())).add(version)
-    return planes, pools
+    moving = [
+        p
+        for p, vs in pools.items()
+        if state.get(f"nodepool/{p}", next(iter(vs))) not in vs or len(vs) > 1
+    ]
+    return planes, {p: vs for p, vs in pools.items() if p not in moving}
 
 
 def kube_broken(state: dict[str, str], policy: str) -> list[str]:

@@ -8,11 +8,13 @@ fleet's event log (reason `VersionChanged`, object `CLUSTER/COMPONENT`, message
 `OLD -> NEW`; the first state as `Version` events), so every recorded state can be
 rebuilt and checked again.
 
-While a distributed-cloud cluster upgrades, its control plane or a pool runs two
-versions at once. The rules compare a cluster's version with its manager's and with its
-pools'; a state holds only when every pairing of the versions actually running keeps
-them, which is stricter than reading either status field (the status changes only when
-the upgrade ends).
+While a distributed-cloud cluster upgrades, its control plane runs two versions at once.
+The rules compare a cluster's version with its manager's and with its pools'; a state
+holds only when every pairing of the versions actually running keeps them, which is
+stricter than reading either status field (the status changes only when the upgrade
+ends). A pool that goes along with its cluster's upgrade is judged once it has arrived:
+bmctl checked that target when the upgrade began, and the upgrade moves the control
+plane before the pools by design. A pool left behind is judged at every moment.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ PLANE = "control-plane"
 
 def gdc_components(api: Backend) -> dict[str, str]:
     """`node/NAME` -> `POOL=VERSION` for control-plane and worker nodes (load balancers
-    are outside the rules)."""
+    are outside the rules), and `nodepool/POOL` -> the version its spec asks for."""
     out = {}
     for node in api.list("Node"):
         labels = node["metadata"].get("labels") or {}
@@ -43,6 +45,10 @@ def gdc_components(api: Backend) -> dict[str, str]:
             continue
         pool = PLANE if "node-role.kubernetes.io/control-plane" in labels else g.pool_of(node)
         out[f"node/{node['metadata']['name']}"] = f"{pool}={g.node_version(node)}"
+    for nodepool in api.list("NodePool"):
+        if g.pool_role(nodepool) == g.WORKER:
+            name, spec = nodepool["metadata"]["name"], nodepool["spec"]
+            out[f"nodepool/{name}"] = str(spec.get("anthosBareMetalVersion", ""))
     return out
 
 
@@ -114,11 +120,21 @@ class GdcRules:
 
 
 def _running(state: dict[str, str]) -> tuple[set[str], dict[str, set[str]]]:
+    """The control plane's versions, and each settled worker pool's. A pool whose nodes
+    do not all run what its spec asks is on its way there with its cluster's upgrade
+    (bmctl judged that target when the upgrade began, SPEC G3/G4): it is left out until
+    it arrives, as the upgrade moves the control plane before the pools by design."""
     planes: set[str] = set()
     pools: dict[str, set[str]] = {}
-    for value in state.values():
+    for key, value in state.items():
+        if key.startswith("nodepool/"):
+            continue
         pool, version = value.split("=", 1)
         (planes if pool == PLANE else pools.setdefault(pool, set())).add(version)
+    for pool, versions in list(pools.items()):
+        wanted = state.get(f"nodepool/{pool}")
+        if wanted and versions != {wanted}:
+            del pools[pool]
     return planes, pools
 
 
