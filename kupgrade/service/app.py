@@ -31,6 +31,7 @@ from kupgrade.graph.policy import DEFAULT_ARCH, PolicyError
 from kupgrade.service.metrics import ServiceMetrics
 from kupgrade.service.openapi import openapi_document
 from kupgrade.service.state import GraphState, Rendered
+from kupgrade.service.web.console import Console
 
 log = logging.getLogger("kupgrade.service")
 
@@ -82,6 +83,7 @@ class UpdateService:
             "/metrics": ("metrics", self._metrics),
             "/livez": ("livez", lambda _: PlainTextResponse("ok\n")),
             "/readyz": ("readyz", self._readyz),
+            **Console(state, self.prefix).routes(),
         }
         self.route_names = {path: name for path, (name, _) in routes.items()}
         self._queries: dict[bytes, dict[str, str]] = {}

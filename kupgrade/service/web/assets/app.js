@@ -1,0 +1,203 @@
+// The kupgrade console: the update graph of a channel, the path between two versions
+// and the risks on each hop. Plain JavaScript and SVG, no dependencies: the page works
+// offline and nothing third-party is shipped. Its state lives in the query string, so
+// every view can be bookmarked and the back button restores the previous one.
+
+const prefix = document.querySelector('meta[name="kupgrade-prefix"]').content;
+const $ = (id) => document.getElementById(id);
+const SVG = "http://www.w3.org/2000/svg";
+const COL = 170, ROW = 22, TOP = 40, LEFT = 20;
+
+function semver(v) {
+  const m = /^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?/.exec(v) || [];
+  return [Number(m[1] || 0), Number(m[2] || 0), Number(m[3] || 0), m[4] || null];
+}
+function compare(a, b) {
+  const x = semver(a), y = semver(b);
+  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i] - y[i];
+  if (x[3] === y[3]) return 0;
+  if (x[3] === null) return 1;
+  if (y[3] === null) return -1;
+  return x[3] < y[3] ? -1 : 1;
+}
+
+function query() {
+  const q = new URLSearchParams(location.search);
+  return { channel: q.get("channel") || "", arch: q.get("arch") || "amd64",
+           from: q.get("from") || "", to: q.get("to") || "", nr: q.get("nr") === "1" };
+}
+function writeQuery(s, push) {
+  const q = new URLSearchParams();
+  for (const k of ["channel", "arch", "from", "to"]) if (s[k]) q.set(k, s[k]);
+  if (s.nr) q.set("nr", "1");
+  const url = `${location.pathname}?${q}`;
+  if (url !== location.pathname + location.search) (push ? history.pushState : history.replaceState).call(history, s, "", url);
+}
+
+async function json(url, accept) {
+  const r = await fetch(url, { headers: { Accept: accept || "application/json" } });
+  const body = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(body.error || body.value || `${r.status} ${r.statusText}`);
+  return body;
+}
+
+function el(name, attrs, parent) {
+  const e = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (parent) parent.appendChild(e);
+  return e;
+}
+
+function fill(select, values, chosen, blank) {
+  select.replaceChildren();
+  if (blank) select.appendChild(new Option("—", ""));
+  for (const v of values) select.appendChild(new Option(v, v));
+  select.value = values.includes(chosen) ? chosen : (blank ? "" : values[0] || "");
+}
+
+let graph = null;  // {nodes, positions, edges}
+
+function layout(doc) {
+  const versions = doc.nodes.map((n) => n.version);
+  const order = [...versions].sort(compare);
+  const minors = [...new Set(order.map((v) => semver(v).slice(0, 2).join(".")))];
+  const rows = {}, pos = {};
+  for (const v of order) {
+    const minor = semver(v).slice(0, 2).join(".");
+    const col = minors.indexOf(minor);
+    rows[minor] = (rows[minor] || 0) + 1;
+    pos[v] = [LEFT + col * COL, TOP + rows[minor] * ROW];
+  }
+  return { minors, pos, height: TOP + (Math.max(0, ...Object.values(rows)) + 2) * ROW };
+}
+
+function draw(doc) {
+  const svg = $("graph");
+  svg.querySelectorAll("g, text.minor-label").forEach((n) => n.remove());
+  const { minors, pos, height } = layout(doc);
+  svg.setAttribute("width", LEFT * 2 + minors.length * COL);
+  svg.setAttribute("height", height);
+  minors.forEach((m, i) => { const t = el("text", { x: LEFT + i * COL, y: 20, class: "minor-label" }, svg); t.textContent = m; });
+  const edges = el("g", { class: "edges" }, svg);
+  const versions = doc.nodes.map((n) => n.version);
+  const risky = new Map();
+  for (const block of doc.conditionalEdges || []) {
+    for (const e of block.edges) risky.set(`${e.from}>${e.to}`, block.risks || []);
+  }
+  const line = (a, b, cls, risks) => {
+    const [x1, y1] = pos[a], [x2, y2] = pos[b];
+    const p = el("path", { d: `M${x1 + 6},${y1} C${(x1 + x2) / 2},${y1} ${(x1 + x2) / 2},${y2} ${x2 - 6},${y2}`,
+                           class: cls, "data-from": a, "data-to": b }, edges);
+    const t = el("title", {}, p);
+    t.textContent = `${a} → ${b}` + (risks ? `: ${risks.map((r) => r.name).join(", ")}` : "");
+  };
+  for (const [i, j] of doc.edges) line(versions[i], versions[j], "edge");
+  for (const [key, risks] of risky) {
+    const [a, b] = key.split(">");
+    if (pos[a] && pos[b]) line(a, b, "edge conditional", risks);
+  }
+  const nodes = el("g", { class: "nodes" }, svg);
+  for (const v of versions) {
+    const [x, y] = pos[v];
+    const g = el("g", { class: "node", "data-version": v, tabindex: "0", role: "button",
+                        "aria-label": `version ${v}` }, nodes);
+    el("circle", { cx: x, cy: y, r: 5 }, g);
+    const t = el("text", { x: x + 9, y: y + 3 }, g);
+    t.textContent = v;
+    g.addEventListener("click", () => pick(v));
+    g.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); pick(v); } });
+  }
+  graph = { versions, pos, risky };
+  $("summary").textContent = `${versions.length} versions, ${doc.edges.length} recommended updates, ` +
+    `${risky.size} conditional updates in ${$("channel").value} (${$("arch").value})`;
+}
+
+function pick(version) {
+  const s = query();
+  if (!s.from || (s.from && s.to)) { s.from = version; s.to = ""; } else { s.to = version; }
+  writeQuery(s, true);
+  render(s);
+}
+
+function showPath(result) {
+  const box = $("path");
+  box.replaceChildren();
+  document.querySelectorAll(".on-path, .hop").forEach((n) => n.classList.remove("on-path", "hop"));
+  if (!result) return;
+  const head = document.createElement("h2");
+  head.textContent = result.found ? `Path: ${result.hops.length} hops` : "No path";
+  box.appendChild(head);
+  const list = document.createElement("ol");
+  for (const hop of result.hops || []) {
+    const li = document.createElement("li");
+    li.className = "hop-item";
+    li.dataset.from = hop.from; li.dataset.to = hop.to;
+    li.textContent = `${hop.from} → ${hop.to} (${hop.channels.join(", ")})` + (hop.recommended ? "" : " — not recommended");
+    for (const r of (graph && graph.risky.get(`${hop.from}>${hop.to}`)) || []) {
+      const p = document.createElement("div");
+      p.className = "risk";
+      p.append(`Risk ${r.name}: ${r.message} `);
+      if (r.url) { const a = document.createElement("a"); a.href = r.url; a.textContent = "details"; p.appendChild(a); }
+      li.appendChild(p);
+    }
+    list.appendChild(li);
+    document.querySelectorAll(`.node[data-version="${CSS.escape(hop.from)}"], .node[data-version="${CSS.escape(hop.to)}"]`)
+      .forEach((n) => n.classList.add("on-path"));
+    document.querySelectorAll(`.edge[data-from="${CSS.escape(hop.from)}"][data-to="${CSS.escape(hop.to)}"]`)
+      .forEach((n) => n.classList.add("hop"));
+  }
+  box.appendChild(list);
+  for (const line of result.explanation || []) {
+    const p = document.createElement("p");
+    p.textContent = line;
+    box.appendChild(p);
+  }
+}
+
+let drawn = "";
+
+async function render(s) {
+  $("channel").value = s.channel; $("arch").value = s.arch; $("nr").checked = s.nr;
+  const key = `${s.channel}/${s.arch}`;
+  if (key !== drawn && s.channel) {
+    const doc = await json(`${prefix}/graph?channel=${encodeURIComponent(s.channel)}&arch=${encodeURIComponent(s.arch)}`);
+    draw(doc);
+    drawn = key;
+    const versions = [...graph.versions].sort(compare);
+    fill($("from"), versions, s.from, true);
+    fill($("to"), versions, s.to, true);
+  }
+  $("from").value = s.from; $("to").value = s.to;
+  if (s.from && s.to) {
+    try {
+      const q = new URLSearchParams({ channel: s.channel, arch: s.arch, from: s.from, to: s.to, nr: s.nr ? "1" : "0" });
+      showPath(await json(`console/api/path?${q}`));
+    } catch (err) {
+      showPath({ found: false, hops: [], explanation: [String(err.message || err)] });
+    }
+  } else {
+    showPath(null);
+  }
+}
+
+async function start() {
+  const known = await json("console/api/channels");
+  const s = query();
+  fill($("channel"), known.channels, s.channel, false);
+  fill($("arch"), known.arches, s.arch, false);
+  s.channel = $("channel").value; s.arch = $("arch").value;
+  writeQuery(s, false);
+  for (const id of ["channel", "arch", "from", "to", "nr"]) {
+    $(id).addEventListener("change", () => {
+      const next = { channel: $("channel").value, arch: $("arch").value, from: $("from").value,
+                     to: $("to").value, nr: $("nr").checked };
+      if (id === "channel" || id === "arch") { next.from = ""; next.to = ""; }
+      writeQuery(next, true);
+      render(next);
+    });
+  }
+  window.addEventListener("popstate", () => render(query()));
+  await render(s);
+}
+
+start().catch((err) => { $("summary").textContent = `The console could not load: ${err.message || err}`; });
