@@ -6,7 +6,7 @@
 const prefix = document.querySelector('meta[name="kupgrade-prefix"]').content;
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
-const COL = 170, ROW = 22, TOP = 40, LEFT = 20;
+const COL = 190, ROW = 22, TOP = 40, LEFT = 60;
 
 function semver(v) {
   const m = /^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?/.exec(v) || [];
@@ -86,8 +86,12 @@ function draw(doc) {
   }
   const line = (a, b, cls, risks) => {
     const [x1, y1] = pos[a], [x2, y2] = pos[b];
-    const p = el("path", { d: `M${x1 + 6},${y1} C${(x1 + x2) / 2},${y1} ${(x1 + x2) / 2},${y2} ${x2 - 6},${y2}`,
-                           class: cls, "data-from": a, "data-to": b }, edges);
+    // Across minors: a curve to the next column; within one: an arc left of the column,
+    // wider the further it jumps, so that it never runs over the version labels.
+    const d = x1 === x2
+      ? `M${x1 - 6},${y1} C${x1 - 12 - Math.abs(y2 - y1) / 6},${y1} ${x1 - 12 - Math.abs(y2 - y1) / 6},${y2} ${x2 - 6},${y2}`
+      : `M${x1 + 6},${y1} C${(x1 + x2) / 2},${y1} ${(x1 + x2) / 2},${y2} ${x2 - 6},${y2}`;
+    const p = el("path", { d, class: cls, "data-from": a, "data-to": b }, edges);
     const t = el("title", {}, p);
     t.textContent = `${a} → ${b}` + (risks ? `: ${risks.map((r) => r.name).join(", ")}` : "");
   };
