@@ -74,13 +74,20 @@ def test_a_channel_draws_every_version_the_api_returns(page: Any, base: str) -> 
     assert page.errors == []
 
 
-def test_a_path_highlights_the_hops_kupgrade_path_gives(page: Any, base: str) -> None:
-    start, target = "4.14.4", "4.14.27"
-    page.goto(f"{base}/?channel=stable-4.14&from={start}&to={target}")
+@pytest.mark.parametrize(
+    ("channel", "start", "target"),
+    [("stable-4.14", "4.14.4", "4.14.27"), ("stable-4.13", "4.13.30", "4.14.27")],
+)
+def test_a_path_highlights_the_hops_kupgrade_path_gives(
+    page: Any, base: str, channel: str, start: str, target: str
+) -> None:
+    """Within a channel, and across channels (the graphs of every channel the path walks
+    through are drawn together)."""
+    page.goto(f"{base}/?channel={channel}&from={start}&to={target}")
     page.wait_for_selector(".hop-item")
     cli = subprocess.run(
         [sys.executable, "-m", "kupgrade", "path", "--upstream", f"{base}/api/upgrades_info/graph",
-         "--from", start, "--to", target, "--channel", "stable-4.14", "-o", "json"],
+         "--from", start, "--to", target, "--channel", channel, "-o", "json"],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     hops = [(h["from"], h["to"]) for h in json.loads(cli.stdout)["hops"]]
@@ -89,8 +96,8 @@ def test_a_path_highlights_the_hops_kupgrade_path_gives(page: Any, base: str) ->
     assert shown == hops
     drawn = {(e.get_attribute("data-from"), e.get_attribute("data-to"))
              for e in page.locator(".edge.hop").all()}  # fmt: skip
-    assert drawn == set(hops)
-    shot(page, "path")
+    assert hops and drawn == set(hops)
+    shot(page, f"path-{channel}")
     assert page.errors == []
 
 

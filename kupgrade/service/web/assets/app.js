@@ -57,8 +57,30 @@ function fill(select, values, chosen, blank) {
 
 let graph = null;  // {nodes, positions, edges}
 
-function layout(doc) {
+// A Cincinnati graph document as versions, edges by version and risks by edge.
+function normal(doc) {
   const versions = doc.nodes.map((n) => n.version);
+  const edges = doc.edges.map(([i, j]) => [versions[i], versions[j]]);
+  const risky = new Map();
+  for (const block of doc.conditionalEdges || []) {
+    for (const e of block.edges) risky.set(`${e.from}>${e.to}`, block.risks || []);
+  }
+  return { versions, edges, risky };
+}
+
+// Several channels' graphs as one (a path crosses channels minor by minor).
+function merge(graphs) {
+  const versions = new Set(), edges = new Map(), risky = new Map();
+  for (const g of graphs) {
+    g.versions.forEach((v) => versions.add(v));
+    g.edges.forEach(([a, b]) => edges.set(`${a}>${b}`, [a, b]));
+    g.risky.forEach((r, k) => risky.set(k, r));
+  }
+  return { versions: [...versions], edges: [...edges.values()], risky };
+}
+
+function layout(doc) {
+  const versions = doc.versions;
   const order = [...versions].sort(compare);
   const minors = [...new Set(order.map((v) => semver(v).slice(0, 2).join(".")))];
   const rows = {}, pos = {};
@@ -71,7 +93,7 @@ function layout(doc) {
   return { minors, pos, height: TOP + (Math.max(0, ...Object.values(rows)) + 2) * ROW };
 }
 
-function draw(doc) {
+function draw(doc, where) {
   const svg = $("graph");
   svg.querySelectorAll("g, text.minor-label").forEach((n) => n.remove());
   const { minors, pos, height } = layout(doc);
@@ -79,11 +101,7 @@ function draw(doc) {
   svg.setAttribute("height", height);
   minors.forEach((m, i) => { const t = el("text", { x: LEFT + i * COL, y: 20, class: "minor-label" }, svg); t.textContent = m; });
   const edges = el("g", { class: "edges" }, svg);
-  const versions = doc.nodes.map((n) => n.version);
-  const risky = new Map();
-  for (const block of doc.conditionalEdges || []) {
-    for (const e of block.edges) risky.set(`${e.from}>${e.to}`, block.risks || []);
-  }
+  const { versions, risky } = doc;
   const line = (a, b, cls, risks) => {
     const [x1, y1] = pos[a], [x2, y2] = pos[b];
     // Across minors: a curve to the next column; within one: an arc left of the column,
@@ -95,7 +113,7 @@ function draw(doc) {
     const t = el("title", {}, p);
     t.textContent = `${a} → ${b}` + (risks ? `: ${risks.map((r) => r.name).join(", ")}` : "");
   };
-  for (const [i, j] of doc.edges) line(versions[i], versions[j], "edge");
+  for (const [a, b] of doc.edges) line(a, b, "edge");
   for (const [key, risks] of risky) {
     const [a, b] = key.split(">");
     if (pos[a] && pos[b]) line(a, b, "edge conditional", risks);
@@ -113,7 +131,7 @@ function draw(doc) {
   }
   graph = { versions, pos, risky };
   $("summary").textContent = `${versions.length} versions, ${doc.edges.length} recommended updates, ` +
-    `${risky.size} conditional updates in ${$("channel").value} (${$("arch").value})`;
+    `${risky.size} conditional updates in ${where} (${$("arch").value})`;
 }
 
 function pick(version) {
@@ -129,7 +147,8 @@ function showPath(result) {
   document.querySelectorAll(".on-path, .hop").forEach((n) => n.classList.remove("on-path", "hop"));
   if (!result) return;
   const head = document.createElement("h2");
-  head.textContent = result.found ? `Path: ${result.hops.length} hops` : "No path";
+  const n = (result.hops || []).length;
+  head.textContent = result.found ? `Path: ${n} hop${n === 1 ? "" : "s"}` : "No path";
   box.appendChild(head);
   const list = document.createElement("ol");
   for (const hop of result.hops || []) {
@@ -159,29 +178,44 @@ function showPath(result) {
 }
 
 let drawn = "";
+const cache = new Map();
+
+async function channelGraph(channel, arch) {
+  const key = `${channel}/${arch}`;
+  if (!cache.has(key)) {
+    const q = new URLSearchParams({ channel, arch });
+    cache.set(key, normal(await json(`${prefix}/graph?${q}`)));
+  }
+  return cache.get(key);
+}
+
+async function show(channels, arch) {
+  const key = `${channels.join(",")}/${arch}`;
+  if (key === drawn) return;
+  const graphs = await Promise.all(channels.map((c) => channelGraph(c, arch)));
+  draw(graphs.length === 1 ? graphs[0] : merge(graphs), channels.join(", "));
+  drawn = key;
+}
 
 async function render(s) {
   $("channel").value = s.channel; $("arch").value = s.arch; $("nr").checked = s.nr;
-  const key = `${s.channel}/${s.arch}`;
-  if (key !== drawn && s.channel) {
-    const doc = await json(`${prefix}/graph?channel=${encodeURIComponent(s.channel)}&arch=${encodeURIComponent(s.arch)}`);
-    draw(doc);
-    drawn = key;
-    const versions = [...graph.versions].sort(compare);
-    fill($("from"), versions, s.from, true);
-    fill($("to"), versions, s.to, true);
-  }
-  $("from").value = s.from; $("to").value = s.to;
+  if (!s.channel) return;
+  let result = null;
   if (s.from && s.to) {
     try {
       const q = new URLSearchParams({ channel: s.channel, arch: s.arch, from: s.from, to: s.to, nr: s.nr ? "1" : "0" });
-      showPath(await json(`console/api/path?${q}`));
+      result = await json(`console/api/path?${q}`);
     } catch (err) {
-      showPath({ found: false, hops: [], explanation: [String(err.message || err)] });
+      result = { found: false, hops: [], channels: [], explanation: [String(err.message || err)] };
     }
-  } else {
-    showPath(null);
   }
+  // The path is drawn on the graph of every channel it walks through.
+  const channels = result && result.channels && result.channels.length ? result.channels : [s.channel];
+  await show(channels.includes(s.channel) ? channels : [s.channel, ...channels], s.arch);
+  const versions = [...graph.versions].sort(compare);
+  fill($("from"), versions, s.from, true);
+  fill($("to"), versions, s.to, true);
+  showPath(result);
 }
 
 async function start() {
