@@ -124,3 +124,22 @@ def test_every_control_has_a_label(page: Any, base: str) -> None:
     assert unlabelled == []
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.id") == "channel"
+
+
+def test_console_api_answers_and_refuses_in_json(base: str) -> None:
+    """Without a browser: the page carries the API prefix, the channels are the loaded
+    graph-data's, and a path query a user mistyped is a 400 with one line saying why."""
+    page = httpx.get(f"{base}/")
+    assert page.status_code == 200 and 'content="/api/upgrades_info"' in page.text
+    known = httpx.get(f"{base}/console/api/channels").json()
+    assert "stable-4.14" in known["channels"] and "amd64" in known["arches"]
+    for query in ({"channel": "stable-4.14", "from": "4.14", "to": "4.14.27"},
+                  {"channel": "nonsense", "from": "4.14.4", "to": "4.14.27"},
+                  {"channel": "stable-4.14", "from": "4.14.4", "to": "5.0.0"},
+                  {"channel": "stable-4.14", "from": "\\xff" * 50, "to": "4.14.27"}):  # fmt: skip
+        answer = httpx.get(f"{base}/console/api/path", params=query)
+        assert answer.status_code == 400, query
+        assert "\n" not in answer.json()["error"]
+    none = httpx.get(f"{base}/console/api/path",
+                     params={"channel": "stable-4.14", "from": "4.14.27", "to": "4.14.4"}).json()  # fmt: skip
+    assert none["found"] is False and none["explanation"]
