@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from kupgrade.errors import InputError
-from kupgrade.risks.prometheus import PrometheusBackend
+from kupgrade.risks.backends import prometheus_condition, snapshot_condition
 from kupgrade.risks.promql import load_snapshot
-from kupgrade.risks.promql.engine import evaluate_text, parse_time
+from kupgrade.risks.promql.engine import parse_time
 from kupgrade.risks.promql.errors import PromQLError
-from kupgrade.risks.promql.guards import TIMED_OUT, QueryLimits
-from kupgrade.risks.rules import PromQLCondition, Query
-
-# A run's PromQL evaluations together may take this many single-query timeouts.
-RUN_BUDGET_FACTOR = 2
+from kupgrade.risks.rules import PromQLCondition
 
 MetricsOpt = Annotated[
     Path | None,
@@ -49,27 +44,6 @@ CaOpt = Annotated[
 ]
 
 
-def _memo(query: Query, budget_s: float | None = None) -> Query:
-    """One evaluation per distinct query in a run: risks repeat across targets.
-
-    With a budget, the run's evaluations share it: once spent, further queries fail as
-    timed out (their risks become Recommended=Unknown) instead of each taking its own
-    timeout, so that many hostile risks from an update service cannot stall a command.
-    """
-    seen: dict[str, dict[str, Any]] = {}
-    deadline = time.monotonic() + budget_s if budget_s is not None else None
-
-    def run(expr: str) -> dict[str, Any]:
-        if expr not in seen:
-            if deadline is not None and time.monotonic() > deadline:
-                seen[expr] = {"errorType": "timeout", "error": TIMED_OUT}
-            else:
-                seen[expr] = query(expr)
-        return seen[expr]
-
-    return run
-
-
 def promql_condition(
     metrics: Path | None,
     at: str | None,
@@ -92,20 +66,10 @@ def promql_condition(
             raise InputError(
                 "the snapshot holds no samples: give --time", file=str(metrics), field="--time"
             )
-        limits = QueryLimits.from_env()
-        return PromQLCondition(
-            _memo(
-                lambda expr: evaluate_text(expr, snapshot, time_ms, limits),
-                RUN_BUDGET_FACTOR * limits.timeout_s if budget else None,
-            )
-        )
+        return snapshot_condition(snapshot, time_ms, budget=budget)
     if prometheus is not None:
         time_s = float(parse_time(at)) / 1000 if at is not None else None
-        return PromQLCondition(
-            _memo(
-                PrometheusBackend(prometheus, token_file=token_file, ca_file=ca_file, time_s=time_s)
-            )
-        )
+        return prometheus_condition(prometheus, token_file, ca_file, time_s)
     if required:
         raise InputError(
             "risks need a PromQL backend: give --metrics SNAPSHOT.om or --prometheus URL",

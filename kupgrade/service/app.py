@@ -83,13 +83,18 @@ class UpdateService:
             "/metrics": ("metrics", self._metrics),
             "/livez": ("livez", lambda _: PlainTextResponse("ok\n")),
             "/readyz": ("readyz", self._readyz),
-            **Console(state, self.prefix).routes(),
         }
+        console = Console(state, self.prefix)
+        routes.update(console.routes())
+        self.posts = set(console.posts)  # the console's evaluations take a snapshot body
         self.route_names = {path: name for path, (name, _) in routes.items()}
         self._queries: dict[bytes, dict[str, str]] = {}
         self._graph_metrics: dict[int, tuple[Any, Any]] = {}
         self.starlette = Starlette(
-            routes=[Route(path, handler, methods=["GET"]) for path, (_, handler) in routes.items()],
+            routes=[
+                Route(path, handler, methods=["POST"] if path in self.posts else ["GET"])
+                for path, (_, handler) in routes.items()
+            ],
             lifespan=self._lifespan,
         )
 
@@ -136,8 +141,9 @@ class UpdateService:
         children[1].observe(seconds)
 
     async def _delegate(self, scope: Scope, receive: Receive, send: Send) -> int:
-        if scope["method"] != "GET":
-            await _respond(send, 405, b"", [(b"allow", b"GET")])
+        allowed = b"POST" if scope["path"] in self.posts else b"GET"
+        if scope["method"].encode() != allowed:
+            await _respond(send, 405, b"", [(b"allow", allowed)])
             return 405
         status = 500
 

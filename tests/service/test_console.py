@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -143,3 +144,66 @@ def test_console_api_answers_and_refuses_in_json(base: str) -> None:
     none = httpx.get(f"{base}/console/api/path",
                      params={"channel": "stable-4.14", "from": "4.14.27", "to": "4.14.4"}).json()  # fmt: skip
     assert none["found"] is False and none["explanation"]
+
+
+def test_a_clusters_known_issues_read_as_kupgrade_updates_says_them(
+    page: Any, base: str, sample: Path
+) -> None:
+    """A cluster's version and a metrics snapshot given in the page: each known issue
+    shown is one of `kupgrade updates -o json`'s conditional updates, word for word, and
+    the text is the command's."""
+    snapshot = sample / "metrics" / "cluster.om"
+    page.goto(f"{base}/?channel=stable-4.14")
+    page.wait_for_selector(".node")
+    page.click("#cluster-box summary")
+    page.select_option("#cluster-version", "4.13.40")
+    page.set_input_files("#snapshot", str(snapshot))
+    page.click("#check")
+    page.wait_for_selector("#cluster-result pre")
+    cli = subprocess.run(
+        [sys.executable, "-m", "kupgrade", "updates", "--upstream", f"{base}/api/upgrades_info/graph",
+         "--channel", "stable-4.14", "--version", "4.13.40", "--metrics", str(snapshot), "-o", "json"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    status = json.loads(cli.stdout)
+    expected = {(u["release"]["version"], r["name"], r["message"])
+                for u in status["conditionalUpdates"] for r in u["risks"]}  # fmt: skip
+    shown = {(d.get_attribute("data-version"), d.get_attribute("data-risk"),
+              d.locator(".message").inner_text()) for d in page.locator(".issue").all()}  # fmt: skip
+    assert expected and shown == expected
+    text = subprocess.run(
+        [sys.executable, "-m", "kupgrade", "updates", "--upstream", f"{base}/api/upgrades_info/graph",
+         "--channel", "stable-4.14", "--version", "4.13.40", "--metrics", str(snapshot)],
+        capture_output=True, text=True, check=False,
+    ).stdout  # fmt: skip
+    # the command's text, line for line (the page asked the same service)
+    assert page.locator("#cluster-result pre").inner_text().strip() == text.strip()
+    assert "cluster=4.13.40" in page.url
+    shot(page, "cluster")
+    assert page.errors == []
+
+
+def test_cluster_evaluation_refuses_what_it_cannot_read(base: str) -> None:
+    """Hostile or mistaken requests to the cluster view's evaluation: one JSON line, 4xx."""
+    url = f"{base}/console/api/updates"
+    ok = {"channel": "stable-4.14", "version": "4.13.40"}
+    assert httpx.get(url, params=ok).status_code == 405
+    cases = [
+        ({**ok, "version": "latest"}, b""),
+        ({**ok, "wording": "loud"}, b""),
+        (ok, b"\xff\xfe\x00 not utf-8"),
+        (ok, b"# EOF\n"),  # no samples
+        (ok, b'up{job="x" 1\n'),  # truncated
+        ({**ok, "prometheus": "http://127.0.0.1:9"}, b"up 1 1\n# EOF\n"),  # both
+    ]
+    for params, body in cases:
+        answer = httpx.post(url, params=params, content=body)
+        assert answer.status_code == 400, (params, body, answer.text)
+        assert "\n" not in answer.json()["error"]
+    # a declared gigabyte is refused from its header, before anything is read
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as raw:
+        raw.sendall(b"POST /console/api/updates?channel=stable-4.14&version=4.13.40 HTTP/1.1\r\n"
+                    b"Host: x\r\nContent-Length: 1073741824\r\n\r\nxx")  # fmt: skip
+        head = raw.recv(200).decode("latin-1")
+    assert head.startswith("HTTP/1.1 400"), head

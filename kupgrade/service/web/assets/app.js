@@ -24,11 +24,12 @@ function compare(a, b) {
 function query() {
   const q = new URLSearchParams(location.search);
   return { channel: q.get("channel") || "", arch: q.get("arch") || "amd64",
-           from: q.get("from") || "", to: q.get("to") || "", nr: q.get("nr") === "1" };
+           from: q.get("from") || "", to: q.get("to") || "", nr: q.get("nr") === "1",
+           cluster: q.get("cluster") || "", prometheus: q.get("prometheus") || "" };
 }
 function writeQuery(s, push) {
   const q = new URLSearchParams();
-  for (const k of ["channel", "arch", "from", "to"]) if (s[k]) q.set(k, s[k]);
+  for (const k of ["channel", "arch", "from", "to", "cluster", "prometheus"]) if (s[k]) q.set(k, s[k]);
   if (s.nr) q.set("nr", "1");
   const url = `${location.pathname}?${q}`;
   if (url !== location.pathname + location.search) (push ? history.pushState : history.replaceState).call(history, s, "", url);
@@ -215,7 +216,54 @@ async function render(s) {
   const versions = [...graph.versions].sort(compare);
   fill($("from"), versions, s.from, true);
   fill($("to"), versions, s.to, true);
+  fill($("cluster-version"), versions, s.cluster, true);
+  $("prometheus").value = s.prometheus || "";
   showPath(result);
+}
+
+// --- your cluster: what `kupgrade updates` says for it ---------------------------------
+
+function showCluster(answer) {
+  const box = $("cluster-result");
+  box.replaceChildren();
+  if (!answer) return;
+  if (answer.error) { const p = document.createElement("p"); p.textContent = answer.error; box.appendChild(p); return; }
+  const pre = document.createElement("pre");
+  pre.textContent = [...answer.text, ...answer.warnings].join("\n");
+  box.appendChild(pre);
+  for (const update of answer.status.conditionalUpdates || []) {
+    const recommended = (update.conditions || []).find((c) => c.type === "Recommended") || {};
+    for (const risk of update.risks || []) {
+      const div = document.createElement("div");
+      div.className = "issue";
+      div.dataset.version = update.release.version;
+      div.dataset.risk = risk.name;
+      const state = document.createElement("span");
+      state.className = "state";
+      state.textContent = `${update.release.version}: ${risk.name} (Recommended=${recommended.status || "?"}) `;
+      const message = document.createElement("span");
+      message.className = "message";
+      message.textContent = risk.message;
+      div.append(state, message, " ");
+      if (risk.url) { const a = document.createElement("a"); a.href = risk.url; a.textContent = "details"; div.appendChild(a); }
+      box.appendChild(div);
+    }
+  }
+}
+
+async function checkCluster(ev) {
+  if (ev) ev.preventDefault();
+  const s = { ...query(), cluster: $("cluster-version").value, prometheus: $("prometheus").value };
+  if (!s.cluster) return;
+  writeQuery(s, true);
+  const file = $("snapshot").files[0];
+  const q = new URLSearchParams({ channel: s.channel, arch: s.arch, version: s.cluster });
+  if (s.prometheus && !file) q.set("prometheus", s.prometheus);
+  const r = await fetch(`console/api/updates?${q}`, { method: "POST", body: file ? await file.text() : "",
+                                                      headers: { "Content-Type": "application/openmetrics-text" } });
+  const body = await r.json().catch(() => ({ error: `${r.status} ${r.statusText}` }));
+  $("cluster-box").open = true;
+  showCluster(r.ok ? body : { error: body.error || `${r.status} ${r.statusText}` });
 }
 
 async function start() {
@@ -234,8 +282,10 @@ async function start() {
       render(next);
     });
   }
+  $("cluster-form").addEventListener("submit", checkCluster);
   window.addEventListener("popstate", () => render(query()));
   await render(s);
+  if (s.cluster && s.prometheus) await checkCluster();
 }
 
 start().catch((err) => { $("summary").textContent = `The console could not load: ${err.message || err}`; });

@@ -1,0 +1,59 @@
+"""The PromQL condition risks are evaluated with: a metrics snapshot or a live
+Prometheus, each query evaluated once per run and the run's queries sharing one time
+budget. Shared by the commands (`--metrics`, `--prometheus`) and the web console."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from kupgrade.risks.prometheus import PrometheusBackend
+from kupgrade.risks.promql.engine import evaluate_text
+from kupgrade.risks.promql.guards import TIMED_OUT, QueryLimits
+from kupgrade.risks.promql.snapshot import Snapshot
+from kupgrade.risks.rules import PromQLCondition, Query
+
+# A run's PromQL evaluations together may take this many single-query timeouts.
+RUN_BUDGET_FACTOR = 2
+
+
+def memo(query: Query, budget_s: float | None = None) -> Query:
+    """One evaluation per distinct query in a run: risks repeat across targets.
+
+    With a budget, the run's evaluations share it: once spent, further queries fail as
+    timed out (their risks become Recommended=Unknown) instead of each taking its own
+    timeout, so that many hostile risks from an update service cannot stall a command.
+    """
+    seen: dict[str, dict[str, Any]] = {}
+    deadline = time.monotonic() + budget_s if budget_s is not None else None
+
+    def run(expr: str) -> dict[str, Any]:
+        if expr not in seen:
+            if deadline is not None and time.monotonic() > deadline:
+                seen[expr] = {"errorType": "timeout", "error": TIMED_OUT}
+            else:
+                seen[expr] = query(expr)
+        return seen[expr]
+
+    return run
+
+
+def snapshot_condition(snapshot: Snapshot, time_ms: int, *, budget: bool = True) -> PromQLCondition:
+    """Risks evaluated on a snapshot at `time_ms`."""
+    limits = QueryLimits.from_env()
+    return PromQLCondition(
+        memo(
+            lambda expr: evaluate_text(expr, snapshot, time_ms, limits),
+            RUN_BUDGET_FACTOR * limits.timeout_s if budget else None,
+        )
+    )
+
+
+def prometheus_condition(
+    url: str, token_file: Path | None, ca_file: Path | None, time_s: float | None
+) -> PromQLCondition:
+    """Risks evaluated by a Prometheus or Thanos querier."""
+    return PromQLCondition(
+        memo(PrometheusBackend(url, token_file=token_file, ca_file=ca_file, time_s=time_s))
+    )
