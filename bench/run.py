@@ -15,6 +15,8 @@
 6. A distributed-cloud fleet planned at 100, 1,000 and 10,000 clusters (bench/fleet.py).
 7. A 500-node plain Kubernetes cluster rehearsed from one minor to the next (bench/kube.py),
    and 200 OLM subscriptions walked to their heads on a cluster (bench/olm.py).
+9. The web console's time to first render of the largest channel and its bytes over the
+   wire, in headless Chromium (bench/console.py), when Chromium and Playwright are there.
 8. A fleet of 100 distributed-cloud clusters (one admin, 99 users with 3 pools of 5 nodes)
    rehearsed along its plan from 1.28 to 1.30 (bench/fleet_rehearsal.py), in its own
    process so that its peak memory is its own.
@@ -39,6 +41,7 @@ from pathlib import Path
 
 import httpx
 
+from bench.console import bench_console
 from bench.fleet import bench_fleet
 from bench.gdc import bench_gdc
 from bench.kube import bench_kube
@@ -224,6 +227,13 @@ def main() -> None:
                 "sample",
             )
         service = bench_service(releases, graph_data, channel, args.seconds)
+        if SHARED.exists():
+            report["console"] = bench_console(
+                SHARED / "parser-fixtures" / "20211124.083150" / "graph-gb-raw.json",
+                SHARED / "graph-data-head",
+            )
+        else:
+            report["console"] = bench_console(releases, graph_data)
     report["service"] = {"data": data_note, "channel": channel, **service}
     ratio = service["kupgrade"]["rps"] / service["nginx"]["rps"]
     report["service_ratio_rps_kupgrade_over_nginx"] = round(ratio, 3)
@@ -253,6 +263,15 @@ def main() -> None:
         r = service[name]
         print(
             f"  {name:9s} {r['rps']:>10.0f} req/s   p50 {r['p50_ms']:6.2f} ms   p99 {r['p99_ms']:6.2f} ms   non-2xx {int(r['non_2xx'])}"
+        )
+    console = report["console"]
+    if "skipped" in console:  # type: ignore[operator]
+        print(f"console: skipped ({console['skipped']})")  # type: ignore[index]
+    else:
+        print(
+            f"console: first render of {console['channel']} ({console['versions']} versions, "  # type: ignore[index]
+            f"{console['edges']} edges) in {console['first_render_ms']} ms, "  # type: ignore[index]
+            f"{console['bytes']} bytes over the wire"  # type: ignore[index]
         )
     if "promql" in report:
         p = report["promql"]
