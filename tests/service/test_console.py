@@ -130,8 +130,10 @@ def test_every_control_has_a_label(page: Any, base: str) -> None:
 def test_console_api_answers_and_refuses_in_json(base: str) -> None:
     """Without a browser: the page carries the API prefix, the channels are the loaded
     graph-data's, and a path query a user mistyped is a 400 with one line saying why."""
-    page = httpx.get(f"{base}/")
+    page = httpx.get(f"{base}/", headers={"Accept": "text/html,application/xhtml+xml"})
     assert page.status_code == 200 and 'content="/api/upgrades_info"' in page.text
+    api = httpx.get(f"{base}/")  # a Cincinnati client: the policy engine's empty 404
+    assert api.status_code == 404 and api.content == b""
     known = httpx.get(f"{base}/console/api/channels").json()
     assert "stable-4.14" in known["channels"] and "amd64" in known["arches"]
     for query in ({"channel": "stable-4.14", "from": "4.14", "to": "4.14.27"},
@@ -207,3 +209,21 @@ def test_cluster_evaluation_refuses_what_it_cannot_read(base: str) -> None:
                     b"Host: x\r\nContent-Length: 1073741824\r\n\r\nxx")  # fmt: skip
         head = raw.recv(200).decode("latin-1")
     assert head.startswith("HTTP/1.1 400"), head
+
+
+def test_the_page_follows_the_path_prefix(sample: Path, tmp_path: Path) -> None:
+    """Served with --path-prefix, the page asks the graph API there (and draws)."""
+    with running_server(sample / "releases", sample / "graph-data", tmp_path / "serve.log",
+                        "--path-prefix", "/updates/v9") as server:  # fmt: skip
+        html = httpx.get(f"{server.base}/", headers={"Accept": "text/html"}).text
+        assert 'content="/updates/v9"' in html
+        with playwright.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+            try:
+                tab = browser.new_page(viewport={"width": 390, "height": 800})  # a phone
+                tab.goto(f"{server.base}/?channel=stable-4.14")
+                tab.wait_for_selector(".node")
+                assert tab.locator(".node").count() > 0
+                shot(tab, "narrow-prefixed")
+            finally:
+                browser.close()

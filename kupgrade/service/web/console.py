@@ -57,9 +57,15 @@ class Console:
             out[f"/console/{name}"] = ("console", self._asset(name))
         return out
 
-    def index(self, _: Request) -> Response:
+    def index(self, request: Request) -> Response:
+        """The page, for a browser. A Cincinnati client asking for `/` gets what the
+        policy engine answers every path it does not serve, an empty 404
+        (conformance/cincinnati http-cases `root-path`): the page is for whoever asks
+        for HTML."""
+        if "text/html" not in request.headers.get("accept", ""):
+            return Response(b"", status_code=404, headers={"vary": "Accept"})
         return Response(self.page, media_type="text/html; charset=utf-8",
-                        headers={"cache-control": "no-cache"})  # fmt: skip
+                        headers={"cache-control": "no-cache", "vary": "Accept"})  # fmt: skip
 
     def _asset(self, name: str) -> Any:
         body, media = self.assets[name], TYPES[name]
