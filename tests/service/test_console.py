@@ -227,3 +227,47 @@ def test_the_page_follows_the_path_prefix(sample: Path, tmp_path: Path) -> None:
                 shot(tab, "narrow-prefixed")
             finally:
                 browser.close()
+
+
+AXE_CORE = "4.14.1"  # from the npm registry at test time; nothing is committed
+
+
+@pytest.fixture(scope="module")
+def axe(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed (axe-core comes from the npm registry)")
+    root = tmp_path_factory.mktemp("axe")
+    done = subprocess.run([npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix",
+                           str(root), f"axe-core@{AXE_CORE}"], capture_output=True, text=True,
+                          timeout=300, check=False)  # fmt: skip
+    script = root / "node_modules" / "axe-core" / "axe.min.js"
+    if done.returncode != 0 or not script.exists():
+        pytest.skip(f"axe-core could not be installed from the npm registry: {done.stderr[:200]}")
+    return script
+
+
+def test_axe_finds_no_accessibility_violation(page: Any, base: str, axe: Path) -> None:
+    """axe-core's rules (labels, contrast, nesting, ARIA) on the page with a graph, a
+    path and a cluster's known issues shown; and versions are reachable by keyboard."""
+    page.goto(f"{base}/?channel=stable-4.14&from=4.14.4&to=4.14.27")
+    page.wait_for_selector(".hop-item")
+    page.click("#cluster-box summary")
+    page.select_option("#cluster-version", "4.13.40")
+    page.click("#check")
+    page.wait_for_selector("#cluster-result pre")
+    page.add_script_tag(path=str(axe))
+    found = page.evaluate(
+        """async () => (await axe.run(document)).violations.map(v =>
+             `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map(n => n.target).join(' ')}`)"""
+    )
+    assert found == []
+    first = page.locator(".node").first
+    first.focus()
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.dataset.version") != first.get_attribute(
+        "data-version"
+    )
+    page.keyboard.press("Enter")  # picks the focused version as the new `from`
+    page.wait_for_function("new URLSearchParams(location.search).get('from') !== '4.14.4'")
+    assert page.errors == []

@@ -128,11 +128,33 @@ function draw(doc, where) {
     const t = el("text", { x: x + 9, y: y + 3 }, g);
     t.textContent = v;
     g.addEventListener("click", () => pick(v));
-    g.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); pick(v); } });
+    g.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); pick(v); return; }
+      const to = step(v, ev.key);
+      if (to) { ev.preventDefault(); nodes.querySelector(`.node[data-version="${CSS.escape(to)}"]`).focus(); }
+    });
   }
   graph = { versions, pos, risky };
   $("summary").textContent = `${versions.length} versions, ${doc.edges.length} recommended updates, ` +
     `${risky.size} conditional updates in ${where} (${$("arch").value})`;
+}
+
+// Arrow keys move between versions: up and down within a minor, left and right to the
+// neighbouring minor's version nearest in height.
+function step(version, key) {
+  const [x, y] = graph.pos[version];
+  const same = (a) => graph.pos[a][0] === x;
+  let best = null, score = Infinity;
+  for (const other of graph.versions) {
+    if (other === version) continue;
+    const [ox, oy] = graph.pos[other];
+    const fits = { ArrowUp: same(other) && oy < y, ArrowDown: same(other) && oy > y,
+                   ArrowLeft: ox < x, ArrowRight: ox > x }[key];
+    if (!fits) continue;
+    const d = Math.abs(ox - x) * 4 + Math.abs(oy - y);
+    if (d < score) { score = d; best = other; }
+  }
+  return best;
 }
 
 function pick(version) {
