@@ -4,9 +4,9 @@
 The loop moves the shared clock to the next event of any member, lets each member with
 something due react (its world and its upgrade controller, as `controller run` would),
 records and checks the state every change leaves (kupgrade.sim.fleet.monitor), then
-starts every step of the plan whose `after` steps are done, whose cluster is free (a
-platform's tool runs one upgrade of a cluster at a time) and for which a slot is free
-(`--max-parallel`). A broken rule, a step the platform refuses or a failed upgrade stops
+starts every step of the plan whose `after` steps are done and for which a slot is free
+(`--max-parallel`); a distributed-cloud cluster takes one step at a time (bmctl runs one
+upgrade of a cluster at a time), a Kubernetes cluster's steps may overlap. A broken rule, a step the platform refuses or a failed upgrade stops
 the rehearsal and says which.
 
 Crash safety across many stores. Each member keeps its own SQLite store, and SQLite
