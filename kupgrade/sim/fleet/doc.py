@@ -21,7 +21,10 @@ modelled: every component reaches every apiserver, which is the stricter reading
 other node is its own pool, and each node's kube-proxy keeps its own version. `kubectl`
 entries are clients, not part of a cluster, and `drained` and
 `webhooks_cover_new_versions` describe one proposed step; the rehearsal drains before
-every minor kubelet change and plans its own steps, so none of them is simulated.
+every minor kubelet change and plans its own steps, so none of them is simulated. A
+cluster in the short form may name the kubeadm its control-plane steps run (`kubeadm:
+{version, force, allowExperimental, allowRCs, minControlPlane}`; by default the
+target's own).
 """
 
 from __future__ import annotations

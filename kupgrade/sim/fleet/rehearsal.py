@@ -6,8 +6,8 @@ something due react (its world and its upgrade controller, as `controller run` w
 records and checks the state every change leaves (kupgrade.sim.fleet.monitor), then
 starts every step of the plan whose `after` steps are done and for which a slot is free
 (`--max-parallel`); a distributed-cloud cluster takes one step at a time (bmctl runs one
-upgrade of a cluster at a time), a Kubernetes cluster's steps may overlap. A broken rule, a step the platform refuses or a failed upgrade stops
-the rehearsal and says which.
+upgrade of a cluster at a time), a Kubernetes cluster's steps may overlap. A broken
+rule, a step the platform refuses or a failed upgrade stops the rehearsal and says which.
 
 Crash safety across many stores. Each member keeps its own SQLite store, and SQLite
 commits one file at a time, so the fleet commits in a fixed order: first the fleet's
