@@ -19,7 +19,7 @@ from kupgrade.skew.fleet import parse_fleet
 from kupgrade.skew.gdc import WARNINGS, check_fleet
 from tests.plan.test_plan import GDC_VERSIONS, _fewest_gdc_steps, _history
 from tests.support.conformance import conformance_doc
-from tests.support.fleetkit import create, gdc_broken, rehearse, states
+from tests.support.fleetkit import control_planes, create, gdc_broken, rehearse, states
 
 
 @st.composite
@@ -68,11 +68,4 @@ def test_plans_rehearse_legally_and_refusals_have_no_order(
     assert report["outcome"] == "completed", report.get("stop")
     for at, state in states(events):
         assert gdc_broken(doc, state) == [], at
-    final = states(events)[-1][1]
-    planes = {
-        v.split("=")[1]
-        for s in final.values()
-        for v in s.values()
-        if v.startswith("control-plane=")
-    }
-    assert planes == {target}
+    assert control_planes(states(events)[-1][1]) == {target}

@@ -18,7 +18,15 @@ from kupgrade.versions import parse_kube
 from tests.support.caseuse import plain, unused
 from tests.support.cli import kupgrade
 from tests.support.conformance import conformance_cases, conformance_doc, need_case
-from tests.support.fleetkit import create, gdc_broken, kube_broken, kupgrade_home, rehearse, states
+from tests.support.fleetkit import (
+    control_planes,
+    create,
+    gdc_broken,
+    kube_broken,
+    kupgrade_home,
+    rehearse,
+    states,
+)
 
 FLEET = ("skew", "fleet.yaml")
 SMALL = {"controlPlanes": 1, "nodesPerPool": 2}
@@ -71,13 +79,7 @@ def test_fleet_plan_cases_rehearse_with_every_state_legal(tmp_path: Path, case: 
     versions = {v.split("=")[-1] for s in final.values() for v in s.values()}
     assert versions == {target.lstrip("v")} or case["platform"] == "gdc"
     if case["platform"] == "gdc":
-        planes = {
-            v.split("=")[1]
-            for s in final.values()
-            for v in s.values()
-            if v.startswith("control-plane=")
-        }
-        assert planes == {target}
+        assert control_planes(final) == {target}
     # every step waited only for what it had to, and the critical path ends last
     by_id = {s["id"]: s for s in report["steps"]}
     for s in report["steps"]:

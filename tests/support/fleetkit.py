@@ -14,6 +14,7 @@ import yaml
 
 from kupgrade.sim.fleet.doc import read_fleet
 from kupgrade.sim.fleet.home import create_fleet, locked, opened_fleet
+from kupgrade.sim.fleet.monitor import running_versions
 from kupgrade.sim.fleet.rehearsal import Rehearsal, Settings
 from kupgrade.sim.fleet.report import fleet_report
 from kupgrade.skew.fleet import parse_fleet
@@ -87,7 +88,7 @@ def gdc_broken(fleet_doc: dict[str, Any], state: dict[str, dict[str, str]]) -> l
     against its manager's and its pools')."""
     clusters = fleet_doc["clusters"]
     broken = []
-    running = {name: _split(state[name]) for name in clusters}
+    running = {name: running_versions(state[name]) for name in clusters}
     for name, body in clusters.items():
         planes, pools = running[name]
         manager = body.get("managed_by")
@@ -109,22 +110,9 @@ def gdc_broken(fleet_doc: dict[str, Any], state: dict[str, dict[str, str]]) -> l
     return broken
 
 
-def _split(state: dict[str, str]) -> tuple[set[str], dict[str, set[str]]]:
-    """The control plane's versions and each worker pool's; a pool on its way to the
-    version its spec names (moving with its cluster's upgrade) is judged on arrival."""
-    planes: set[str] = set()
-    pools: dict[str, set[str]] = {}
-    for key, value in state.items():
-        if key.startswith("nodepool/"):
-            continue
-        pool, version = value.split("=", 1)
-        (planes if pool == "control-plane" else pools.setdefault(pool, set())).add(version)
-    moving = [
-        p
-        for p, vs in pools.items()
-        if state.get(f"nodepool/{p}", next(iter(vs))) not in vs or len(vs) > 1
-    ]
-    return planes, {p: vs for p, vs in pools.items() if p not in moving}
+def control_planes(state: dict[str, dict[str, str]]) -> set[str]:
+    """Every version a control plane of the fleet runs in `state`."""
+    return {v for cluster in state.values() for v in running_versions(cluster)[0]}
 
 
 def kube_broken(state: dict[str, str], policy: str) -> list[str]:

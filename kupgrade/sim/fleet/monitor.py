@@ -99,7 +99,7 @@ class GdcRules:
 
         def of(name: str) -> tuple[set[str], dict[str, set[str]]]:
             if name not in running:
-                running[name] = _running(states[name])
+                running[name] = running_versions(states[name])
             return running[name]
 
         out: list[Violation] = []
@@ -119,7 +119,7 @@ class GdcRules:
         return _unique(v for v in out if v.id not in WARNINGS)
 
 
-def _running(state: dict[str, str]) -> tuple[set[str], dict[str, set[str]]]:
+def running_versions(state: dict[str, str]) -> tuple[set[str], dict[str, set[str]]]:
     """The control plane's versions, and each settled worker pool's. A pool whose nodes
     do not all run what its spec asks is on its way there with its cluster's upgrade
     (bmctl judged that target when the upgrade began, SPEC G3/G4): it is left out until
