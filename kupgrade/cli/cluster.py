@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,7 +27,7 @@ from kupgrade.cli.backends import promql_condition
 from kupgrade.cli.cluster_view import live_view, print_report, summary_columns
 from kupgrade.cli.gdc import gdc_spec, gdc_status, gdc_upgrade
 from kupgrade.cli.kube import kube_spec, kube_status, kube_upgrade
-from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
+from kupgrade.cli.live import ConsoleOpt, ConsolePortOpt, ContextOpt, KubeconfigOpt, backend
 from kupgrade.cli.output import (
     Format,
     OutputOpt,
@@ -50,6 +51,7 @@ from kupgrade.controllers.nodes import metrics as node_metrics
 from kupgrade.errors import InputError
 from kupgrade.service.kubeapi.server import APIServer, version_info
 from kupgrade.service.kubeapi.tables import KINDS, oc_table
+from kupgrade.service.web.live_server import LiveServer, cluster_console, listening
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.fleet.home import rehearsing
@@ -336,10 +338,17 @@ def serve_api_command(
             "for `kupgrade controller run --kubeconfig`, which steps its clock.",
         ),
     ] = True,
+    console: ConsoleOpt = False,
+    console_port: ConsolePortOpt = 0,
     output: OutputOpt = Format.text,
 ) -> None:
     """Serve a simulated cluster's Kubernetes API on loopback until interrupted, with its
     controllers running on a clock that follows real time: use kubectl or oc on it.
+
+    With --console, a web page on loopback shows the cluster live as it reads it through
+    this API: the upgrade's runlevels and operators (or stages, or plan steps), every
+    node's phase and the budget holding its drain, the conditions and history, and the
+    timeline so far.
 
     Writes a kubeconfig (mode 0600, a bearer token and the cluster's own CA) into the
     cluster's home and prints its path. With --no-controllers the controllers run in
@@ -352,6 +361,7 @@ def serve_api_command(
     kupgrade cluster serve-api demo --port 6443
     kupgrade cluster serve-api demo --speed 60 -o json
     kupgrade cluster serve-api demo --no-controllers
+    kupgrade cluster serve-api demo --speed 60 --console --console-port 8088
     ```
     """
     root = cluster_root(name, field="NAME")
@@ -361,16 +371,23 @@ def serve_api_command(
     try:
         with opened(root.name) as (_, store, spec):
             runner = make_runner(root, store, spec, with_controllers=controllers)
-            with APIServer(
-                runner.sim, root, root.name, version_info(store), port, clock=runner
-            ) as server:
+            with (
+                APIServer(
+                    runner.sim, root, root.name, version_info(store), port, clock=runner
+                ) as server,
+                maybe_console(server.kubeconfig, console_port if console else None) as live,
+            ):
                 info = {"cluster": root.name, "server": f"https://127.0.0.1:{server.port}",
                         "kubeconfig": str(server.kubeconfig), "clock": runner.mode}  # fmt: skip
+                if live is not None:
+                    info["console"] = live.url
                 if output.data:
                     print_json(info)
                 else:
                     stdout.print(f"serving the API of cluster {root.name} at {info['server']}; "
                                  f"export KUBECONFIG={server.kubeconfig}", highlight=False)  # fmt: skip
+                    if live is not None:
+                        stdout.print(f"console: {live.url}", highlight=False)
                 sys.stdout.flush()
                 with suppress(KeyboardInterrupt):
                     if controllers:
@@ -378,6 +395,8 @@ def serve_api_command(
                     else:
                         while not stop.wait(0.5):
                             pass
+                if live is not None:
+                    live.end("the cluster's API server stopped")
                 with store.lock:
                     runner.commit()
     finally:
@@ -707,9 +726,12 @@ def run_command(
     port: Annotated[
         int, typer.Option("--port", min=0, max=65535, help="--api: the port (0: any free one).")
     ] = 0,
+    console: ConsoleOpt = False,
+    console_port: ConsolePortOpt = 0,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     child: Annotated[bool, typer.Option("--child", hidden=True)] = False,
+    console_fd: Annotated[int | None, typer.Option("--console-fd", hidden=True)] = None,
     output: OutputOpt = Format.text,
 ) -> None:
     """Run the controllers on the virtual clock; safe to kill and re-run at any moment.
@@ -726,40 +748,67 @@ def run_command(
     kupgrade controller run --cluster demo
     kupgrade controller run --cluster demo --until idle --speed 600 -o json
     kupgrade controller run --cluster demo --speed 60 --api --port 6443
+    kupgrade controller run --cluster demo --speed 120 --console --console-port 8088
     kupgrade controller run --context rehearsal --until idle -o json
     ```
     """
     if kubeconfig is not None or context is not None:
-        if cluster is not None or api:
+        if cluster is not None or api or console:
             raise InputError(
-                "--kubeconfig names the cluster: --cluster and --api do not go with it",
+                "--kubeconfig names the cluster: --cluster, --api and --console do not go with it",
                 field="--kubeconfig",
                 hint="serve the cluster with `kupgrade cluster serve-api NAME --no-controllers`",
             )
         _run_remote(kubeconfig, context, until, output)
         return
+    served = Served(port if api or console else None, console_port if console else None,
+                    console_fd)  # fmt: skip
     if not child:
-        _supervise(cluster, until, speed, output, port if api else None)
+        _supervise(cluster, until, speed, output, served)
         return
     root = cluster_root(cluster)
     held = ControllerLock.inherited(root) or ControllerLock.acquire(root)
     try:
-        _run_child(cluster, until, speed, output, port if api else None)
+        _run_child(cluster, until, speed, output, served)
     finally:
         held.release()
 
 
+@dataclass(frozen=True)
+class Served:
+    """What `controller run` serves while it runs: the API, and the console reading it
+    (None: not served; 0: any free port)."""
+
+    api: int | None = None
+    console: int | None = None
+    console_fd: int | None = None  # the parent's listening socket the console serves on
+
+    def args(self) -> list[str]:
+        out = ["--api", "--port", str(self.api)] if self.api is not None else []
+        if self.console is not None:
+            out += ["--console", "--console-port", str(self.console)]
+        return out + (["--console-fd", str(self.console_fd)] if self.console_fd is not None else [])
+
+
 def _supervise(
-    cluster: str | None, until: Until, speed: float, output: Format, api: int | None
+    cluster: str | None, until: Until, speed: float, output: Format, served: Served
 ) -> None:
-    """The parent: hold the cluster's lock, start a child, start another after a handoff."""
-    lock = ControllerLock.acquire(cluster_root(cluster))  # a wrong name fails here, once
+    """The parent: hold the cluster's lock, start a child, start another after a handoff
+    (on the console's port of the first, so that an open page carries on)."""
+    listener = listening(served.console) if served.console is not None else None
+    if listener is not None:
+        served = Served(served.api, listener.getsockname()[1], listener.fileno())
     args = [sys.executable, "-m", "kupgrade", "controller", "run", "--until", until.value]
-    args += ["--speed", str(speed), "-o", output.value, "--child"]
-    if api is not None:
-        args += ["--api", "--port", str(api)]
+    args += ["--speed", str(speed), "-o", output.value, "--child", *served.args()]
     if cluster:
         args += ["--cluster", cluster]
+    try:
+        lock = ControllerLock.acquire(cluster_root(cluster))  # a wrong name fails here, once
+    except BaseException:
+        if listener is not None:
+            listener.close()
+        raise
+    fds = (lock.fd,) if listener is None else (lock.fd, listener.fileno())
     try:
         while True:
             done = subprocess.run(
@@ -767,7 +816,7 @@ def _supervise(
                 stdout=subprocess.PIPE,
                 check=False,
                 env=lock.child_env(),
-                pass_fds=(lock.fd,),
+                pass_fds=fds,
                 preexec_fn=die_with_parent(),
             )
             if done.returncode != HANDOFF_EXIT:
@@ -779,6 +828,8 @@ def _supervise(
                     highlight=False,
                 )
     finally:
+        if listener is not None:
+            listener.close()
         lock.release()
 
 
@@ -801,18 +852,37 @@ def make_runner(root: Path, store: Store, spec: Spec, *, with_controllers: bool 
 
 
 @contextmanager
-def maybe_api(runner: Runner, root: Path, port: int | None) -> Iterator[None]:
-    """The cluster's Kubernetes API while the controllers run, when asked for."""
-    if port is None:
-        yield
+def maybe_api(runner: Runner, root: Path, served: Served) -> Iterator[LiveServer | None]:
+    """The cluster's Kubernetes API while the controllers run, and the console reading
+    it, when asked for."""
+    if served.api is None:
+        yield None
         return
-    with APIServer(runner.sim, root, root.name, version_info(runner.store), port) as server:
+    with (
+        APIServer(
+            runner.sim, root, root.name, version_info(runner.store), served.api, clock=runner
+        ) as server,
+        maybe_console(server.kubeconfig, served.console, served.console_fd) as live,
+    ):
         stderr.print(
             f"API of cluster {root.name} at https://127.0.0.1:{server.port}; "
             f"export KUBECONFIG={server.kubeconfig}",
             highlight=False,
         )
-        yield
+        if live is not None:
+            stderr.print(f"console of cluster {root.name}: {live.url}", highlight=False)
+        yield live
+
+
+@contextmanager
+def maybe_console(
+    kubeconfig: Path, port: int | None, fd: int | None = None
+) -> Iterator[LiveServer | None]:
+    if port is None:
+        yield None
+        return
+    with cluster_console(kubeconfig, port, fd) as live:
+        yield live
 
 
 def _run_remote(kubeconfig: Path | None, context: str | None, until: Until, output: Format) -> None:
@@ -849,7 +919,7 @@ def _finish(
 
 
 def _run_child(
-    cluster: str | None, until: Until, speed: float, output: Format, api: int | None = None
+    cluster: str | None, until: Until, speed: float, output: Format, served: Served
 ) -> None:
     """The controllers' process: one run of the loop until done, handoff or failure."""
     with opened(cluster) as (root, store, spec):
@@ -858,10 +928,12 @@ def _run_child(
         store.set_meta("run_started", started)
         wall = time.monotonic()
         with (
-            maybe_api(runner, root, api),
+            maybe_api(runner, root, served) as live,
             live_view(runner, speed, runner.sim.now(), wall) as on_step,
         ):
             outcome = runner.run(until.value, on_step=on_step, restart_on_handoff=False)
+            if live is not None and outcome.reason != "handoff":
+                live.end(f"the run ended ({outcome.reason}); this is the state it left")
         if outcome.reason == "handoff":
             raise typer.Exit(HANDOFF_EXIT)
         store.set_meta("run_started", None)

@@ -105,9 +105,12 @@ def demo_command(
         root = write_sample(Path(tmp) / "sample")
         log = Path(tmp) / "serve.log"
         with ServiceProcess(root / "releases", root / "graph-data", log) as service:
+            console = f"{service.base}/?channel={channel}&arch={arch}"
             with progress("demo", 4) as step:
                 step("starting the update service on the sample data")
                 service.wait_for("/readyz")
+                if output is Format.text:
+                    stderr.print(f"web console (while the demo runs): {console}", highlight=False)
                 step(f"querying {channel} ({arch})")
                 url = f"{service.base}{DEFAULT_PREFIX}/graph"
                 response = httpx.get(
@@ -122,7 +125,18 @@ def demo_command(
             shown = _show(url, channel, arch, response, output, cluster)
             rehearsed = rehearsal.run(output)  # the cluster keeps asking the service
     if output.data:
-        print_json({**shown, "rehearsal": rehearsed})
+        print_json({**shown, "rehearsal": rehearsed, "console": console})
+        return
+    stdout.rule("web console")
+    stdout.print(
+        f"The update graph, paths and known issues were at {console} while the demo ran.\n"
+        "To open the console again on the same data:\n"
+        "  kupgrade sample write ./sample\n"
+        "  kupgrade serve --releases sample/releases --graph-data sample/graph-data\n"
+        f"  then open http://127.0.0.1:8080/?channel={channel}&arch={arch}\n"
+        "A rehearsal watched live: kupgrade controller run --cluster NAME --speed 120 --console",
+        highlight=False, markup=False,
+    )  # fmt: skip
 
 
 def example_cluster(url: str, snapshot: Path) -> tuple[ClusterView, Availability]:

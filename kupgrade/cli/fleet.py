@@ -4,19 +4,23 @@ its plan rehearsed on them with every rule checked at every state (SPEC X5)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
+from kupgrade.cli.live import ConsoleOpt, ConsolePortOpt
 from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, stdout, user_errors
 from kupgrade.errors import InputError
 from kupgrade.plan.kube_fleet import KUBERNETES
+from kupgrade.service.web.live_server import LiveServer, Throttle
 from kupgrade.sim.fleet.doc import read_fleet
 from kupgrade.sim.fleet.home import create_fleet, delete_fleet, fleet_names, locked, opened_fleet
 from kupgrade.sim.fleet.rehearsal import PlanRefusedError, Rehearsal, Settings
-from kupgrade.sim.fleet.report import fleet_report
+from kupgrade.sim.fleet.report import fleet_report, fleet_view
 from kupgrade.skew.inventory import read_yaml
 
 app = typer.Typer(
@@ -191,6 +195,8 @@ def rehearse_command(
             "--speed", min=0, help="Simulated seconds per wall second (0: as fast as possible)."
         ),
     ] = 0.0,
+    console: ConsoleOpt = False,
+    console_port: ConsolePortOpt = 0,
     output: OutputOpt = Format.text,
 ) -> None:
     """Carry the fleet's plan out on its simulated clusters, checking every rule at every state.
@@ -207,7 +213,11 @@ def rehearse_command(
     ```
     kupgrade fleet rehearse --fleet lab-fleet --to 1.29.100-gke.251 --max-parallel 2
     kupgrade fleet rehearse --fleet lab-fleet -o json
+    kupgrade fleet rehearse --fleet lab-fleet --speed 600 --console --console-port 8089
     ```
+
+    With --console, a web page on loopback shows the fleet as the rehearsal goes: its
+    clusters by role and version, and the plan's steps with the ones running.
     """
     with opened_fleet(fleet) as (root, store, info, members), locked(root, list(members)):
         rehearsal = Rehearsal(store, members, info)
@@ -234,8 +244,9 @@ def rehearse_command(
                     print_json({"refused": refused.plan.to_json()})
                 raise
         wall = time.monotonic()
-        progress = _progress(rehearsal, output)
-        rehearsal.run(progress, speed)
+        with _maybe_console(rehearsal, root.name, console_port if console else None) as watch:
+            progress = _progress(rehearsal, output)
+            rehearsal.run(_both(progress, watch), speed)
         report = fleet_report(rehearsal, root.name, time.monotonic() - wall)
     _print(report, output)
     if report["outcome"] != "completed":
@@ -260,6 +271,30 @@ def _same_settings(
     if plan_file is not None:
         raise InputError("a rehearsal of this fleet is under way with its own plan", field="--plan",
                          hint="run `kupgrade fleet rehearse` without --plan to go on with it")  # fmt: skip
+
+
+@contextmanager
+def _maybe_console(rehearsal: Rehearsal, name: str, port: int | None) -> Iterator[Any]:
+    """The fleet view, published from the rehearsal's own loop between two of its steps
+    (at most twice a second), and its last state when the rehearsal stops."""
+    if port is None:
+        yield None
+        return
+    with LiveServer(port) as live:
+        stderr.print(f"console of fleet {name}: {live.url}", highlight=False)
+        publish = Throttle(live, lambda: fleet_view(rehearsal, name), 0.5)
+        publish(force=True)
+        yield lambda _: publish()
+        publish(force=True)
+        live.end(
+            f"the rehearsal is {rehearsal.state_status() or 'over'}; this is the state it left"
+        )
+
+
+def _both(*calls: Any) -> Any:
+    """One step callback that calls each given one (None: none)."""
+    given = [c for c in calls if c is not None]
+    return (lambda r: [c(r) for c in given]) if given else None
 
 
 def _progress(rehearsal: Rehearsal, output: Format) -> Any:

@@ -25,6 +25,17 @@ KubeconfigOpt = Annotated[
 ContextOpt = Annotated[
     str | None, typer.Option("--context", help="The kubeconfig context (default: its current one).")
 ]
+ConsoleOpt = Annotated[
+    bool,
+    typer.Option(
+        "--console", help="Serve a web page on loopback that shows the run live; prints its URL."
+    ),
+]
+ConsolePortOpt = Annotated[
+    int,
+    typer.Option("--console-port", min=0, max=65535,
+                 help="--console: the port on 127.0.0.1 (0: any free one)."),
+]  # fmt: skip
 CLOUD_SDK_BIN = Path("/usr/lib/google-cloud-sdk/bin")
 
 

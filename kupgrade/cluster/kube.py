@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import json
 import time
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,31 @@ STATE_NAMESPACE = "kupgrade"
 STATE_CONFIGMAP = "kupgrade-controller-state"
 # A simulated cluster's Events carry their virtual time exactly (timestamps keep seconds).
 EVENT_AT = "sim.kupgrade.io/at"
+
+
+def event_rows(listed: builtins.list[Obj]) -> builtins.list[dict[str, Any]]:
+    """core/v1 Events as the simulator logs them (at, kind, object, reason, message): a
+    simulated cluster's exact virtual time from EVENT_AT, else lastTimestamp."""
+    rows = []
+    for e in listed:
+        at = (e.get("metadata", {}).get("annotations") or {}).get(EVENT_AT)
+        involved = e.get("involvedObject") or {}
+        ns = involved.get("namespace")
+        rows.append({
+            "at": float(at) if at else parse_time(e.get("lastTimestamp") or e.get("eventTime")),
+            "kind": e.get("type", "Normal"),
+            "object": f"{str(involved.get('kind', '')).lower()}/{ns + '/' if ns else ''}{involved.get('name', '')}",
+            "reason": e.get("reason", ""), "message": e.get("message", ""),
+        })  # fmt: skip
+    return rows
+
+
+def parse_time(text: Any) -> float:
+    """An RFC 3339 time as seconds; 0.0 when there is none (a real cluster's old events)."""
+    try:
+        return datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
 
 
 @cache

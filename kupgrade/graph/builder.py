@@ -259,7 +259,17 @@ def _remove_by_regex(graph: Graph) -> None:
 
 
 def remove_edges(graph: Graph) -> None:
-    """Steps 8.4-8.6: previous.remove, previous.remove_regex, next.remove (remove beats add)."""
-    _remove_listed(graph, m.KEY_PREVIOUS_REMOVE, next_edges=False)
-    _remove_by_regex(graph)
-    _remove_listed(graph, m.KEY_NEXT_REMOVE, next_edges=True)
+    """Steps 8.4-8.6: previous.remove, previous.remove_regex, next.remove (remove beats add).
+
+    Each edge a step removes that carries no risk is kept in `graph.blocked` with the key
+    that removed it (an edge with risks is served as a conditional edge instead)."""
+    for key in (m.KEY_PREVIOUS_REMOVE, m.KEY_PREVIOUS_REMOVE_REGEX, m.KEY_NEXT_REMOVE):
+        before = set(graph.edges())
+        if key == m.KEY_PREVIOUS_REMOVE_REGEX:
+            _remove_by_regex(graph)
+        else:
+            _remove_listed(graph, key, next_edges=key == m.KEY_NEXT_REMOVE)
+        for a, b in before.difference(graph.edges()):
+            pair = (graph.nodes[a].version, graph.nodes[b].version)
+            if pair not in graph.conditional:
+                graph.blocked[pair] = key

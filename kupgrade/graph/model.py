@@ -73,11 +73,14 @@ class Graph:
     """A mutable DAG with O(1) edge lookups in both directions.
 
     `conditional` maps a (from, to) version pair to the risks on that edge, in the order
-    they were recorded; one pair has one entry, as in Cincinnati's output.
+    they were recorded; one pair has one entry, as in Cincinnati's output. `blocked` maps
+    the pairs graph-data removed outright (not conditional ones) to the metadata key that
+    removed them: Cincinnati does not serve them, the console shows them on request.
     """
 
     nodes: list[Node] = field(default_factory=list)
     conditional: dict[Edge, tuple[Risk, ...]] = field(default_factory=dict)
+    blocked: dict[Edge, str] = field(default_factory=dict)
     _index: dict[str, int] = field(default_factory=dict)
     _parents: list[set[int]] = field(default_factory=list)
     _children: list[set[int]] = field(default_factory=list)
@@ -193,4 +196,5 @@ class Graph:
             for dst in children:
                 clone.add_edge_unchecked(src, dst)
         clone.conditional = dict(self.conditional)
+        clone.blocked = dict(self.blocked)
         return clone

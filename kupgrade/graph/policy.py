@@ -106,12 +106,36 @@ class PolicyView:
         self.conditional = [
             _Conditional(a, b, risks) for (a, b), risks in graph.conditional.items()
         ]
+        self.blocked_pairs = dict(graph.blocked)
         self.versions = frozenset(node.version for node in self.nodes)
         # A conditional edge naming a version that is not a node (malformed input) is the
         # only way a channel nobody uses can answer anything but the empty graph.
         self.has_orphan_conditional_edges = any(
             c.src not in self.versions or c.dst not in self.versions for c in self.conditional
         )
+
+    def _in_channel(self, channel: str) -> list[int]:
+        return [
+            i for i, names in enumerate(self.channels) if names is not None and channel in names
+        ]
+
+    def blocked(self, channel: str, arch: str = DEFAULT_ARCH) -> list[dict[str, str]]:
+        """The edges graph-data removed outright between versions this channel and arch
+        serve (Graph.blocked): what the graph API leaves out, for the console to show on
+        request, each with the metadata key that removed it and that key's value."""
+        check_channel(channel)
+        check_arch(arch)
+        index = {
+            self.nodes[i].version: i for i in self._in_channel(channel) if arch in self.arches[i]
+        }
+        out = []
+        for (a, b), key in sorted(self.blocked_pairs.items()):
+            if a in index and b in index:
+                carrier = self.nodes[index[a] if key == m.KEY_NEXT_REMOVE else index[b]]
+                rule = (carrier.metadata or {}).get(key, "")
+                out.append({"from": strip_arch(a, arch), "to": strip_arch(b, arch),
+                            "removedBy": key, "rule": rule})  # fmt: skip
+        return out
 
     def known_channels(self) -> set[str]:
         return {name for names in self.channels if names for name in names}
@@ -122,9 +146,7 @@ class PolicyView:
     def filter(self, channel: str, arch: str = DEFAULT_ARCH) -> dict[str, Any]:
         """The policy-engine document `{"version": 1, nodes, edges, conditionalEdges}`."""
         check_channel(channel)
-        in_channel = [
-            i for i, names in enumerate(self.channels) if names is not None and channel in names
-        ]
+        in_channel = self._in_channel(channel)
         kept_versions = {self.nodes[i].version for i in in_channel}
         removed = self.versions - kept_versions
         conditional = [c for c in self.conditional if c.src not in removed and c.dst not in removed]

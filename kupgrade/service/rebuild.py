@@ -52,6 +52,7 @@ class _Envelope(msgspec.Struct):
     graph: dict[str, Any] | None = None
     tarball: bytes = b""
     skipped: list[tuple[str, str]] = []
+    blocked: list[tuple[str, str, str]] = []  # Graph.blocked, which the JSON codec leaves out
     error: str | None = None
 
 
@@ -112,6 +113,7 @@ def _read_answer(done: subprocess.CompletedProcess[bytes], memory_mb: int) -> Re
     if envelope is None or envelope.graph is None or done.returncode != 0:
         raise RebuildError(_death(done, memory_mb), "memory" if _out_of_memory(done) else "crash")
     graph = graph_from_doc(envelope.graph, "rebuild")
+    graph.blocked = {(a, b): key for a, b, key in envelope.blocked}
     return Rebuilt(graph, envelope.tarball, tuple(Skipped(p, r) for p, r in envelope.skipped))
 
 
@@ -141,6 +143,7 @@ def _child(argv: list[str]) -> int:
             graph=graph_to_json(rebuilt.graph),
             tarball=rebuilt.tarball,
             skipped=[(s.path, s.reason) for s in rebuilt.skipped],
+            blocked=[(a, b, key) for (a, b), key in sorted(rebuilt.graph.blocked.items())],
         )
     sys.stdout.buffer.write(msgspec.msgpack.encode(envelope))
     sys.stdout.flush()

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from kupgrade.cluster.kube import EVENT_AT
+from kupgrade.cluster.kube import event_rows
 from kupgrade.cluster.remote import InformedBackend
 from kupgrade.controllers.protocol import Controller
 from kupgrade.controllers.version.controller import Wiring
@@ -104,18 +104,7 @@ class _Remote:
 
     def events(self) -> list[dict[str, Any]]:
         """The cluster's events, as the API lists them (the report's timeline)."""
-        listed = self.api.list_all("Event")
-        rows = []
-        for e in listed:
-            at = (e["metadata"].get("annotations") or {}).get(EVENT_AT)
-            involved = e.get("involvedObject") or {}
-            ns = involved.get("namespace")
-            rows.append({
-                "at": float(at) if at else 0.0, "kind": e.get("type", "Normal"),
-                "object": f"{str(involved.get('kind', '')).lower()}/{ns + '/' if ns else ''}{involved.get('name', '')}",
-                "reason": e.get("reason", ""), "message": e.get("message", ""),
-            })  # fmt: skip
-        return rows
+        return event_rows(self.api.list_all("Event"))
 
     def _loop(
         self, until: str, on_step: Any, max_seconds: float, restart_on_handoff: bool

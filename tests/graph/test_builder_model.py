@@ -14,6 +14,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kupgrade.graph.builder import build_graph
+from kupgrade.graph.codec import graph_from_doc
+from kupgrade.graph.graphdata import load_graph_data
 from tests.support.graphkit import (
     P,
     build_doc,
@@ -116,7 +119,13 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
 
 def model(
     s: dict[str, Any],
-) -> tuple[set[tuple[str, str]], dict[tuple[str, str], list[str]], dict[str, dict[str, str]]]:
+) -> tuple[
+    set[tuple[str, str]],
+    dict[tuple[str, str], list[str]],
+    dict[str, dict[str, str]],
+    dict[tuple[str, str], str],
+]:
+    """Edges, conditional edges, metadata, and the edges removed outright by what."""
     versions: list[str] = s["versions"]
     concrete = [v for v in versions if v not in s["abstract"]]
     meta = copy.deepcopy(s["metadata"])
@@ -185,6 +194,7 @@ def model(
                 for p in sorted(a for a, b in edges if b == t):
                     if frm == ".*" or re.search(frm, p):
                         conditional.setdefault((p, t), []).append(name)
+    before = set(edges)
     for v in versions:  # 8.4
         value = meta.get(v, {}).get(P + "previous.remove")
         if value is not None:
@@ -193,18 +203,25 @@ def model(
             else:
                 for item in value.split(","):
                     edges.discard((annotated(item, v), v))
+    blocked = {e: P + "previous.remove" for e in before - edges}
+    before = set(edges)
     for v in versions:  # 8.5
         pattern = meta.get(v, {}).get(RR)
         if pattern is not None:
             edges = {
                 (a, b) for a, b in edges if b != v or not (pattern == ".*" or re.search(pattern, a))
             }
+    blocked |= {e: RR for e in before - edges}
+    before = set(edges)
     for v in versions:  # 8.6
         value = meta.get(v, {}).get(P + "next.remove")
         if value is not None:
             for item in value.split(","):
                 edges.discard((v, annotated(item, v)))
-    return edges, conditional, meta
+    blocked |= {e: P + "next.remove" for e in before - edges}
+    # An edge with risks is served as a conditional edge; the rest were blocked outright.
+    blocked = {e: key for e, key in blocked.items() if e not in conditional}
+    return edges, conditional, meta, blocked
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -224,7 +241,10 @@ def test_builder_agrees_with_the_readme_model(s: dict[str, Any]) -> None:
         raw_graph(nodes, sorted(s["edges"])),
         tree(blocked=files, channels=channels, raw_metadata=s["raw_md"]),
     )
-    want_edges, want_conditional, want_meta = model(s)
+    want_edges, want_conditional, want_meta, want_blocked = model(s)
+    built = build_graph(graph_from_doc(raw_graph(nodes, sorted(s["edges"])), "raw"), load_graph_data(
+        tree(blocked=files, channels=channels, raw_metadata=s["raw_md"])))  # fmt: skip
+    assert built.blocked == want_blocked  # what the console shows on request
     assert edges_of(doc) == want_edges
     assert conditional_of(doc) == want_conditional
     for n in doc["nodes"]:

@@ -7,7 +7,7 @@ back button restores the previous query. Screenshots of each state are saved und
 from __future__ import annotations
 
 import json
-import shutil
+import re
 import socket
 import subprocess
 import sys
@@ -17,15 +17,12 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
+from tests.support.browser import axe_violations, browser_page, install_axe, needs_chromium, shot
 from tests.support.service import running_server
 
-playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-CHROMIUM = shutil.which("chromium")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "console"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]  # fmt: skip
+pytestmark = needs_chromium
 
 
 @pytest.fixture(scope="module")
@@ -45,21 +42,8 @@ def base(sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
 
 @pytest.fixture
 def page(base: str) -> Iterator[Any]:
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        try:
-            tab = browser.new_page(viewport={"width": 1280, "height": 800})
-            tab.errors = []
-            tab.on("console", lambda m: tab.errors.append(m.text) if m.type == "error" else None)
-            tab.on("pageerror", lambda e: tab.errors.append(str(e)))
-            yield tab
-        finally:
-            browser.close()
-
-
-def shot(page: Any, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    with browser_page() as tab:
+        yield tab
 
 
 def test_a_channel_draws_every_version_the_api_returns(page: Any, base: str) -> None:
@@ -115,6 +99,57 @@ def test_the_back_button_restores_the_previous_query(page: Any, base: str) -> No
     assert page.errors == []
 
 
+def _blocked_files(graph_data: Path) -> list[tuple[str, re.Pattern[str]]]:
+    """The graph-data's unconditional blocked edges, read here: (to, from regex)."""
+    out = []
+    for path in sorted((graph_data / "blocked-edges").glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text())
+        if "matchingRules" not in doc:
+            out.append((str(doc["to"]), re.compile(str(doc["from"]))))
+    return out
+
+
+@pytest.mark.parametrize("channel", ["stable-4.13", "fast-4.14"])
+def test_blocked_edges_are_drawn_on_request(
+    page: Any, base: str, sample: Path, channel: str
+) -> None:
+    """Off by default; on, every edge graph-data blocked between the channel's versions is
+    drawn and listed with what removed it, none of them is one the graph API serves, and
+    each is one a blocked-edges file names (its `to`, and a `from` its regex matches)."""
+    page.goto(f"{base}/?channel={channel}")
+    page.wait_for_selector(".node")
+    assert page.locator(".edge.blocked").count() == 0
+    page.check("#blocked")
+    page.wait_for_function("new URLSearchParams(location.search).get('blocked') === '1'")
+    page.wait_for_selector("#blocked-list h2")
+    blocked = httpx.get(f"{base}/console/api/blocked", params={"channel": channel}).json()[
+        "blocked"
+    ]
+    doc = httpx.get(f"{base}/api/upgrades_info/graph", params={"channel": channel},
+                    headers={"Accept": "application/json"}).json()  # fmt: skip
+    versions = [n["version"] for n in doc["nodes"]]
+    served = {(versions[a], versions[b]) for a, b in doc["edges"]}
+    pairs = {(b["from"], b["to"]) for b in blocked}
+    drawn = {(e.get_attribute("data-from"), e.get_attribute("data-to"))
+             for e in page.locator(".edge.blocked").all()}  # fmt: skip
+    listed = {(li.get_attribute("data-from"), li.get_attribute("data-to"))
+              for li in page.locator(".blocked-item").all()}  # fmt: skip
+    assert pairs and drawn == listed == pairs
+    assert not pairs & served
+    files = _blocked_files(sample / "graph-data")
+    for start, target in pairs:  # the regexes see the versions with their arch build
+        assert any(to == target and rx.search(f"{start}+amd64") for to, rx in files), (
+            start,
+            target,
+        )
+    assert all("removed by previous.remove_regex" in li.inner_text()
+               for li in page.locator(".blocked-item").all())  # fmt: skip
+    shot(page, f"blocked-{channel}")
+    page.go_back()
+    page.wait_for_function("!document.querySelector('#blocked').checked")
+    assert page.errors == []
+
+
 def test_every_control_has_a_label(page: Any, base: str) -> None:
     page.goto(f"{base}/?channel=stable-4.14")
     page.wait_for_selector(".node")
@@ -143,6 +178,13 @@ def test_console_api_answers_and_refuses_in_json(base: str) -> None:
         answer = httpx.get(f"{base}/console/api/path", params=query)
         assert answer.status_code == 400, query
         assert "\n" not in answer.json()["error"]
+    for params in ({"channel": "no such channel"}, {"channel": "stable-4.14", "arch": "amd 64"},
+                   {"channel": "\xff" * 300}, {}):  # fmt: skip
+        answer = httpx.get(f"{base}/console/api/blocked", params=params)
+        assert answer.status_code == 400, params
+        assert "\n" not in answer.json()["error"]
+    unknown = httpx.get(f"{base}/console/api/blocked", params={"channel": "stable-9.99"})
+    assert unknown.json() == {"blocked": []}  # a channel nobody is in: nothing blocked
     none = httpx.get(f"{base}/console/api/path",
                      params={"channel": "stable-4.14", "from": "4.14.27", "to": "4.14.4"}).json()  # fmt: skip
     assert none["found"] is False and none["explanation"]
@@ -217,34 +259,17 @@ def test_the_page_follows_the_path_prefix(sample: Path, tmp_path: Path) -> None:
                         "--path-prefix", "/updates/v9") as server:  # fmt: skip
         html = httpx.get(f"{server.base}/", headers={"Accept": "text/html"}).text
         assert 'content="/updates/v9"' in html
-        with playwright.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-            try:
-                tab = browser.new_page(viewport={"width": 390, "height": 800})  # a phone
-                tab.goto(f"{server.base}/?channel=stable-4.14")
-                tab.wait_for_selector(".node")
-                assert tab.locator(".node").count() > 0
-                shot(tab, "narrow-prefixed")
-            finally:
-                browser.close()
-
-
-AXE_CORE = "4.14.1"  # from the npm registry at test time; nothing is committed
+        with browser_page(390, 800) as tab:  # a phone
+            tab.goto(f"{server.base}/?channel=stable-4.14")
+            tab.wait_for_selector(".node")
+            assert tab.locator(".node").count() > 0
+            shot(tab, "narrow-prefixed")
+            assert tab.errors == []
 
 
 @pytest.fixture(scope="module")
 def axe(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed (axe-core comes from the npm registry)")
-    root = tmp_path_factory.mktemp("axe")
-    done = subprocess.run([npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix",
-                           str(root), f"axe-core@{AXE_CORE}"], capture_output=True, text=True,
-                          timeout=300, check=False)  # fmt: skip
-    script = root / "node_modules" / "axe-core" / "axe.min.js"
-    if done.returncode != 0 or not script.exists():
-        pytest.skip(f"axe-core could not be installed from the npm registry: {done.stderr[:200]}")
-    return script
+    return install_axe(tmp_path_factory.mktemp("axe"))
 
 
 def test_axe_finds_no_accessibility_violation(page: Any, base: str, axe: Path) -> None:
@@ -256,12 +281,7 @@ def test_axe_finds_no_accessibility_violation(page: Any, base: str, axe: Path) -
     page.select_option("#cluster-version", "4.13.40")
     page.click("#check")
     page.wait_for_selector("#cluster-result pre")
-    page.add_script_tag(path=str(axe))
-    found = page.evaluate(
-        """async () => (await axe.run(document)).violations.map(v =>
-             `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map(n => n.target).join(' ')}`)"""
-    )
-    assert found == []
+    assert axe_violations(page, axe) == []
     first = page.locator(".node").first
     first.focus()
     page.keyboard.press("ArrowDown")

@@ -294,6 +294,7 @@ class VersionController:
             "nodes": [[index[t.payload.file] for t in node.tasks] for node in graph.nodes],
             "deps": [list(node.into) for node in graph.nodes],
             "runlevels": [_runlevel(node.tasks) for node in graph.nodes],  # for the live view
+            "operators": _operators(graph.nodes),  # for the web console's live view
             "workers": workers("install" if mode == INITIALIZING else "update", graph),
             "cursor": [0] * len(graph.nodes),
             "deletes": list(state.get("deletes") or []),  # outlive the release that asked
@@ -571,6 +572,19 @@ def _load(data: dict[str, Any] | None) -> SyncError | None:
         names=tuple(data["names"]),
         nested=tuple(e for n in data["nested"] if (e := _load(n)) is not None),
     )
+
+
+def _operators(nodes: Any) -> list[list[str]]:
+    """[runlevel, ClusterOperator name] for each operator the payload declares, in the
+    order the update reaches them: the web console lists each runlevel's operators."""
+    out = []
+    for node in nodes:
+        for task in node.tasks:
+            obj = getattr(task.payload, "obj", None) or {}
+            if obj.get("kind") == "ClusterOperator":
+                parsed = task.runlevel_component
+                out.append([parsed[0] if parsed else "none", str(obj["metadata"]["name"])])
+    return out
 
 
 def _runlevel(tasks: Any) -> list[list[Any]]:

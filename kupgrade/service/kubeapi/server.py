@@ -63,6 +63,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Transfer-Encoding", "chunked")
+            # The connection ends with the watch: said, so that a client does not put it
+            # back in its pool and send its next request down a closed socket.
+            self.send_header("Connection", "close")
             self.end_headers()
             try:
                 for chunk in reply.stream:

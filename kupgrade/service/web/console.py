@@ -51,6 +51,7 @@ class Console:
             "/": ("console", self.index),
             "/console/api/channels": ("console-api", self.channels),
             "/console/api/path": ("console-api", self.path),
+            "/console/api/blocked": ("console-api", self.blocked),
             "/console/api/updates": ("console-api", self.updates),
         }
         for name in TYPES:
@@ -81,6 +82,19 @@ class Console:
             return JSONResponse({"error": "no graph-data loaded yet"}, status_code=503)
         return JSONResponse({"channels": sorted(generation.channels),
                              "arches": sorted(generation.arches), "prefix": self.prefix})  # fmt: skip
+
+    def blocked(self, request: Request) -> Response:
+        """The edges graph-data removed outright in a channel and architecture, which the
+        graph API leaves out (blocked edges, previous.remove, next.remove)."""
+        q = request.query_params
+        generation = self.state.current
+        if generation is None:
+            return JSONResponse({"error": "no graph-data loaded yet"}, status_code=503)
+        try:
+            found = generation.view.blocked(q.get("channel", ""), q.get("arch", DEFAULT_ARCH))
+        except PolicyError as exc:
+            return JSONResponse({"error": exc.body().get("value", str(exc))}, status_code=400)
+        return JSONResponse({"blocked": found})
 
     def path(self, request: Request) -> Response:
         """What `kupgrade path -o json` answers (without a metrics snapshot, a PromQL

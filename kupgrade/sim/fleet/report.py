@@ -60,13 +60,11 @@ def versions(rehearsal: Rehearsal, name: str) -> str:
     return f"{entry['version']}" + (f"; pools {pools}" if pools else "")
 
 
-def fleet_report(rehearsal: Rehearsal, name: str, wall: float | None = None) -> dict[str, Any]:
-    state = rehearsal.state or {}
+def step_rows(rehearsal: Rehearsal, start: float) -> list[dict[str, Any]]:
+    """Every step of the plan in its order, with its state and times since `start`."""
     records = rehearsal.steps
-    start = float(state.get("startedAt", rehearsal.now))
-    now = rehearsal.now
     steps = []
-    for step_id in state.get("order", []):
+    for step_id in (rehearsal.state or {}).get("order", []):
         r = records[step_id]
         steps.append({
             "id": step_id, "object": r["object"], "cluster": r["cluster"], "from": r["from"],
@@ -76,18 +74,22 @@ def fleet_report(rehearsal: Rehearsal, name: str, wall: float | None = None) -> 
             "freedBy": r.get("freedBy"), "heldBy": r.get("heldBy"), "blocked": r.get("blocked"),
             **({"leavePools": r["leavePools"]} if r.get("leavePools") else {}),
         })  # fmt: skip
+    return steps
+
+
+def fleet_report(rehearsal: Rehearsal, name: str, wall: float | None = None) -> dict[str, Any]:
+    state = rehearsal.state or {}
+    records = rehearsal.steps
+    start = float(state.get("startedAt", rehearsal.now))
+    now = rehearsal.now
+    steps = step_rows(rehearsal, start)
     clusters = []
     for member in rehearsal.names:
         own = [s for s in steps if s["cluster"] == member]
-        began = [s["startedAt"] for s in own if s["startedAt"] is not None]
-        ended = [s["finishedAt"] for s in own if s["finishedAt"] is not None]
         store = rehearsal.members[member].store
         clusters.append({
             "name": member, "versions": versions(rehearsal, member),
-            "steps": [s["id"] for s in own],
-            "start": min(began) if began else None,
-            "finish": max(ended) if len(ended) == len(own) and own else None,
-            "downtime": measured(store, now),
+            "steps": [s["id"] for s in own], **_span(own), "downtime": measured(store, now),
         })  # fmt: skip
     path = critical_path(records)
     out: dict[str, Any] = {
@@ -114,7 +116,46 @@ def fleet_report(rehearsal: Rehearsal, name: str, wall: float | None = None) -> 
     return out
 
 
+def _span(own: list[dict[str, Any]]) -> dict[str, float | None]:
+    """A cluster's start (its first step's) and finish (its last step's, once all are done)."""
+    began = [s["startedAt"] for s in own if s["startedAt"] is not None]
+    ended = [s["finishedAt"] for s in own if s["finishedAt"] is not None]
+    return {"start": min(began) if began else None,
+            "finish": max(ended) if len(ended) == len(own) and own else None}  # fmt: skip
+
+
 def _path_row(record: dict[str, Any], step_id: str, start: float) -> dict[str, Any]:
     return {"id": step_id, "object": record["object"],
             "startedAt": _rel(record.get("startedAt"), start),
             "finishedAt": _rel(record.get("finishedAt"), start)}  # fmt: skip
+
+
+def fleet_view(rehearsal: Rehearsal, name: str) -> dict[str, Any]:
+    """What the web console's fleet view shows while a rehearsal runs: every cluster by
+    role with its versions and the steps it is running, and the plan's steps with their
+    state (no downtime: that is the report's, measured once at the end)."""
+    state = rehearsal.state or {}
+    start = float(state.get("startedAt", rehearsal.now))
+    steps = step_rows(rehearsal, start)
+    clusters = []
+    for member in rehearsal.names:
+        own = [s for s in steps if s["cluster"] == member]
+        role, managed = KUBERNETES, ""
+        if rehearsal.platform != KUBERNETES:
+            entry = fleet_entry(rehearsal.members[member].store)
+            role, managed = entry["role"], entry.get("managed_by", "")
+        clusters.append({
+            "name": member, "role": role, "managedBy": managed,
+            "versions": versions(rehearsal, member),
+            "running": [s["id"] for s in own if s["state"] in ("running", "blocked")],
+            **_span(own),
+        })  # fmt: skip
+    out: dict[str, Any] = {
+        "kind": "fleet", "fleet": name, "platform": rehearsal.platform,
+        "outcome": state.get("status", "not started"), "target": state.get("target"),
+        "simulatedSeconds": round(rehearsal.now - start, 3) if state else 0.0,
+        "steps": steps, "clusters": clusters,
+    }  # fmt: skip
+    if state.get("stop"):
+        out["stop"] = {**state["stop"], "at": _rel(state["stop"].get("at"), start)}
+    return out

@@ -25,12 +25,14 @@ function query() {
   const q = new URLSearchParams(location.search);
   return { channel: q.get("channel") || "", arch: q.get("arch") || "amd64",
            from: q.get("from") || "", to: q.get("to") || "", nr: q.get("nr") === "1",
+           blocked: q.get("blocked") === "1",
            cluster: q.get("cluster") || "", prometheus: q.get("prometheus") || "" };
 }
 function writeQuery(s, push) {
   const q = new URLSearchParams();
   for (const k of ["channel", "arch", "from", "to", "cluster", "prometheus"]) if (s[k]) q.set(k, s[k]);
   if (s.nr) q.set("nr", "1");
+  if (s.blocked) q.set("blocked", "1");
   const url = `${location.pathname}?${q}`;
   if (url !== location.pathname + location.search) (push ? history.pushState : history.replaceState).call(history, s, "", url);
 }
@@ -59,25 +61,27 @@ function fill(select, values, chosen, blank) {
 let graph = null;  // {nodes, positions, edges}
 
 // A Cincinnati graph document as versions, edges by version and risks by edge.
-function normal(doc) {
+function normal(doc, removed) {
   const versions = doc.nodes.map((n) => n.version);
   const edges = doc.edges.map(([i, j]) => [versions[i], versions[j]]);
   const risky = new Map();
   for (const block of doc.conditionalEdges || []) {
     for (const e of block.edges) risky.set(`${e.from}>${e.to}`, block.risks || []);
   }
-  return { versions, edges, risky };
+  const blocked = new Map((removed || []).map((b) => [`${b.from}>${b.to}`, b]));
+  return { versions, edges, risky, blocked };
 }
 
 // Several channels' graphs as one (a path crosses channels minor by minor).
 function merge(graphs) {
-  const versions = new Set(), edges = new Map(), risky = new Map();
+  const versions = new Set(), edges = new Map(), risky = new Map(), blocked = new Map();
   for (const g of graphs) {
     g.versions.forEach((v) => versions.add(v));
     g.edges.forEach(([a, b]) => edges.set(`${a}>${b}`, [a, b]));
     g.risky.forEach((r, k) => risky.set(k, r));
+    g.blocked.forEach((b, k) => blocked.set(k, b));
   }
-  return { versions: [...versions], edges: [...edges.values()], risky };
+  return { versions: [...versions], edges: [...edges.values()], risky, blocked };
 }
 
 function layout(doc) {
@@ -103,7 +107,7 @@ function draw(doc, where) {
   minors.forEach((m, i) => { const t = el("text", { x: LEFT + i * COL, y: 20, class: "minor-label" }, svg); t.textContent = m; });
   const edges = el("g", { class: "edges" }, svg);
   const { versions, risky } = doc;
-  const line = (a, b, cls, risks) => {
+  const line = (a, b, cls, risks, why) => {
     const [x1, y1] = pos[a], [x2, y2] = pos[b];
     // Across minors: a curve to the next column; within one: an arc left of the column,
     // wider the further it jumps, so that it never runs over the version labels.
@@ -112,13 +116,18 @@ function draw(doc, where) {
       : `M${x1 + 6},${y1} C${(x1 + x2) / 2},${y1} ${(x1 + x2) / 2},${y2} ${x2 - 6},${y2}`;
     const p = el("path", { d, class: cls, "data-from": a, "data-to": b }, edges);
     const t = el("title", {}, p);
-    t.textContent = `${a} → ${b}` + (risks ? `: ${risks.map((r) => r.name).join(", ")}` : "");
+    t.textContent = `${a} → ${b}` + (risks ? `: ${risks.map((r) => r.name).join(", ")}` : "") +
+      (why ? `: blocked (${why})` : "");
   };
   for (const [a, b] of doc.edges) line(a, b, "edge");
   for (const [key, risks] of risky) {
     const [a, b] = key.split(">");
     if (pos[a] && pos[b]) line(a, b, "edge conditional", risks);
   }
+  for (const b of doc.blocked.values()) {
+    if (pos[b.from] && pos[b.to]) line(b.from, b.to, "edge blocked", null, blockedWhy(b));
+  }
+  showBlocked(doc.blocked);
   const nodes = el("g", { class: "nodes" }, svg);
   for (const v of versions) {
     const [x, y] = pos[v];
@@ -136,7 +145,32 @@ function draw(doc, where) {
   }
   graph = { versions, pos, risky };
   $("summary").textContent = `${versions.length} versions, ${doc.edges.length} recommended updates, ` +
-    `${risky.size} conditional updates in ${where} (${$("arch").value})`;
+    `${risky.size} conditional updates` + ($("blocked").checked ? `, ${doc.blocked.size} blocked edges` : "") +
+    ` in ${where} (${$("arch").value})`;
+}
+
+function blockedWhy(b) {
+  const key = b.removedBy.replace(/^io\.openshift\.upgrades\.graph\./, "");
+  return b.rule ? `${key}: ${b.rule}` : key;
+}
+
+// Blocked edges in words as well as dotted lines: colour is not the only carrier.
+function showBlocked(blocked) {
+  const box = $("blocked-list");
+  box.replaceChildren();
+  if (!$("blocked").checked) return;
+  const head = document.createElement("h2");
+  head.textContent = `Blocked edges (${blocked.size})`;
+  box.appendChild(head);
+  const list = document.createElement("ul");
+  for (const b of blocked.values()) {
+    const li = document.createElement("li");
+    li.className = "blocked-item";
+    li.dataset.from = b.from; li.dataset.to = b.to;
+    li.textContent = `${b.from} → ${b.to}: removed by ${blockedWhy(b)}`;
+    list.appendChild(li);
+  }
+  box.appendChild(list);
 }
 
 // Arrow keys move between versions: up and down within a minor, left and right to the
@@ -203,25 +237,30 @@ function showPath(result) {
 let drawn = "";
 const cache = new Map();
 
-async function channelGraph(channel, arch) {
-  const key = `${channel}/${arch}`;
+async function channelGraph(channel, arch, withBlocked) {
+  const key = `${channel}/${arch}/${withBlocked}`;
   if (!cache.has(key)) {
     const q = new URLSearchParams({ channel, arch });
-    cache.set(key, normal(await json(`${prefix}/graph?${q}`)));
+    const [doc, removed] = await Promise.all([
+      json(`${prefix}/graph?${q}`),
+      withBlocked ? json(`console/api/blocked?${q}`).then((b) => b.blocked) : [],
+    ]);
+    cache.set(key, normal(doc, removed));
   }
   return cache.get(key);
 }
 
-async function show(channels, arch) {
-  const key = `${channels.join(",")}/${arch}`;
+async function show(channels, arch, withBlocked) {
+  const key = `${channels.join(",")}/${arch}/${withBlocked}`;
   if (key === drawn) return;
-  const graphs = await Promise.all(channels.map((c) => channelGraph(c, arch)));
+  const graphs = await Promise.all(channels.map((c) => channelGraph(c, arch, withBlocked)));
   draw(graphs.length === 1 ? graphs[0] : merge(graphs), channels.join(", "));
   drawn = key;
 }
 
 async function render(s) {
   $("channel").value = s.channel; $("arch").value = s.arch; $("nr").checked = s.nr;
+  $("blocked").checked = s.blocked;
   if (!s.channel) return;
   let result = null;
   if (s.from && s.to) {
@@ -234,7 +273,7 @@ async function render(s) {
   }
   // The path is drawn on the graph of every channel it walks through.
   const channels = result && result.channels && result.channels.length ? result.channels : [s.channel];
-  await show(channels.includes(s.channel) ? channels : [s.channel, ...channels], s.arch);
+  await show(channels.includes(s.channel) ? channels : [s.channel, ...channels], s.arch, s.blocked);
   const versions = [...graph.versions].sort(compare);
   fill($("from"), versions, s.from, true);
   fill($("to"), versions, s.to, true);
@@ -295,10 +334,10 @@ async function start() {
   fill($("arch"), known.arches, s.arch, false);
   s.channel = $("channel").value; s.arch = $("arch").value;
   writeQuery(s, false);
-  for (const id of ["channel", "arch", "from", "to", "nr"]) {
+  for (const id of ["channel", "arch", "from", "to", "nr", "blocked"]) {
     $(id).addEventListener("change", () => {
       const next = { channel: $("channel").value, arch: $("arch").value, from: $("from").value,
-                     to: $("to").value, nr: $("nr").checked };
+                     to: $("to").value, nr: $("nr").checked, blocked: $("blocked").checked };
       if (id === "channel" || id === "arch") { next.from = ""; next.to = ""; }
       writeQuery(next, true);
       render(next);
