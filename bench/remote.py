@@ -27,10 +27,10 @@ from bench.sim import profile
 from kupgrade.cli.cluster import availability
 from kupgrade.cluster.remote import InformedBackend
 from kupgrade.sim.create import create_cluster
-from kupgrade.sim.homes import wiring_for
 from kupgrade.sim.profile import Profile
 from kupgrade.sim.remote import remote_runner, served_profile
 from kupgrade.sim.store import Store
+from kupgrade.sim.wiring import wiring_for
 from tests.support.sim import ask_for_target
 from tests.support.sim import runner as simulated_runner
 

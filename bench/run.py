@@ -17,6 +17,8 @@
    and 200 OLM subscriptions walked to their heads on a cluster (bench/olm.py).
 9. The web console's time to first render of the largest channel and its bytes over the
    wire, in headless Chromium (bench/console.py), when Chromium and Playwright are there.
+10. How quickly the CLI starts (`--help`, `get nodes`, `skew check`) as a ratio to
+   `kubectl version --client`, paired runs (bench/cli_start.py).
 8. A fleet of 100 distributed-cloud clusters (one admin, 99 users with 3 pools of 5 nodes)
    rehearsed along its plan from 1.28 to 1.30 (bench/fleet_rehearsal.py), in its own
    process so that its peak memory is its own.
@@ -41,6 +43,7 @@ from pathlib import Path
 
 import httpx
 
+from bench.cli_start import bench_cli_start
 from bench.console import bench_console
 from bench.fleet import bench_fleet
 from bench.gdc import bench_gdc
@@ -249,6 +252,7 @@ def main() -> None:
     report["fleet rehearsal"] = _own_process("bench.fleet_rehearsal")
     report["olm"] = bench_olm(SHARED.parent)
     report["olm on a cluster"] = bench_olm_cluster(SHARED.parent)
+    report["cli start"] = bench_cli_start()
     if args.json:
         print(json.dumps(report, indent=2))
         return
@@ -313,6 +317,14 @@ def main() -> None:
             f"{row['simulated_min']} simulated min ({row['simulated_per_wall']}x real time), "
             f"{row['steps']} steps"
         )
+    start = report["cli start"]
+    if "skipped" in start:  # type: ignore[operator]
+        print(f"cli start: skipped ({start['skipped']})")  # type: ignore[index]
+    else:
+        print("cli start (median of paired runs, ratio to `kubectl version --client`):")
+        for name, row in start.items():  # type: ignore[attr-defined]
+            print(f"  kupgrade {name:11s} {row['kupgrade_s'] * 1000:7.1f} ms   kubectl "
+                  f"{row['kubectl_s'] * 1000:6.1f} ms   ratio {row['ratio']}")  # fmt: skip
     kube = report["kubernetes rehearsal"]
     print(
         f"kubernetes rehearsal ({kube['nodes']} nodes, {kube['pods']} pods, v1.30.4 -> v1.31.2): "  # type: ignore[index]

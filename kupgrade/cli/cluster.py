@@ -29,6 +29,7 @@ from kupgrade.cli.gdc import gdc_spec, gdc_status, gdc_upgrade
 from kupgrade.cli.kube import kube_spec, kube_status, kube_upgrade
 from kupgrade.cli.live import ConsoleOpt, ConsolePortOpt, ContextOpt, KubeconfigOpt, backend
 from kupgrade.cli.output import (
+    ClusterOpt,
     Format,
     OutputOpt,
     print_json,
@@ -41,7 +42,6 @@ from kupgrade.cli.skew import BmctlOpt, ReleasesOpt
 from kupgrade.cli.upgrade_status import Details, show_status
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.clusterversion import request_update, requested_release
-from kupgrade.cluster.gdc import in_bootstrap
 from kupgrade.cluster.kube import KubeBackend
 from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.remote import InformedBackend
@@ -50,14 +50,13 @@ from kupgrade.controllers.availability import AvailabilityController
 from kupgrade.controllers.nodes import metrics as node_metrics
 from kupgrade.errors import InputError
 from kupgrade.service.kubeapi.server import APIServer, version_info
-from kupgrade.service.kubeapi.tables import KINDS, oc_table
 from kupgrade.service.web.live_server import LiveServer, cluster_console, listening
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.fleet.home import rehearsing
 from kupgrade.sim.gdc_report import gdc_report
 from kupgrade.sim.gdc_runner import GdcRunner
-from kupgrade.sim.homes import CLUSTER_NAME, cluster_names, cluster_root, home, opened, wiring_for
+from kupgrade.sim.homes import CLUSTER_NAME, cluster_names, cluster_root, home, opened
 from kupgrade.sim.kube_runner import KubeRunner
 from kupgrade.sim.lock import ControllerLock, die_with_parent
 from kupgrade.sim.profile import (
@@ -72,14 +71,11 @@ from kupgrade.sim.remote import remote_runner, served_profile
 from kupgrade.sim.report import report
 from kupgrade.sim.runner import Outcome, Runner
 from kupgrade.sim.store import Store, StoreError
+from kupgrade.sim.wiring import wiring_for
 from kupgrade.skew.inventory import kube_field
 
 cluster_app = typer.Typer(help="Create, list and delete simulated clusters.", no_args_is_help=True)
 controller_app = typer.Typer(help="Run the controllers of a cluster.", no_args_is_help=True)
-
-ClusterOpt = Annotated[
-    str | None, typer.Option("--cluster", help="Cluster name; default: the only cluster there is.")
-]
 
 
 # --- cluster create | list | delete ------------------------------------------------------
@@ -942,75 +938,3 @@ def _run_child(
 
 
 # --- get -------------------------------------------------------------------------------
-
-
-@user_errors
-def get_command(
-    what: Annotated[
-        str,
-        typer.Argument(
-            help="clusterversion, clusteroperators (co), machineconfigpools (mcp), nodes "
-            "(no); distributed cloud: clusters, nodepools, preflightchecks, healthchecks; "
-            "OLM: catalogsources, subscriptions (sub), installplans (ip), csv. "
-            "Singular, plural, short or group-qualified, as oc accepts them."
-        ),
-    ],
-    cluster: ClusterOpt = None,
-    bootstrap: Annotated[
-        bool,
-        typer.Option(
-            "--bootstrap",
-            help="gdc: the bootstrap cluster's copies, which show the progress while it owns "
-            "the cluster's resources.",
-        ),
-    ] = False,
-    namespace: Annotated[
-        str, typer.Option("-n", "--namespace", help="Only objects in this namespace.")
-    ] = "",
-    all_namespaces: Annotated[
-        bool, typer.Option("-A", "--all-namespaces", help="Every namespace (the default).")
-    ] = False,
-    kubeconfig: KubeconfigOpt = None,
-    context: ContextOpt = None,
-    output: Annotated[
-        Format, typer.Option("-o", "--output", help="text (oc get columns), json or yaml.")
-    ] = Format.text,
-) -> None:
-    """Print objects as `oc get` does, or their full YAML/JSON.
-
-    **Examples**
-
-    ```
-    kupgrade get clusterversion --cluster demo
-    kupgrade get mcp --cluster demo
-    kupgrade get nodes --cluster demo -o yaml
-    kupgrade get clusters --cluster user1
-    kupgrade get nodepools --cluster admin --bootstrap -o json
-    kupgrade get clusterversion --kubeconfig ~/.kube/config --context prod
-    kupgrade get subscriptions --cluster demo -A -o json
-    kupgrade get csv --cluster demo -n operators
-    ```
-    """
-    if namespace and all_namespaces:
-        raise InputError("give -n or -A, not both", field="--namespace")
-    kind = KINDS.get(what.lower())
-    if kind is None:
-        raise InputError(
-            f"unknown resource type {what!r}",
-            field="WHAT",
-            hint="one of clusterversion, clusteroperators (co), machineconfigpools (mcp), "
-            "nodes (no), clusters, nodepools, preflightchecks, healthchecks, catalogsources, "
-            "subscriptions, installplans, csv",
-        )
-    if kubeconfig is not None:
-        objs, now = backend(kubeconfig, context).list(kind), time.time()
-    else:
-        with opened(cluster) as (_, store, _spec):
-            objs = [o for o in store.list(kind) if bootstrap == in_bootstrap(o)]
-            now = float(store.meta("now", 0))
-    if namespace:
-        objs = [o for o in objs if o["metadata"].get("namespace", "") == namespace]
-    if output.data:
-        print_json({"apiVersion": "v1", "kind": "List", "items": objs})
-        return
-    sys.stdout.write(oc_table(kind, objs, now))

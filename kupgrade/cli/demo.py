@@ -44,12 +44,12 @@ from kupgrade.service.process import ServiceProcess
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.demo import DEMO_PROFILE
-from kupgrade.sim.homes import wiring_for
 from kupgrade.sim.profile import Profile
 from kupgrade.sim.report import report
 from kupgrade.sim.runner import Runner
 from kupgrade.sim.sample import EXAMPLE_CLUSTER, write_sample
 from kupgrade.sim.store import Store
+from kupgrade.sim.wiring import wiring_for
 
 sample_app = typer.Typer(
     help="The sample dataset kupgrade ships (an OpenShift-like 4.12-4.15 line).",

@@ -21,7 +21,6 @@ from typer import Abort
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
 from kupgrade.errors import KupgradeError
-from kupgrade.intake.files import os_problem
 
 DEBUG_ENV = "KUPGRADE_DEBUG"
 EXIT_INTERNAL = 70  # sysexits' EX_SOFTWARE
@@ -55,6 +54,9 @@ def _os_error(exc: OSError) -> int:
             os.dup2(devnull.fileno(), sys.stdout.fileno())
         return 1
     where = f"{exc.filename}: " if exc.filename else ""
+    # Imported only on this path: it reads YAML and more, which `--help` should not load.
+    from kupgrade.intake.files import os_problem  # noqa: PLC0415
+
     _say(f"{where}{os_problem(exc)}")
     return EXIT_OS
 

@@ -8,11 +8,12 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kupgrade.cluster.kube import KubeBackend
+if TYPE_CHECKING:
+    from kupgrade.cluster.kube import KubeBackend
 
 KubeconfigOpt = Annotated[
     Path | None,
@@ -40,6 +41,10 @@ CLOUD_SDK_BIN = Path("/usr/lib/google-cloud-sdk/bin")
 
 
 def backend(kubeconfig: Path | None, context: str | None) -> KubeBackend:
+    """The cluster a kubeconfig reaches. lightkube is imported here, when a command is
+    pointed at a cluster: it takes a fifth of a second, which no other use should pay."""
+    from kupgrade.cluster.kube import KubeBackend  # noqa: PLC0415 - see the docstring
+
     return KubeBackend(kubeconfig, context)
 
 

@@ -7,9 +7,8 @@ from typing import Annotated
 
 import typer
 
-from kupgrade.cli.cluster import ClusterOpt
 from kupgrade.cli.olm import app, parse_source
-from kupgrade.cli.output import Format, OutputOpt, print_json, stdout, user_errors
+from kupgrade.cli.output import ClusterOpt, Format, OutputOpt, print_json, stdout, user_errors
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.homes import opened

@@ -59,6 +59,10 @@ _ASKED: ContextVar[Format] = ContextVar("kupgrade_output", default=Format.json)
 OUTPUT_HELP = "Output format: text for people, json or yaml for programs."
 # The `-o text|json` option every command takes.
 OutputOpt = Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)]
+# The `--cluster NAME` option of the commands that act on a simulated cluster.
+ClusterOpt = Annotated[
+    str | None, typer.Option("--cluster", help="Cluster name; default: the only cluster there is.")
+]
 
 
 def print_json(doc: Any) -> None:

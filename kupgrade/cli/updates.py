@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,7 +18,6 @@ from kupgrade.cli.backends import (
 )
 from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
 from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, user_errors
-from kupgrade.cluster.kube import KubeBackend
 from kupgrade.cluster.upgrade_text import render_upgrade
 from kupgrade.controllers.availability import (
     ClusterView,
@@ -29,6 +28,9 @@ from kupgrade.controllers.availability import (
 from kupgrade.errors import InputError
 from kupgrade.risks.recommend import CVO_HEAD, SEED
 from kupgrade.risks.rules import Registry
+
+if TYPE_CHECKING:
+    from kupgrade.cluster.kube import KubeBackend
 
 UpstreamOpt = Annotated[
     str, typer.Option("--upstream", help="Update service graph URL (Cincinnati API).")

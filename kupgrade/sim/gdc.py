@@ -16,6 +16,7 @@ from kupgrade.cluster import gdc as g
 from kupgrade.cluster import objects as o
 from kupgrade.controllers.gdc.rollout import pool_status
 from kupgrade.errors import InputError
+from kupgrade.sim.homes import cluster_names, home, opened
 from kupgrade.sim.profile import Gdc, Machine, Profile, components_of, node_names, pool_role
 from kupgrade.sim.store import Store
 from kupgrade.sim.workloads import add_workloads, schedule_changes
@@ -136,3 +137,13 @@ def sim_fleet(entries: dict[str, dict[str, Any]], history: History | None, where
             hint="create a user cluster's management cluster first "
             "(`kupgrade cluster create ADMIN --platform gdc --role admin`)",
         ) from None
+
+
+def gdc_fleet(history: History | None) -> Fleet:
+    """Every simulated distributed-cloud cluster, as one fleet for the skew rules."""
+    entries: dict[str, dict[str, Any]] = {}
+    for name in cluster_names():
+        with opened(name) as (_, store, spec):
+            if spec.platform == "gdc":
+                entries[name] = fleet_entry(store)
+    return sim_fleet(entries, history, home() / "clusters")

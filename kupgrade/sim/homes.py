@@ -9,18 +9,12 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
-from kupgrade.controllers.version.controller import Wiring
 from kupgrade.errors import InputError
-from kupgrade.release.verify import Keyring, ReleaseVerifier, store_for
-from kupgrade.sim.create import release_source
-from kupgrade.sim.gdc import fleet_entry, sim_fleet
 from kupgrade.sim.profile import Profile, Spec
 from kupgrade.sim.store import Store, StoreError
-from kupgrade.skew.fleet import Fleet, History
 
 # A directory name on every file system and a Kubernetes-style name: letters, digits,
 # dashes and dots inside, at most 63 characters.
@@ -81,40 +75,3 @@ def opened(name: str | None) -> Iterator[tuple[Path, Store, Spec]]:
         yield root, store, spec
     finally:
         store.close()
-
-
-def wiring_for(root: Path, spec: Spec) -> Wiring:
-    """Where the cluster's controllers keep payloads and read releases from (its home:
-    the simulated registry), and how they verify them."""
-    verify = None
-    if spec.verification is not None:
-        verify = _verifier(spec)
-    return Wiring(
-        root / "payloads", lambda image, version: release_source(spec, root, image, version), verify
-    )
-
-
-def _verifier(spec: Spec) -> Any:
-
-    assert spec.verification is not None
-    keyring_path = Path(spec.verification.keyring)
-    signatures = spec.verification.store
-
-    def verify(digest: str) -> None:
-        with ReleaseVerifier(
-            {keyring_path.stem: Keyring.read(keyring_path.stem, keyring_path)},
-            store_for(signatures),
-        ) as verifier:
-            verifier.verify(digest)
-
-    return verify
-
-
-def gdc_fleet(history: History | None) -> Fleet:
-    """Every simulated distributed-cloud cluster, as one fleet for the skew rules."""
-    entries: dict[str, dict[str, Any]] = {}
-    for name in cluster_names():
-        with opened(name) as (_, store, spec):
-            if spec.platform == "gdc":
-                entries[name] = fleet_entry(store)
-    return sim_fleet(entries, history, home() / "clusters")

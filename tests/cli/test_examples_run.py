@@ -26,9 +26,9 @@ from typing import Any
 
 import httpx
 import pytest
-import typer
 import yaml
 
+from kupgrade.cli.lazy import loaded
 from kupgrade.cli.main import app
 from kupgrade.service.process import RegistryProcess, free_port
 from kupgrade.sim.profile import Spec
@@ -67,7 +67,7 @@ def _leaves() -> dict[str, Command]:
         else:
             found[" ".join(path)] = command
 
-    walk([], typer.main.get_command(app))
+    walk([], loaded(app))
     return found
 
 

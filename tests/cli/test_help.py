@@ -3,8 +3,11 @@ they cannot look up, and examples that are not wrapped mid-line (so they copy-pa
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +16,7 @@ import typer
 import yaml
 from typer.testing import CliRunner
 
+from kupgrade.cli.lazy import LAZY, loaded
 from kupgrade.cli.main import app
 from kupgrade.errors import InputError
 
@@ -34,7 +38,7 @@ def _commands() -> Iterator[tuple[list[str], Command]]:
             for name, sub in sorted(command.commands.items()):
                 yield from walk([*path, name], sub)
 
-    yield from walk([], typer.main.get_command(app))
+    yield from walk([], loaded(app))
 
 
 COMMANDS = list(_commands())
@@ -97,3 +101,37 @@ def test_yaml_is_the_same_document_as_json() -> None:
         assert as_json.exit_code == as_yaml.exit_code == 0
         assert yaml.safe_load(as_yaml.stdout) == json.loads(as_json.stdout)
         assert not as_yaml.stdout.lstrip().startswith("{")
+
+
+def test_the_listing_says_what_each_lazy_command_says_of_itself() -> None:
+    """`kupgrade --help` lists each command from cli/lazy.py without importing it: the
+    line it shows is the loaded command's own first paragraph, and every command is in
+    the table."""
+    listing = typer.main.get_command(app)
+    real = loaded(app)
+    assert set(real.commands) == set(LAZY)
+    for name, command in real.commands.items():
+        first = inspect.cleandoc(command.short_help or command.help or "").split("\n\n")[0]
+        assert LAZY[name].help == " ".join(first.split()), name
+    fresh = typer.main.get_command(app)  # a new group: nothing loaded yet
+    stub = fresh.get_command(None, "get")
+    assert stub is not None and stub.help == LAZY["get"].help and not stub.params
+    assert listing is not None
+
+
+def test_help_imports_no_command() -> None:
+    """`kupgrade --help` in a fresh interpreter leaves the commands' modules unimported
+    (what makes it quick), while running a command imports its own."""
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom kupgrade.cli.main import app\n"
+            "CliRunner().invoke(app, {args})\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('kupgrade.', 'lightkube'))))")  # fmt: skip
+
+    def modules(args: list[str]) -> list[str]:
+        done = subprocess.run([sys.executable, "-c", code.format(args=args)], capture_output=True,
+                              text=True, check=True)  # fmt: skip
+        return list(json.loads(done.stdout.strip().replace("'", '"')))
+
+    helped = modules(["--help"])
+    assert not {f"kupgrade.cli.{m}" for m in ("cluster", "fleet", "graph", "serve")} & set(helped)
+    assert "kupgrade.sim.runner" not in helped and "lightkube" not in helped
+    assert "kupgrade.cli.skew" in modules(["skew", "--help"])

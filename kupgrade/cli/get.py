@@ -1,0 +1,90 @@
+"""`kupgrade get`: objects of a simulated cluster (or of the cluster a kubeconfig reaches)
+as `oc get` prints them. A module of its own, so that `get` in a script's loop imports
+the store and the table columns, not the simulator and the controllers."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Annotated
+
+import typer
+
+from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
+from kupgrade.cli.output import ClusterOpt, Format, print_json, user_errors
+from kupgrade.cluster.gdc import in_bootstrap
+from kupgrade.errors import InputError
+from kupgrade.service.kubeapi.tables import KINDS, oc_table
+from kupgrade.sim.homes import opened
+
+
+@user_errors
+def get_command(
+    what: Annotated[
+        str,
+        typer.Argument(
+            help="clusterversion, clusteroperators (co), machineconfigpools (mcp), nodes "
+            "(no); distributed cloud: clusters, nodepools, preflightchecks, healthchecks; "
+            "OLM: catalogsources, subscriptions (sub), installplans (ip), csv. "
+            "Singular, plural, short or group-qualified, as oc accepts them."
+        ),
+    ],
+    cluster: ClusterOpt = None,
+    bootstrap: Annotated[
+        bool,
+        typer.Option(
+            "--bootstrap",
+            help="gdc: the bootstrap cluster's copies, which show the progress while it owns "
+            "the cluster's resources.",
+        ),
+    ] = False,
+    namespace: Annotated[
+        str, typer.Option("-n", "--namespace", help="Only objects in this namespace.")
+    ] = "",
+    all_namespaces: Annotated[
+        bool, typer.Option("-A", "--all-namespaces", help="Every namespace (the default).")
+    ] = False,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    output: Annotated[
+        Format, typer.Option("-o", "--output", help="text (oc get columns), json or yaml.")
+    ] = Format.text,
+) -> None:
+    """Print objects as `oc get` does, or their full YAML/JSON.
+
+    **Examples**
+
+    ```
+    kupgrade get clusterversion --cluster demo
+    kupgrade get mcp --cluster demo
+    kupgrade get nodes --cluster demo -o yaml
+    kupgrade get clusters --cluster user1
+    kupgrade get nodepools --cluster admin --bootstrap -o json
+    kupgrade get clusterversion --kubeconfig ~/.kube/config --context prod
+    kupgrade get subscriptions --cluster demo -A -o json
+    kupgrade get csv --cluster demo -n operators
+    ```
+    """
+    if namespace and all_namespaces:
+        raise InputError("give -n or -A, not both", field="--namespace")
+    kind = KINDS.get(what.lower())
+    if kind is None:
+        raise InputError(
+            f"unknown resource type {what!r}",
+            field="WHAT",
+            hint="one of clusterversion, clusteroperators (co), machineconfigpools (mcp), "
+            "nodes (no), clusters, nodepools, preflightchecks, healthchecks, catalogsources, "
+            "subscriptions, installplans, csv",
+        )
+    if kubeconfig is not None:
+        objs, now = backend(kubeconfig, context).list(kind), time.time()
+    else:
+        with opened(cluster) as (_, store, _spec):
+            objs = [o for o in store.list(kind) if bootstrap == in_bootstrap(o)]
+            now = float(store.meta("now", 0))
+    if namespace:
+        objs = [o for o in objs if o["metadata"].get("namespace", "") == namespace]
+    if output.data:
+        print_json({"apiVersion": "v1", "kind": "List", "items": objs})
+        return
+    sys.stdout.write(oc_table(kind, objs, now))
