@@ -14,11 +14,28 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from difflib import get_close_matches
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 import typer._click as click  # Typer's own click (its classes are not the click package's)
 from typer.core import TyperCommand, TyperGroup
+
+if TYPE_CHECKING:  # what `load` imports by name, said where type checkers and tools see it
+    from kupgrade.cli import (  # noqa: F401
+        cluster,
+        demo,
+        fleet,
+        get,
+        graph,
+        olm_cluster,
+        path,
+        plan,
+        promql,
+        release,
+        serve,
+        skew,
+        updates,
+    )
 
 
 @dataclass(frozen=True)
