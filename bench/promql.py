@@ -24,6 +24,7 @@ import yaml
 
 from kupgrade.risks.promql import parse_snapshot
 from kupgrade.risks.promql.engine import evaluate_text
+from kupgrade.risks.promql.snapshot import _chunks, _Reader, load_snapshot
 from kupgrade.service.process import PrometheusProcess
 from tests.support import promkit
 
@@ -59,6 +60,16 @@ def snapshot_text(shared: Path, series: int) -> str:
         fanout += 1
 
 
+def _line_by_line_seconds(text: str) -> float:
+    """The same text through the line-by-line reader alone (the parser before the bulk
+    reader, and still its fallback): the baseline of the parse's speed-up, in this run."""
+    reader = _Reader("<bench>")
+    reader._bulk = lambda chunk: False  # type: ignore[method-assign]
+    started = time.perf_counter()
+    reader.read(_chunks(text))
+    return time.perf_counter() - started
+
+
 def bench_promql(shared: Path, series: int, rounds: int) -> dict[str, Any]:
     exprs = [
         e["expr"]
@@ -70,6 +81,7 @@ def bench_promql(shared: Path, series: int, rounds: int) -> dict[str, Any]:
     started = time.perf_counter()
     snapshot = parse_snapshot(text)
     parse_s = time.perf_counter() - started
+    line_s = _line_by_line_seconds(text)
     ours: list[float] = []
     answers: dict[str, Any] = {}
     for _ in range(rounds):
@@ -81,8 +93,13 @@ def bench_promql(shared: Path, series: int, rounds: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="kupgrade-bench-prom-") as tmp:
         path = Path(tmp) / "snapshot.om"
         path.write_text(text)
+        started = time.perf_counter()
+        load_snapshot(path)  # from the file, as `--metrics FILE` reads it
+        file_s = time.perf_counter() - started
         prom = PrometheusProcess(Path(tmp) / "prom")
-        prom.backfill(path)
+        started = time.perf_counter()
+        prom.backfill(path)  # promtool tsdb create-blocks-from openmetrics, the same file
+        promtool_s = time.perf_counter() - started
         with prom, httpx.Client() as client:
             prom.wait_for("/-/ready")
             for e in exprs:  # warm Prometheus's caches and the connection
@@ -97,6 +114,12 @@ def bench_promql(shared: Path, series: int, rounds: int) -> dict[str, Any]:
         "series": len(snapshot.series),
         "samples": snapshot.sample_count,
         "parse_s": round(parse_s, 3),
+        "parse_file_s": round(file_s, 3),
+        "promtool_create_blocks_s": round(promtool_s, 3),
+        "ratio_parse_over_promtool": round(file_s / promtool_s, 3),
+        "samples_per_s": int(snapshot.sample_count / file_s),
+        "line_by_line_s": round(line_s, 3),
+        "ratio_line_by_line_over_bulk": round(line_s / parse_s, 2),
         "kupgrade_pass_ms": round(statistics.median(ours) * 1000, 2),
         "prometheus_http_pass_ms": round(statistics.median(theirs) * 1000, 2),
         "ratio_prometheus_over_kupgrade": round(

@@ -285,6 +285,12 @@ def main() -> None:
             f"Prometheus over HTTP {p['prometheus_http_pass_ms']} ms; Prometheus/kupgrade "  # type: ignore[index]
             f"{p['ratio_prometheus_over_kupgrade']} (goal >= 1), agree {p['agree']}"  # type: ignore[index]
         )
+        print(
+            f"snapshot parse from the file: {p['parse_file_s']} s ({p['samples_per_s']} samples/s) "  # type: ignore[index]
+            f"vs promtool create-blocks-from openmetrics {p['promtool_create_blocks_s']} s: ratio "  # type: ignore[index]
+            f"{p['ratio_parse_over_promtool']} (goal <= 1); line-by-line reader alone "  # type: ignore[index]
+            f"{p['line_by_line_s']} s, {p['ratio_line_by_line_over_bulk']}x the bulk reader's time"  # type: ignore[index]
+        )
     print(describe(report["release"]))  # type: ignore[arg-type]
     print("simulated upgrade (20 pods per worker, a budget per 20 pods, ~1,000 manifests):")
     for row in report["simulated upgrade"]["sizes"]:  # type: ignore[index]

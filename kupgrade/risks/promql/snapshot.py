@@ -4,8 +4,10 @@ The snapshot is the file a real Prometheus ingests with `promtool tsdb create-bl
 openmetrics`, so one file feeds both our engine and Prometheus. We parse it ourselves:
 prometheus-client's OpenMetrics parser reports no line numbers and costs several
 seconds per million samples, and a 10,000-series, two-hour snapshot has millions. Lines of
-one series are contiguous in practice, so a line whose series text equals the previous
-one's skips label parsing altogether.
+one series are contiguous in practice: the bulk reader takes a chunk of such lines with a
+few string operations over the whole chunk and one conversion per run of a series, and
+the line-by-line reader (a line whose series text equals the previous one's skips label
+parsing) takes whatever the bulk reader leaves, and says what is wrong and where.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ import os
 import re
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
+from operator import lt
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import TextIO, TypeVar, cast
 
 from kupgrade.errors import InputError
 from kupgrade.graph.regex import RegexError, compile_regex
@@ -36,6 +40,38 @@ _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\\n]|\\.)*)"\s*(,\s*)?')
 _NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|Inf|inf|NaN|nan)")
 _ESCAPE = re.compile(r"\\(.)")
+# The bulk reader checks a chunk's values (and timestamps) as one space-joined string.
+_NUM = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_VALUES = re.compile(
+    rf"(?:{_NUM}|[+-]?(?:Inf|inf|NaN|nan))(?: (?:{_NUM}|[+-]?(?:Inf|inf|NaN|nan)))*"
+)
+_TIMES = re.compile(rf"{_NUM}(?: {_NUM})*")
+# Whole seconds of at most 12 digits: int(t) * 1000 is then exactly round(float(t) * 1000).
+_WHOLE_SECONDS = re.compile(r"-?\d{1,12}(?: -?\d{1,12})*")
+INT64 = 2**63
+
+
+def _stamps(times: list[str]) -> list[int] | None:
+    """Milliseconds of the timestamps (seconds) as the line-by-line reader computes them,
+    or None if one is not a finite number in the TSDB's int64 range."""
+    if not times:
+        return []
+    joined = " ".join(times)
+    if _WHOLE_SECONDS.fullmatch(joined):
+        return list(map((1000).__mul__, map(int, times)))
+    if not _TIMES.fullmatch(joined):
+        return None
+    try:
+        stamps = [round(float(t) * 1000) for t in times]
+    except OverflowError:
+        return None
+    return stamps if all(-INT64 <= x < INT64 for x in stamps) else None
+
+
+class _NotPlain(Exception):  # noqa: N818 - a signal between two methods, never raised out
+    """A chunk the bulk reader leaves to the line-by-line one."""
+
+
 _UNESCAPE = {"\\": "\\", '"': '"', "n": "\n"}
 
 
@@ -168,56 +204,150 @@ def _unescape(text: str) -> str:
 
 
 class _Reader:
-    """Line-by-line OpenMetrics reader that remembers where it is for error messages."""
+    """OpenMetrics reader that remembers where it is for error messages.
+
+    Text comes in chunks of whole lines. A chunk whose every line is a plain sample, a
+    HELP/TYPE/UNIT comment or empty is read in bulk: one regex pass finds its samples,
+    runs of one series become arrays through `map(float, ...)`, and a series' labels are
+    checked once, when it first appears. Anything else in a chunk (an exemplar, a stray
+    line, a timestamp out of order, '# EOF' followed by text) sends the chunk back to
+    the line-by-line reader, which says what is wrong and on which line. Both readers
+    keep the same state, so the result is the same either way.
+    """
 
     def __init__(self, source: str) -> None:
         self.source = source
         self.lineno = 0
         self.series: dict[str, Series] = {}
+        self.prev_key = ""
+        self.current: Series | None = None
+        self.seen_eof = False
 
     def fail(self, message: str) -> InputError:
         return InputError(message, file=self.source, field=f"line {self.lineno}", rule=RULE)
 
-    def read(self, lines: Iterable[str]) -> list[Series]:
-        prev_key = ""
-        current: Series | None = None
-        seen_eof = False
-        for raw in lines:
-            self.lineno += 1
-            line = raw.rstrip("\n").rstrip("\r")
-            if seen_eof:
-                if line.strip():
-                    raise self.fail("content after '# EOF'")
-                continue
-            if not line or line[0] == "#":
-                if line == "# EOF":
-                    seen_eof = True
-                elif line and not line.startswith(("# HELP ", "# TYPE ", "# UNIT ")):
-                    raise self.fail(
-                        "a comment line must be '# HELP', '# TYPE', '# UNIT' or '# EOF'"
-                    )
-                continue
-            if (
-                current is not None
-                and line.startswith(prev_key)
-                and line[len(prev_key) : len(prev_key) + 1] == " "
-            ):
-                rest = line[len(prev_key) + 1 :]
-            else:
-                prev_key, rest = self._series_key(line)
-                current = self.series.get(prev_key)
-                if current is None:
-                    current = Series(self._labels(prev_key))
-                    self.series[prev_key] = current
-            value, ts = self._value_and_time(rest)
-            if len(current.ts) and ts <= current.ts[-1]:
-                what = "duplicate sample" if ts == current.ts[-1] else "sample out of order"
-                raise self.fail(f"{what} for {prev_key} at {ts / 1000:g}: timestamps must increase")
-            current.ts.append(ts)
-            current.vals.append(value)
-        if not seen_eof:
+    def read(self, chunks: Iterable[str]) -> list[Series]:
+        for chunk in chunks:
+            if not self._bulk(chunk):
+                for line in chunk.split("\n")[: chunk.count("\n") + (not chunk.endswith("\n"))]:
+                    self._line(line)
+        if not self.seen_eof:
             raise self.fail("missing '# EOF' at the end (is the snapshot truncated?)")
         return list(self.series.values())
+
+    # --- in bulk ------------------------------------------------------------------------
+
+    def _bulk(self, chunk: str) -> bool:
+        """Read a chunk of plain lines at once; False (nothing changed) if it is not one."""
+        lines = chunk.split("\n")
+        if chunk.endswith("\n"):
+            lines.pop()  # what follows the last newline is not a line
+        marked = chunk.startswith(("#", "\n")) or "\n#" in chunk or "\n\n" in chunk
+        eof = self._plain_comments(lines) if marked else False
+        if eof is None or self.seen_eof:
+            return False
+        samples = [line for line in lines if line and line[0] != "#"] if marked else lines
+        tokens = " ".join(samples).split(" ")
+        if len(tokens) != 3 * len(samples):  # a space in a label value, an exemplar, ...
+            return False
+        keys, values, times = tokens[0::3], tokens[1::3], tokens[2::3]
+        stamps = _stamps(times)
+        if stamps is None or (values and not _VALUES.fullmatch(" ".join(values))):
+            return False
+        before = {key: len(s.ts) for key, s in self.series.items()}
+        where = (self.prev_key, self.current)
+        try:
+            start = 0
+            for key, group in groupby(keys):
+                end = start + len(list(group))
+                self._run(key, values[start:end], stamps[start:end])
+                start = end
+        except _NotPlain:
+            self._undo(before)
+            self.prev_key, self.current = where
+            return False
+        self.lineno += len(lines)
+        self.seen_eof = eof
+        return True
+
+    def _plain_comments(self, lines: list[str]) -> bool | None:
+        """Whether the lines end the snapshot ('# EOF' and nothing but empty lines after),
+        or None when a comment is not one the bulk reader takes."""
+        if self.seen_eof:
+            return None
+        eof = False
+        for i, line in enumerate(lines):
+            if line and line[0] != "#":
+                continue
+            if line == "# EOF":
+                if any(lines[i + 1 :]):
+                    return None
+                eof = True
+                break
+            if line and not line.startswith(("# HELP ", "# TYPE ", "# UNIT ")):
+                return None
+        return eof
+
+    def _run(self, key: str, values: list[str], stamps: list[int]) -> None:
+        series = self.series.get(key)
+        if series is None:
+            try:
+                if self._series_key(f"{key} 0")[0] != key:
+                    raise _NotPlain
+                series = self.series[key] = Series(self._labels(key))
+            except InputError:  # the line-by-line reader names the line
+                raise _NotPlain from None
+        if len(series.ts) and stamps[0] <= series.ts[-1]:
+            raise _NotPlain
+        if not all(map(lt, stamps, stamps[1:])):
+            raise _NotPlain
+        series.ts.extend(stamps)
+        series.vals.extend(map(float, values))
+        self.prev_key, self.current = key, series
+
+    def _undo(self, before: dict[str, int]) -> None:
+        for key in [k for k in self.series if k not in before]:
+            del self.series[key]
+        for key, n in before.items():
+            series = self.series[key]
+            del series.ts[n:]
+            del series.vals[n:]
+
+    # --- line by line -------------------------------------------------------------------
+
+    def _line(self, raw: str) -> None:
+        self.lineno += 1
+        line = raw.rstrip("\r")
+        if self.seen_eof:
+            if line.strip():
+                raise self.fail("content after '# EOF'")
+            return
+        if not line or line[0] == "#":
+            if line == "# EOF":
+                self.seen_eof = True
+            elif line and not line.startswith(("# HELP ", "# TYPE ", "# UNIT ")):
+                raise self.fail("a comment line must be '# HELP', '# TYPE', '# UNIT' or '# EOF'")
+            return
+        prev_key, current = self.prev_key, self.current
+        if (
+            current is not None
+            and line.startswith(prev_key)
+            and line[len(prev_key) : len(prev_key) + 1] == " "
+        ):
+            rest = line[len(prev_key) + 1 :]
+        else:
+            prev_key, rest = self._series_key(line)
+            current = self.series.get(prev_key)
+            if current is None:
+                current = Series(self._labels(prev_key))
+                self.series[prev_key] = current
+            self.prev_key, self.current = prev_key, current
+        value, ts = self._value_and_time(rest)
+        if len(current.ts) and ts <= current.ts[-1]:
+            what = "duplicate sample" if ts == current.ts[-1] else "sample out of order"
+            raise self.fail(f"{what} for {prev_key} at {ts / 1000:g}: timestamps must increase")
+        current.ts.append(ts)
+        current.vals.append(value)
 
     def _series_key(self, line: str) -> tuple[str, str]:
         m = _NAME.match(line)
@@ -276,11 +406,35 @@ class _Reader:
         return float(value_text), stamp
 
 
-def parse_snapshot(text: str | Iterable[str], source: str = "<snapshot>") -> Snapshot:
-    # Only "\n" ends a line in the exposition format; str.splitlines would also split
-    # on \x1e, \x85 or \u2028 inside a label value.
-    lines = text.split("\n") if isinstance(text, str) else text
-    return Snapshot(_Reader(source).read(lines), source=source)
+def parse_snapshot(text: str | TextIO, source: str = "<snapshot>") -> Snapshot:
+    """A snapshot from its text, or from a text stream read in chunks (bounded memory)."""
+    return Snapshot(_Reader(source).read(_chunks(text)), source=source)
+
+
+CHUNK = 1 << 22  # characters read and parsed at once (a few MB of samples' tuples at most)
+
+
+def _chunks(text: str | TextIO, size: int = CHUNK) -> Iterator[str]:
+    """Pieces of whole lines. Only "\n" ends a line in the exposition format; str.splitlines
+    would also split on \x1e, \x85 or \u2028 inside a label value."""
+    if isinstance(text, str):
+        start = 0
+        while start < len(text):
+            end = text.find("\n", start + size)
+            end = len(text) if end < 0 else end + 1
+            yield text[start:end]
+            start = end
+        return
+    carry = ""
+    while piece := text.read(size):
+        cut = piece.rfind("\n") + 1
+        if not cut:
+            carry += piece
+            continue
+        yield carry + piece[:cut]
+        carry = piece[cut:]
+    if carry:
+        yield carry
 
 
 def load_snapshot(path: Path) -> Snapshot:
