@@ -40,25 +40,39 @@ _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\\n]|\\.)*)"\s*(,\s*)?')
 _NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|Inf|inf|NaN|nan)")
 _ESCAPE = re.compile(r"\\(.)")
-# The bulk reader checks a chunk's values (and timestamps) as one space-joined string.
+# The bulk reader checks a chunk's values and timestamps as one space-joined string. Made
+# of these characters alone, a token float() (int()) accepts is one the exposition's
+# number grammar accepts; a chunk with anything else (Inf, NaN) is checked token by token.
+_NUMERIC = re.compile(r"[0-9.eE+\- ]*")
+_DIGITS = re.compile(r"[0-9\- ]*")
 _NUM = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 _VALUES = re.compile(
     rf"(?:{_NUM}|[+-]?(?:Inf|inf|NaN|nan))(?: (?:{_NUM}|[+-]?(?:Inf|inf|NaN|nan)))*"
 )
 _TIMES = re.compile(rf"{_NUM}(?: {_NUM})*")
-# Whole seconds of at most 12 digits: int(t) * 1000 is then exactly round(float(t) * 1000).
-_WHOLE_SECONDS = re.compile(r"-?\d{1,12}(?: -?\d{1,12})*")
 INT64 = 2**63
+
+
+def _values(values: list[str]) -> list[float] | None:
+    """The sample values as floats, or None if one is not a number of the exposition."""
+    joined = " ".join(values)
+    if not (_NUMERIC.fullmatch(joined) or _VALUES.fullmatch(joined)):
+        return None
+    try:
+        return list(map(float, values))
+    except ValueError:
+        return None
 
 
 def _stamps(times: list[str]) -> list[int] | None:
     """Milliseconds of the timestamps (seconds) as the line-by-line reader computes them,
     or None if one is not a finite number in the TSDB's int64 range."""
-    if not times:
-        return []
     joined = " ".join(times)
-    if _WHOLE_SECONDS.fullmatch(joined):
-        return list(map((1000).__mul__, map(int, times)))
+    if _DIGITS.fullmatch(joined) and max(map(len, times), default=0) <= 12:
+        try:  # whole seconds below 10**12: int(t) * 1000 is exactly round(float(t) * 1000)
+            return list(map((1000).__mul__, map(int, times)))
+        except ValueError:
+            return None
     if not _TIMES.fullmatch(joined):
         return None
     try:
@@ -251,8 +265,8 @@ class _Reader:
         if len(tokens) != 3 * len(samples):  # a space in a label value, an exemplar, ...
             return False
         keys, values, times = tokens[0::3], tokens[1::3], tokens[2::3]
-        stamps = _stamps(times)
-        if stamps is None or (values and not _VALUES.fullmatch(" ".join(values))):
+        stamps, numbers = _stamps(times), _values(values)
+        if stamps is None or numbers is None:
             return False
         before = {key: len(s.ts) for key, s in self.series.items()}
         where = (self.prev_key, self.current)
@@ -260,7 +274,7 @@ class _Reader:
             start = 0
             for key, group in groupby(keys):
                 end = start + len(list(group))
-                self._run(key, values[start:end], stamps[start:end])
+                self._run(key, numbers[start:end], stamps[start:end])
                 start = end
         except _NotPlain:
             self._undo(before)
@@ -288,7 +302,7 @@ class _Reader:
                 return None
         return eof
 
-    def _run(self, key: str, values: list[str], stamps: list[int]) -> None:
+    def _run(self, key: str, values: list[float], stamps: list[int]) -> None:
         series = self.series.get(key)
         if series is None:
             try:
@@ -302,7 +316,7 @@ class _Reader:
         if not all(map(lt, stamps, stamps[1:])):
             raise _NotPlain
         series.ts.extend(stamps)
-        series.vals.extend(map(float, values))
+        series.vals.extend(values)
         self.prev_key, self.current = key, series
 
     def _undo(self, before: dict[str, int]) -> None:
