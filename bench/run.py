@@ -42,6 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import yaml
 
 from bench.cli_start import bench_cli_start
 from bench.console import bench_console
@@ -84,6 +85,7 @@ def bench_build(raw: Path, graph_data: Path, runs: int) -> dict[str, float]:
     t_build, built = timed(lambda: build_graph(graph, data), runs)  # type: ignore[arg-type]
     t_encode, _ = timed(lambda: encode_graph(built), runs)  # type: ignore[arg-type]
     total = t_raw + t_tree + t_parse + t_build + t_encode
+    t_yaml, _ = timed(lambda: _libyaml_only(graph_data), runs)
     return {
         "read raw graph": t_raw,
         "read graph-data": t_tree,
@@ -91,7 +93,18 @@ def bench_build(raw: Path, graph_data: Path, runs: int) -> dict[str, float]:
         "build": t_build,
         "encode": t_encode,
         "total": total,
+        # The yardstick: reading and parsing the same graph-data files with libyaml alone,
+        # and the ratio of reading, parsing and building the graph-data to it (goal <= 2).
+        "libyaml parse only": t_yaml,
+        "ratio graph-data to libyaml": (t_tree + t_parse + t_build) / t_yaml,
     }
+
+
+def _libyaml_only(graph_data: Path) -> int:
+    files = [p for p in sorted(graph_data.rglob("*")) if p.suffix in (".yaml", ".yml")]
+    for path in files:
+        yaml.load(path.read_bytes(), Loader=yaml.CSafeLoader)
+    return len(files)
 
 
 WRK_RE = {
@@ -258,8 +271,12 @@ def main() -> None:
         return
     for name, value in report.items():
         if name.startswith("build"):
-            steps = ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in value.items())  # type: ignore[union-attr]
-            print(f"{name}: {steps}")
+            steps = ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in value.items()  # type: ignore[union-attr]
+                              if not k.startswith("ratio"))  # fmt: skip
+            print(
+                f"{name}: {steps}; graph-data read, parsed and built in "
+                f"{value['ratio graph-data to libyaml']:.2f}x libyaml's parse"
+            )  # type: ignore[index]
     print(
         f"service ({data_note}, {channel}, {int(service['nginx']['body_bytes'])} bytes, wrk -t2 -c64 -d{args.seconds}s):"
     )

@@ -264,12 +264,21 @@ def remove_edges(graph: Graph) -> None:
     Each edge a step removes that carries no risk is kept in `graph.blocked` with the key
     that removed it (an edge with risks is served as a conditional edge instead)."""
     for key in (m.KEY_PREVIOUS_REMOVE, m.KEY_PREVIOUS_REMOVE_REGEX, m.KEY_NEXT_REMOVE):
-        before = set(graph.edges())
+        carriers = [i for i, _ in _nodes_with(graph, key)]
+        outgoing = key == m.KEY_NEXT_REMOVE  # next.remove cuts its carrier's own edges
+        before = _edges_at(graph, carriers, outgoing)
         if key == m.KEY_PREVIOUS_REMOVE_REGEX:
             _remove_by_regex(graph)
         else:
-            _remove_listed(graph, key, next_edges=key == m.KEY_NEXT_REMOVE)
-        for a, b in before.difference(graph.edges()):
+            _remove_listed(graph, key, next_edges=outgoing)
+        for a, b in before - _edges_at(graph, carriers, outgoing):
             pair = (graph.nodes[a].version, graph.nodes[b].version)
             if pair not in graph.conditional:
                 graph.blocked[pair] = key
+
+
+def _edges_at(graph: Graph, carriers: list[int], outgoing: bool) -> set[tuple[int, int]]:
+    """The edges a removal step can touch: into its carriers, or out of them."""
+    if outgoing:
+        return {(c, child) for c in carriers for child in graph.children(c)}
+    return {(parent, c) for c in carriers for parent in graph.parents(c)}

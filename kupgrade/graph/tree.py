@@ -15,6 +15,7 @@ import io
 import os
 import tarfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -88,13 +89,23 @@ def _read_directory(root: Path) -> Tree:
     for entry in _scan(root):
         if entry.is_dir(follow_symlinks=True):
             if entry.name in SUBDIRS:
+                real = not entry.is_symlink()
                 tree.dirs[entry.name] = {
-                    child.name: _read_entry(Path(child.path), real_root)
+                    child.name: _read_scanned(child, real_root, real)
                     for child in _scan(Path(entry.path))
                 }
             continue
-        tree.top[entry.name] = _read_entry(Path(entry.path), real_root)
+        tree.top[entry.name] = _read_scanned(entry, real_root, True)
     return tree
+
+
+def _read_scanned(entry: os.DirEntry[str], real_root: Path, real_parent: bool) -> Entry:
+    """A listed entry: a regular file (no link) in a directory that is no link lies
+    inside the tree, as scandir already says, so it is read without resolving its path
+    (a third of the time of reading graph-data); anything else is checked in full."""
+    if real_parent and not entry.is_symlink() and entry.is_file(follow_symlinks=False):
+        return _guarded(entry.name, lambda: read_file(entry.path, max_bytes=MAX_FILE_BYTES))
+    return _read_entry(Path(entry.path), real_root)
 
 
 def _scan(path: Path) -> list[os.DirEntry[str]]:
@@ -106,20 +117,28 @@ def _scan(path: Path) -> list[os.DirEntry[str]]:
 
 
 def _read_entry(path: Path, real_root: Path) -> Entry:
-    name = path.name
-    try:
+    def read() -> bytes | Entry:
         resolved = path.resolve()
         if not resolved.is_relative_to(real_root):
-            return Entry(name, problem="is a link that points outside the graph-data tree")
+            return Entry(path.name, problem="is a link that points outside the graph-data tree")
         kind = kind_of(resolved.stat().st_mode)
         if kind is not None:
             # A FIFO would block the read forever, a device never end: refuse unopened.
-            return Entry(name, problem=f"is {kind}")
-        return Entry(name, data=read_file(resolved, max_bytes=MAX_FILE_BYTES))
+            return Entry(path.name, problem=f"is {kind}")
+        return read_file(resolved, max_bytes=MAX_FILE_BYTES)
+
+    return _guarded(path.name, read)
+
+
+def _guarded(name: str, read: Callable[[], bytes | Entry]) -> Entry:
+    """The entry read, or the problem that kept it from being read."""
+    try:
+        found = read()
     except OSError as exc:
         return Entry(name, problem=f"cannot be read: {os_problem(exc)}")
     except InputError as exc:
         return Entry(name, problem=exc.message)
+    return found if isinstance(found, Entry) else Entry(name, data=found)
 
 
 def _read_tarball(path: Path) -> Tree:

@@ -10,6 +10,7 @@ and fewer structure characters than the depth limit), which is nearly every file
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Any
 
@@ -106,9 +107,16 @@ def _load(data: bytes | str, source: str, loader: type | None, *, single: bool) 
 
 
 def _needs_scan(text: str) -> bool:
-    if "*" in text:
+    if "*" in text and _ALIAS.search(text):
         return True
     return sum(text.count(c) for c in _STRUCTURE) >= DEPTH.value()
+
+
+# An alias is `*` and an anchor name (no space, no flow indicator), at a line's start or
+# after a space, a tab or a flow indicator. A `*` inside a plain scalar (graph-data's
+# `from: 4\.14\..*` regexes) or between spaces (PromQL's ` * ` in a block scalar) cannot be
+# one; a quoted one only costs a scan.
+_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]", re.M)
 
 
 def _scan(text: str, source: str) -> None:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from kupgrade.errors import InputError
 from kupgrade.risks.promql.snapshot import _chunks, _Reader
+from tests.support.fuzzkit import alarm
 
 KEYS = ['up', 'up{job="a"}', 'up{job="b c"}', 'm{a="x",b="y\\\\n\\\\"q"}', 'm{a="1",a="2"}',
         'bad name', 'm{a=1}', 'm{a="x"']  # fmt: skip
@@ -82,3 +83,13 @@ def _read(text: str, size: int, bulk: bool) -> Any:
 def test_the_bulk_reader_reads_what_the_line_reader_reads(text: str, size: int) -> None:
     assert _read(text, size, bulk=True) == _read(text, size, bulk=False)
     assert _read(text, size, bulk=True) == _read(text, 1 << 22, bulk=True)  # chunking is unseen
+
+
+def test_a_bad_value_after_many_good_ones_is_refused_in_bounded_time() -> None:
+    """The bulk reader checks a chunk's values as one string; a number pattern that can
+    split a run of digits in several ways backtracks exponentially over such a string
+    when its last value is bad (found by fuzzing). Refused within the fuzzers' alarm."""
+    lines = [f'up{{i="{i % 7}"}} 11 {i}' for i in range(400)] + ["up 11x 401", "# EOF", ""]
+    with alarm():
+        outcome = _read("\n".join(lines), 1 << 22, bulk=True)
+    assert outcome[0] == "error" and "'11x' is not a number" in outcome[1]

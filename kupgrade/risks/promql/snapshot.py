@@ -38,14 +38,16 @@ LOOKBACK_MS = 5 * 60 * 1000  # Prometheus's default --query.lookback-delta
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\\n]|\\.)*)"\s*(,\s*)?')
-_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|Inf|inf|NaN|nan)")
+# Numbers: `\d+(?:\.\d*)?` rather than `\d+\.?\d*`, which splits a run of digits in many
+# ways and, repeated over a chunk's joined values, backtracks exponentially on a bad one.
+_NUMBER = re.compile(r"[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|Inf|inf|NaN|nan)")
 _ESCAPE = re.compile(r"\\(.)")
 # The bulk reader checks a chunk's values and timestamps as one space-joined string. Made
 # of these characters alone, a token float() (int()) accepts is one the exposition's
 # number grammar accepts; a chunk with anything else (Inf, NaN) is checked token by token.
 _NUMERIC = re.compile(r"[0-9.eE+\- ]*")
 _DIGITS = re.compile(r"[0-9\- ]*")
-_NUM = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _VALUES = re.compile(
     rf"(?:{_NUM}|[+-]?(?:Inf|inf|NaN|nan))(?: (?:{_NUM}|[+-]?(?:Inf|inf|NaN|nan)))*"
 )
