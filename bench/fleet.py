@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from bench.memory import peak_mb
 from kupgrade.plan.gdc_fleet import Goal, plan_fleet
 from kupgrade.skew.fleet import parse_fleet
 
@@ -67,7 +67,7 @@ def one(clusters: int) -> dict[str, Any]:
         "parse_s": round(parsed_at - started, 3),
         "plan_s": round(done - parsed_at, 3),
         "total_s": round(done - started, 3),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mb": peak_mb(),
         "steps": len(plan.steps),
         "pool_rollouts": plan.pool_rollouts,
         "states_checked": plan.states_checked,

@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bench.memory import peak_mb
 from kupgrade.sim.fleet.doc import read_fleet
 from kupgrade.sim.fleet.home import create_fleet, opened_fleet
 from kupgrade.sim.fleet.rehearsal import Rehearsal, Settings
@@ -54,7 +54,7 @@ def bench_fleet_rehearsal(users: int = 99, max_parallel: int = 0) -> dict[str, A
         "simulated_min": round(report["simulatedSeconds"] / 60, 1),
         "states": report["statesRecorded"],
         "critical_path": [p["id"] for p in report["criticalPath"]],
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mb": peak_mb(),
     }  # fmt: skip
 
 

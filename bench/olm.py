@@ -8,13 +8,13 @@ Memory is measured in a fresh child process (peak RSS growth over the parse base
 from __future__ import annotations
 
 import json
-import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from bench.memory import peak_mb
 from kupgrade.olm.index import CatalogIndex
 from kupgrade.olm.load import load_catalog
 from kupgrade.olm.resolver import resolve
@@ -51,9 +51,9 @@ def _median(func: object, runs: int) -> float:
 
 def _peak_mb(mode: str, path: Path) -> float:
     code = (
-        "import sys, resource; from bench import olm; from pathlib import Path; p = Path(sys.argv[3]);"
-        "olm._parse_only(p) if sys.argv[2] == 'parse' else olm._full(p);"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+        "import sys; from bench import olm; from bench.memory import peak_mb; from pathlib import Path;"
+        "p = Path(sys.argv[3]); olm._parse_only(p) if sys.argv[2] == 'parse' else olm._full(p);"
+        "print(peak_mb())"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(REPO), mode, str(path)],
@@ -62,7 +62,7 @@ def _peak_mb(mode: str, path: Path) -> float:
         text=True,
         check=True,
     )
-    return int(out.stdout.strip()) / 1024
+    return float(out.stdout.strip())
 
 
 def bench_olm(shared: Path, runs: int = 3) -> dict[str, object]:
@@ -108,7 +108,7 @@ def bench_olm(shared: Path, runs: int = 3) -> dict[str, object]:
         "parse_peak_rss_mb": round(_peak_mb("parse", path), 1),
         "full_peak_rss_mb": round(_peak_mb("full", path), 1),
         "resolutions": results,
-        "self_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "self_rss_mb": peak_mb(),
     }
 
 
