@@ -374,13 +374,32 @@ def _check_member(member: tarfile.TarInfo, where: str) -> str:
         raise IntegrityError(
             f"refused tar entry {member.name!r}: {kind}", file=where, rule="SPEC B2"
         )
-    try:
-        tarfile.data_filter(member, _ANCHOR)
-    except tarfile.FilterError as exc:
+    refused = _data_filter(member)
+    if refused is not None:
         raise IntegrityError(
-            f"refused tar entry {member.name!r}: {exc}", file=where, rule="SPEC B2"
-        ) from None
+            f"refused tar entry {member.name!r}: {refused}", file=where, rule="SPEC B2"
+        )
     return posixpath.normpath(member.name.removeprefix("./"))
+
+
+def _data_filter(member: tarfile.TarInfo) -> str | None:
+    """What tarfile.data_filter refuses in a member whose name is already checked, in its
+    words (CPython Lib/tarfile.py _get_filtered_attrs), computed on the names alone.
+
+    Nothing is extracted, so its realpath() calls against a destination that does not
+    exist only normalise names, with two lstat()s per member: a third of the time of
+    reading a layer of 1,000 manifests. Its mode and owner changes do not apply to
+    files held in memory."""
+    if not (member.isreg() or member.islnk() or member.isdir() or member.issym()):
+        return f"{member.name!r} is a special file"
+    if member.islnk() or member.issym():
+        if member.linkname.startswith("/"):
+            return f"{member.name!r} is a link to an absolute path"
+        base = posixpath.dirname(member.name) if member.issym() else ""
+        target = posixpath.normpath(posixpath.join(_ANCHOR, base, member.linkname))
+        if target != _ANCHOR and not target.startswith(_ANCHOR + "/"):
+            return f"{member.name!r} would link to {target!r}, which is outside the destination"
+    return None
 
 
 @dataclass
@@ -420,7 +439,9 @@ def _members(
     stream: _LayerReader, where: str, limits: Limits
 ) -> Iterator[tuple[tarfile.TarInfo, str, tarfile.TarFile]]:
     try:
-        tar = tarfile.open(fileobj=stream, mode="r|")  # noqa: SIM115 - closed below
+        # 64 KiB pieces (the default is one 10 KiB record): fewer reads through the hashing,
+        # bounded stream. A larger buffer is slower: tarfile slices it on every read.
+        tar = tarfile.open(fileobj=stream, mode="r|", bufsize=1 << 16)  # noqa: SIM115 - closed below
     except tarfile.TarError as exc:
         raise IntegrityError(f"layer is not a tar: {exc}", file=where) from None
     with tar:

@@ -175,13 +175,26 @@ def write_tree(target: Path, files: Mapping[str, bytes], directories: Iterable[s
         for relative in sorted(parents):
             (staging / relative).mkdir(parents=True, exist_ok=True)
         for relative, data in files.items():
-            (staging / relative).write_bytes(data)
+            _write_new(staging / relative, data)
         if target.exists():
             target.rmdir()
         os.replace(staging, target)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
         raise InputError(f"cannot write: {os_problem(exc)}", file=str(target)) from None
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """A new file in the staging directory, written with one system call where the data
+    allows: Path.write_bytes' buffered file object costs as much as the write itself for
+    the small files a payload has, a thousand at a time."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
 
 
 @dataclass(frozen=True)
