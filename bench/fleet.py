@@ -78,7 +78,8 @@ def bench_fleet(sizes: list[int]) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     for size in sizes:
         done = subprocess.run(
-            [sys.executable, __file__, "--one", str(size)],
+            [sys.executable, "-m", "bench.fleet", "--one", str(size)],
+            cwd=Path(__file__).resolve().parents[1],  # the repository: `bench` importable
             check=True,
             capture_output=True,
             text=True,

@@ -140,6 +140,8 @@ def max_openshift_version(csv: Obj) -> tuple[tuple[int, int] | None, str]:
         properties = json.loads(annotation).get("properties") or []
     except (ValueError, AttributeError) as exc:
         return None, str(exc)
+    except RecursionError:  # nested past what a parser keeps; Go's encoding/json stops too
+        return None, "exceeded max depth"
     found = [
         p.get("value") for p in properties if isinstance(p, dict) and p.get("type") == MAX_OPENSHIFT
     ]

@@ -160,3 +160,11 @@ def test_max_openshift_version_follows_olm() -> None:
         and "has invalid olm.maxOpenShiftVersion properties" in bad["message"]
     )
     assert upgradeable_condition([csv("4.14")], "4.13.2")["status"] == "True"
+
+
+def test_a_properties_annotation_nested_past_any_parser_is_an_error_not_a_crash() -> None:
+    """Found by the fuzzer: JSON nested deeper than the parser's recursion raised out of
+    max_openshift_version; it is now the error Go's encoding/json gives."""
+    csv = {"metadata": {"name": "c", "namespace": "n", "annotations": {PROPERTIES: "[" * 100_000}}}
+    assert max_openshift_version(csv) == (None, "exceeded max depth")
+    assert upgradeable_condition([csv], "4.13.2")["status"] == "False"
