@@ -113,10 +113,10 @@ def _needs_scan(text: str) -> bool:
 
 
 # An alias is `*` and an anchor name (no space, no flow indicator), at a line's start or
-# after a space, a tab or a flow indicator. A `*` inside a plain scalar (graph-data's
-# `from: 4\.14\..*` regexes) or between spaces (PromQL's ` * ` in a block scalar) cannot be
-# one; a quoted one only costs a scan.
-_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]", re.M)
+# after a space, a tab, a flow indicator or a `:` (a flow mapping's `"key":*alias` needs no
+# space). A `*` inside a plain scalar (graph-data's `from: 4\.14\..*` regexes) or between
+# spaces (PromQL's ` * ` in a block scalar) cannot be one; a quoted one only costs a scan.
+_ALIAS = re.compile(r"(?:^|[\s\[{,:])\*[^\s,\[\]{}]", re.M)
 
 
 def _scan(text: str, source: str) -> None:

@@ -321,3 +321,16 @@ def test_known_bombs_are_refused_fast(kind: str) -> None:
     with pytest.raises(intake.LimitError):
         intake.load_yaml(data, "bomb.yaml")
     assert time.perf_counter() - started < 1.0
+
+
+@pytest.mark.parametrize("separator", [": ", ":", " : "])
+def test_an_alias_bomb_is_refused_however_its_aliases_are_written(separator: str) -> None:
+    """The nesting and alias scan is skipped for text where no alias can be (graph-data's
+    `.*` regexes, PromQL's ` * `); an alias right after a flow mapping's `:` (no space, as
+    `{"k":*a}` allows) must still be seen, and the bomb refused."""
+    levels = ['a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
+    for i in range(1, 9):
+        refs = ", ".join(f'"{k}"{separator}*a{i - 1}' for k in "klmnopqrst")
+        levels.append(f"a{i}: &a{i} {{{refs}}}")
+    with pytest.raises(intake.LimitError):
+        intake.load_yaml("\n".join(levels), "bomb.yaml")
