@@ -84,6 +84,19 @@ def _stamps(times: list[str]) -> list[int] | None:
     return stamps if all(-INT64 <= x < INT64 for x in stamps) else None
 
 
+def _plain_comments(lines: list[str]) -> bool | None:
+    """Whether the lines end the snapshot ('# EOF' and nothing but empty lines after),
+    or None when a comment is not one the bulk reader takes."""
+    for i, line in enumerate(lines):
+        if line and line[0] != "#":
+            continue
+        if line == "# EOF":
+            return None if any(lines[i + 1 :]) else True
+        if line and not line.startswith(("# HELP ", "# TYPE ", "# UNIT ")):
+            return None
+    return False
+
+
 class _NotPlain(Exception):  # noqa: N818 - a signal between two methods, never raised out
     """A chunk the bulk reader leaves to the line-by-line one."""
 
@@ -244,8 +257,11 @@ class _Reader:
 
     def read(self, chunks: Iterable[str]) -> list[Series]:
         for chunk in chunks:
-            if not self._bulk(chunk):
-                for line in chunk.split("\n")[: chunk.count("\n") + (not chunk.endswith("\n"))]:
+            lines = chunk.split("\n")
+            if chunk.endswith("\n"):
+                lines.pop()  # what follows the last newline is not a line
+            if not self._bulk(chunk, lines):
+                for line in lines:
                     self._line(line)
         if not self.seen_eof:
             raise self.fail("missing '# EOF' at the end (is the snapshot truncated?)")
@@ -253,14 +269,14 @@ class _Reader:
 
     # --- in bulk ------------------------------------------------------------------------
 
-    def _bulk(self, chunk: str) -> bool:
-        """Read a chunk of plain lines at once; False (nothing changed) if it is not one."""
-        lines = chunk.split("\n")
-        if chunk.endswith("\n"):
-            lines.pop()  # what follows the last newline is not a line
+    def _bulk(self, chunk: str, lines: list[str]) -> bool:
+        """Read a chunk (and its lines) of plain lines at once; False (nothing changed) if
+        it is not one. After '# EOF' the line-by-line reader says what is wrong."""
+        if self.seen_eof:
+            return False
         marked = chunk.startswith(("#", "\n")) or "\n#" in chunk or "\n\n" in chunk
-        eof = self._plain_comments(lines) if marked else False
-        if eof is None or self.seen_eof:
+        eof = _plain_comments(lines) if marked else False
+        if eof is None:
             return False
         samples = [line for line in lines if line and line[0] != "#"] if marked else lines
         tokens = " ".join(samples).split(" ")
@@ -285,24 +301,6 @@ class _Reader:
         self.lineno += len(lines)
         self.seen_eof = eof
         return True
-
-    def _plain_comments(self, lines: list[str]) -> bool | None:
-        """Whether the lines end the snapshot ('# EOF' and nothing but empty lines after),
-        or None when a comment is not one the bulk reader takes."""
-        if self.seen_eof:
-            return None
-        eof = False
-        for i, line in enumerate(lines):
-            if line and line[0] != "#":
-                continue
-            if line == "# EOF":
-                if any(lines[i + 1 :]):
-                    return None
-                eof = True
-                break
-            if line and not line.startswith(("# HELP ", "# TYPE ", "# UNIT ")):
-                return None
-        return eof
 
     def _run(self, key: str, values: list[float], stamps: list[int]) -> None:
         series = self.series.get(key)
