@@ -50,7 +50,8 @@ from kupgrade.controllers.availability import AvailabilityController
 from kupgrade.controllers.nodes import metrics as node_metrics
 from kupgrade.errors import InputError
 from kupgrade.service.kubeapi.server import APIServer, version_info
-from kupgrade.service.web.live_server import LiveServer, cluster_console, listening
+from kupgrade.service.web.cluster_live import cluster_console
+from kupgrade.service.web.live_server import LiveServer, listening
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.fleet.home import rehearsing

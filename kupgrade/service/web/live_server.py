@@ -14,20 +14,14 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
-from kupgrade.cluster.kube import KubeBackend
-from kupgrade.errors import InputError, KupgradeError
+from kupgrade.errors import InputError
 from kupgrade.service.kubeapi.access import LOOPBACK
-from kupgrade.service.web.live import snapshot
 
 ASSETS = resources.files("kupgrade.service.web") / "assets"
 FILES = {
@@ -37,7 +31,6 @@ FILES = {
 }
 KEEPALIVE = 15.0  # seconds between comments on an idle event stream (proxies close silent ones)
 RETRY_MS = 500  # how soon a page reconnects after the stream ends (a handover, a restart)
-POLL_SECONDS = 0.25  # how often a cluster's API is looked at (real time)
 
 
 def free_port() -> int:
@@ -200,42 +193,6 @@ class LiveServer:
         self.server.server_close()
 
 
-class Poller:
-    """Look every `every` seconds of real time and publish what is seen; a look that
-    fails is published as the error (the page says the cluster cannot be read) and the
-    next look tries again."""
-
-    def __init__(
-        self, look: Callable[[], dict[str, Any]], server: LiveServer, every: float
-    ) -> None:
-        self.look = look
-        self.server = server
-        self.every = every
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="console poller")
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            began = time.monotonic()
-            try:
-                doc = self.look()
-            except (KupgradeError, httpx.HTTPError, OSError) as exc:
-                doc = {"kind": "error", "error": str(getattr(exc, "message", exc))}
-            self.server.publish(doc)
-            self._stop.wait(max(self.every - (time.monotonic() - began), 0.05))
-
-    def __enter__(self) -> Poller:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        """Stop looking, after one last look: the page keeps the state the run ended in."""
-        self._stop.set()
-        self._thread.join(timeout=5)
-        with suppress(KupgradeError, httpx.HTTPError, OSError):
-            self.server.publish(self.look())
-
-
 class Throttle:
     """Publish from a run loop's step callback at most every `every` seconds of real time
     (and always when asked to: the last state of a run)."""
@@ -253,12 +210,3 @@ class Throttle:
         if force or now - self.last >= self.every:
             self.server.publish(self.look())
             self.last = now
-
-
-@contextmanager
-def cluster_console(kubeconfig: Path, port: int = 0, fd: int | None = None) -> Iterator[LiveServer]:
-    """The live view of the cluster a kubeconfig reaches, read through its Kubernetes API
-    (as kubectl reads it) every POLL_SECONDS."""
-    reader = KubeBackend(kubeconfig)
-    with LiveServer(port, fd) as live, Poller(lambda: snapshot(reader), live, POLL_SECONDS):
-        yield live
