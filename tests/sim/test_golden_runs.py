@@ -1,0 +1,187 @@
+"""The simulated result stays byte-identical for the same seed, whatever makes it faster.
+
+Each rehearsal below runs to its end and is reduced to three digests: its event log (every
+field of every event, in order), the report's timeline, and every object left in the store.
+The digests were recorded from the simulator as it stood before the speed work of the
+5,000-node rehearsal (commit b938227); a change that alters any event, timeline row or
+object, even by one byte, fails here. The scenarios are the benches' own profiles (so the
+bench measures the very runs held here) at small sizes, with two seeds, plus the shipped
+example profile (faults, a budget, a change at a minute, DaemonSets) on all three
+platforms' runners.
+
+If a change is meant to alter the simulation, say so in its note and record the new
+digests with `python -m tests.sim.test_golden_runs`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+import pytest
+import yaml
+
+from bench import gdc as gdc_bench
+from bench import kube as kube_bench
+from bench import sim as openshift_bench
+from kupgrade.controllers.gdc.request import request_upgrade as gdc_request
+from kupgrade.controllers.kube.request import request_upgrade as kube_request
+from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.create import create_cluster
+from kupgrade.sim.gdc_runner import GdcRunner
+from kupgrade.sim.kube_runner import KubeRunner
+from kupgrade.sim.profile import Profile, Spec, example_profile
+from kupgrade.sim.report import timeline
+from kupgrade.sim.runner import Runner
+from kupgrade.sim.store import Store
+from tests.support.sim import ask_for_target
+from tests.support.sim import runner as openshift_runner
+
+_encode = msgspec.json.Encoder(order="sorted").encode
+
+
+def _digest(value: object) -> str:
+    return hashlib.sha256(_encode(value)).hexdigest()[:16]
+
+
+def _result(store: Store, runner: Runner, since: float) -> dict[str, object]:
+    """The run to its end, as digests of its events, timeline and objects."""
+    outcome = runner.run()
+    events = store.events()
+    objects = {kind: store.list(kind) for kind in sorted({k[0] for k in store._objects})}
+    store.close()
+    return {
+        "outcome": outcome.reason,
+        "steps": outcome.steps,
+        "events": len(events),
+        "event_log": _digest(events),
+        "timeline": _digest(timeline(events, since)),
+        "objects": _digest(objects),
+    }
+
+
+def _openshift(spec: Spec, home: Path) -> dict[str, object]:
+    root = create_cluster(home, "c", Profile(spec=spec))
+    store = Store(root / "cluster.db")
+    since = SimCluster(store).now()
+    ask_for_target(root, store, spec)
+    return _result(store, openshift_runner(root, store, spec), since)
+
+
+def _gdc(spec: Spec, home: Path, target: str = gdc_bench.TARGET) -> dict[str, object]:
+    root = create_cluster(home, "g", Profile(spec=spec))
+    store = Store(root / "cluster.db")
+    since = SimCluster(store).now()
+    gdc_request(SimCluster(store), target, bmctl=target)
+    store.commit()
+    return _result(store, GdcRunner(store, spec), since)
+
+
+def _kube(spec: Spec, home: Path) -> dict[str, object]:
+    root = create_cluster(home, "k", Profile(spec=spec))
+    store = Store(root / "cluster.db")
+    runner = KubeRunner(store, spec)
+    since = runner.sim.now()
+    kube_request(runner.sim, "1.31.2", ["1.30.9"], "auto")
+    store.commit()
+    return _result(store, runner, since)
+
+
+def _example(platform: str, seed: int) -> Spec:
+    data = yaml.safe_load(example_profile(platform))
+    data["spec"]["seed"] = seed
+    return msgspec.convert(data, Profile, strict=False).spec
+
+
+def _seeded(spec: Spec, seed: int) -> Spec:
+    return msgspec.structs.replace(spec, seed=seed)
+
+
+SCENARIOS: dict[str, Callable[[Path], dict[str, object]]] = {
+    "openshift-bench-50-seed-7": lambda h: _openshift(openshift_bench.profile(50), h),
+    "openshift-bench-120-seed-3": lambda h: _openshift(_seeded(openshift_bench.profile(120), 3), h),
+    "openshift-example-seed-7": lambda h: _openshift(_example("openshift", 7), h),
+    "openshift-example-seed-11": lambda h: _openshift(_example("openshift", 11), h),
+    "gdc-bench-50-seed-7": lambda h: _gdc(gdc_bench.profile(50), h),
+    "gdc-bench-60-seed-5": lambda h: _gdc(_seeded(gdc_bench.profile(60), 5), h),
+    "gdc-example-seed-7": lambda h: _gdc(_example("gdc", 7), h, "1.29.100-gke.251"),
+    "kube-bench-50-seed-7": lambda h: _kube(kube_bench.profile(50), h),
+    "kube-bench-40-seed-9": lambda h: _kube(_seeded(kube_bench.profile(40), 9), h),
+}
+
+GOLDEN: dict[str, dict[str, object]] = {
+    "gdc-bench-50-seed-7": {
+        "outcome": "completed", "steps": 587, "events": 2425,
+        "event_log": "b3e6de3373f91b27", "timeline": "4117e02849c440d1",
+        "objects": "33d35d5027ef6919",
+    },
+    "gdc-bench-60-seed-5": {
+        "outcome": "completed", "steps": 735, "events": 2946,
+        "event_log": "d228950ab8629e93", "timeline": "a2b4a4ea2c53060f",
+        "objects": "f478e776ba937ab7",
+    },
+    "gdc-example-seed-7": {
+        "outcome": "completed", "steps": 114, "events": 135,
+        "event_log": "483dbfda7799825f", "timeline": "5314d6e795bc48f3",
+        "objects": "c8a399ae17d3c931",
+    },
+    "kube-bench-40-seed-9": {
+        "outcome": "completed", "steps": 531, "events": 1768,
+        "event_log": "0c9b8761ce920d4e", "timeline": "14e4176cc674ff5d",
+        "objects": "84d6d7d774ae1a2c",
+    },
+    "kube-bench-50-seed-7": {
+        "outcome": "completed", "steps": 573, "events": 2270,
+        "event_log": "f71396483971ac5d", "timeline": "a369ce353a8af118",
+        "objects": "f19d4b03d914c853",
+    },
+    "openshift-bench-120-seed-3": {
+        "outcome": "completed", "steps": 876, "events": 5884,
+        "event_log": "2b85e8d4ad3e914d", "timeline": "ad790a11c2afa856",
+        "objects": "e6fd6dda5ba3aa7f",
+    },
+    "openshift-bench-50-seed-7": {
+        "outcome": "completed", "steps": 430, "events": 2319,
+        "event_log": "ce9f836275abc43f", "timeline": "77d89427a8a6253a",
+        "objects": "82d960e870a06dd5",
+    },
+    "openshift-example-seed-11": {
+        "outcome": "completed", "steps": 28, "events": 71,
+        "event_log": "0f66059d17e66591", "timeline": "b041c4ca71c67158",
+        "objects": "f925a4c4f3e9d8ca",
+    },
+    "openshift-example-seed-7": {
+        "outcome": "completed", "steps": 27, "events": 71,
+        "event_log": "91730e3b2aec824f", "timeline": "677059bcf1324375",
+        "objects": "ef8fe3e0a222c435",
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_the_simulated_result_is_byte_identical(name: str, tmp_path: Path) -> None:
+    assert SCENARIOS[name](tmp_path) == GOLDEN[name]
+
+
+def test_the_digests_see_a_one_byte_change(tmp_path: Path) -> None:
+    """The comparison is not blind: one event's message changed by one character (or
+    one event's time by a millisecond) changes the digest."""
+    events = [{"at": 1.0, "kind": "Normal", "object": "node/a", "reason": "Drain", "message": "x"}]
+    changed = [{**events[0], "message": "y"}]
+    later = [{**events[0], "at": 1.001}]
+    assert len({_digest(events), _digest(changed), _digest(later)}) == 3
+
+
+if __name__ == "__main__":  # record the digests of today's simulator
+    import json
+    import tempfile
+
+    results = {}
+    for scenario in sorted(SCENARIOS):
+        with tempfile.TemporaryDirectory() as tmp:
+            results[scenario] = SCENARIOS[scenario](Path(tmp))
+        print(scenario, results[scenario], file=sys.stderr)
+    print(json.dumps(results, indent=4))
