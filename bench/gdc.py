@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bench.memory import peak_mb
 from bench.sim import PODS_PER_WORKER, REPLICAS, by_size, sizes_main, timed_run
 from kupgrade.controllers.gdc.request import request_upgrade
 from kupgrade.sim.cluster import SimCluster
@@ -66,6 +67,7 @@ def upgrade(nodes: int, tmp: Path) -> dict[str, Any]:
         "simulated_min": round(outcome.simulated / 60, 1),
         "steps": outcome.steps,
         "simulated_per_wall": round(outcome.simulated / max(wall, 1e-9)),
+        "peak_rss_mb": peak_mb(),
     }
 
 
@@ -74,4 +76,4 @@ def bench_gdc(sizes: list[int]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    sizes_main(__doc__ or "", "50,500", bench_gdc)
+    sizes_main(__doc__ or "", "50,500", bench_gdc, upgrade)

@@ -5,9 +5,11 @@ Each size has three control-plane nodes and the rest as workers in three zones
 PodDisruptionBudget (maxUnavailable 1 or minAvailable 90%), and a release of about
 1,000 manifests. Timed: creating the cluster (not counted) and the whole upgrade on the
 virtual clock, from desiredUpdate to every pool Updated, with the store committed after
-every step as `controller run` does. Reported: wall time, simulated time, steps, and the
-wall-time ratio from one size to the next (goal: linear, so about 10x per 10x nodes).
-Run by `make bench` (bench/run.py) or alone: `python bench/sim.py [--sizes 50,500]`.
+every step as `controller run` does. Reported: wall time, simulated time, simulated
+seconds per wall second (goal at 5,000 nodes: 225), steps, peak memory, and the wall-time
+ratio from one size to the next (goal: at most 11x per 10x nodes). Each size runs in a
+process of its own, so that its peak memory is its own.
+Run by `make bench` (bench/run.py) or alone: `python -m bench.sim [--sizes 50,500]`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import subprocess
 import sys
 import tempfile
 import time
@@ -23,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.memory import peak_mb
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.profile import Budget, Pool, Profile, Spec, Workload
 from kupgrade.sim.runner import Runner
@@ -82,6 +86,8 @@ def upgrade(nodes: int, tmp: Path) -> dict[str, Any]:
         "simulated_min": round(outcome.simulated / 60, 1),
         "steps": outcome.steps,
         "steps_per_s": round(outcome.steps / wall),
+        "simulated_per_wall": round(outcome.simulated / max(wall, 1e-9)),
+        "peak_rss_mb": peak_mb(),
     }
 
 
@@ -104,12 +110,21 @@ def timed_run(runner: Runner) -> tuple[Timed, float, int]:
 
 
 def by_size(sizes: list[int], run: Callable[[int, Path], dict[str, Any]]) -> dict[str, Any]:
-    """`run` at each size in one temporary home, with the wall-time ratio between sizes."""
+    """`run` at each size, each in a process of its own (`python -m <module> --one N`, so
+    its peak memory is its own), with the wall-time ratio between sizes."""
     rows = []
-    with tempfile.TemporaryDirectory(prefix="kupgrade-sim-bench-") as tmp:
-        for nodes in sizes:
-            rows.append(run(nodes, Path(tmp)))
-            print(json.dumps(rows[-1]), file=sys.stderr)
+    module = run.__module__
+    if module == "__main__":  # run as `python -m bench.sim`
+        module = sys.modules["__main__"].__spec__.name  # type: ignore[union-attr]
+    for nodes in sizes:
+        done = subprocess.run(
+            [sys.executable, "-m", module, "--one", str(nodes)],
+            capture_output=True, text=True, check=False, cwd=REPO,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise SystemExit(f"{module} at {nodes} nodes failed:\n{done.stderr[-2000:]}")
+        rows.append(json.loads(done.stdout))
+        print(json.dumps(rows[-1]), file=sys.stderr)
     for before, after in itertools.pairwise(rows):
         after["wall_ratio_to_previous"] = round(after["wall_s"] / max(before["wall_s"], 1e-9), 1)
     return {"sizes": rows}
@@ -119,13 +134,22 @@ def bench_sim(sizes: list[int]) -> dict[str, Any]:
     return by_size(sizes, upgrade)
 
 
-def sizes_main(description: str, default: str, bench: Callable[[list[int]], Any]) -> None:
-    """Run a bench by size from the command line: `--sizes 50,500` prints its JSON."""
+def sizes_main(
+    description: str, default: str, bench: Callable[[list[int]], Any],
+    one: Callable[[int, Path], dict[str, Any]],
+) -> None:  # fmt: skip
+    """Run a bench by size from the command line: `--sizes 50,500` prints its JSON;
+    `--one N` runs one size in this process (what `by_size` starts)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--sizes", default=default)
+    parser.add_argument("--one", type=int, help="one size, in this process")
     args = parser.parse_args()
+    if args.one is not None:
+        with tempfile.TemporaryDirectory(prefix="kupgrade-sim-bench-") as tmp:
+            print(json.dumps(one(args.one, Path(tmp))))
+        return
     print(json.dumps(bench([int(s) for s in args.sizes.split(",")]), indent=2))
 
 
 if __name__ == "__main__":
-    sizes_main(__doc__ or "", "50,500,5000", bench_sim)
+    sizes_main(__doc__ or "", "50,500,5000,20000", bench_sim, upgrade)

@@ -7,6 +7,7 @@ backend can hand the same objects to the same controllers.
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,9 +17,18 @@ Obj = dict[str, Any]
 
 
 def rfc3339(seconds: float) -> str:
-    return datetime.fromtimestamp(int(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _rfc3339(int(seconds))
 
 
+# A rehearsal stamps every object it writes in one step with the same second, and parses
+# the same few stamps back again (a drain's pods' deletionTimestamps): formatting and
+# parsing are cached, by the whole second that is all they depend on.
+@functools.lru_cache(maxsize=4096)
+def _rfc3339(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@functools.lru_cache(maxsize=4096)
 def parse_rfc3339(stamp: str) -> float:
     return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
 

@@ -8,8 +8,9 @@ import random
 from typing import Any
 
 from kupgrade.cluster.backend import Watch
-from kupgrade.cluster.disruption import Answer, budget_status, eviction
+from kupgrade.cluster.disruption import Answer, eviction
 from kupgrade.cluster.objects import applies_nothing, is_ready_pod, key_of, rfc3339
+from kupgrade.sim.budgets import ledger, selects
 from kupgrade.sim.store import Obj, Store
 
 
@@ -24,18 +25,6 @@ def _labels(obj: Obj) -> list[str]:
     return [f"{namespace}/{k}={v}" for k, v in (meta.get("labels") or {}).items()]
 
 
-def _selector_labels(pdb: Obj) -> list[str]:
-    """Where a budget is found from a pod's labels: any one of its matchLabels pairs."""
-    namespace = pdb["metadata"].get("namespace", "")
-    wanted = ((pdb["spec"].get("selector") or {}).get("matchLabels")) or {}
-    return [f"{namespace}/{k}={v}" for k, v in wanted.items()] or [f"{namespace}/*"]
-
-
-def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
-    wanted = (selector or {}).get("matchLabels") or {}
-    return all(labels.get(k) == v for k, v in wanted.items())
-
-
 class SimCluster:
     """The Backend of a simulated cluster (see kupgrade.cluster.backend)."""
 
@@ -48,12 +37,10 @@ class SimCluster:
         else:
             self.rng.seed(int(store.meta("seed", 1)))
         self.changed = False
-        # Budget status as the disruption controller would publish it, recomputed only
-        # when one of its pods changed: drains retry evictions far more often than that.
-        self._budgets: dict[str, dict[str, int]] = {}
         store.index("Pod", "node", _pod_node)
         store.index("Pod", "label", _labels)
-        store.index("PodDisruptionBudget", "selects", _selector_labels)
+        # Budget status as the disruption controller publishes it, kept as pods change.
+        self.budgets = ledger(store)
 
     # --- Backend ------------------------------------------------------------------------
 
@@ -84,7 +71,6 @@ class SimCluster:
         return merged
 
     def write(self, obj: Obj) -> None:
-        self._forget_budgets(obj)
         self.store.put(obj)
         self.changed = True
 
@@ -111,18 +97,8 @@ class SimCluster:
                 marked["metadata"]["deletionTimestamp"] = rfc3339(self.now())
                 self.write(marked)
             return
-        if found is not None:
-            self._forget_budgets(found)
         self.store.delete(kind, name, namespace)
         self.changed = True
-
-    def _forget_budgets(self, obj: Obj) -> None:
-        """Drop the cached status of every budget a changed pod (or budget) counts in."""
-        if obj["kind"] == "Pod":
-            for pdb in self.budgets_for(obj):
-                self._budgets.pop(key_of(pdb), None)
-        elif obj["kind"] == "PodDisruptionBudget":
-            self._budgets.pop(key_of(obj), None)
 
     def watch(self, *kinds: str) -> Watch:
         return self.store.watch(*kinds)
@@ -172,35 +148,10 @@ class SimCluster:
 
     def budgets_for(self, pod: Obj) -> builtins.list[Obj]:
         """The PodDisruptionBudgets whose selector matches the pod."""
-        meta = pod["metadata"]
-        namespace = meta.get("namespace", "")
-        labels = meta.get("labels") or {}
-        found = {
-            key_of(b): b
-            for value in [*_labels(pod), f"{namespace}/*"]
-            for b in self.store.lookup("PodDisruptionBudget", "selects", value)
-        }
-        return [
-            found[k] for k in sorted(found) if selects(found[k]["spec"].get("selector"), labels)
-        ]
+        return self.budgets.budgets_for(pod)
 
     def budget(self, pdb: Obj) -> dict[str, int]:
-        key = key_of(pdb)
-        if key not in self._budgets:
-            self._budgets[key] = self._budget(pdb)
-        return self._budgets[key]
-
-    def _budget(self, pdb: Obj) -> dict[str, int]:
-        namespace = pdb["metadata"].get("namespace", "")
-        pods = self.selected("Pod", namespace, pdb["spec"].get("selector") or {})
-        owners = {o["name"] for p in pods for o in p["metadata"].get("ownerReferences") or []}
-        expected = sum(
-            int(self.store.meta(f"replicas:{namespace}/{o}") or 0) for o in owners
-        ) or len(pods)
-        healthy = sum(
-            1 for p in pods if not p["metadata"].get("deletionTimestamp") and is_ready_pod(p)
-        )
-        return budget_status(pdb["spec"], expected, healthy)
+        return self.budgets.status(pdb)
 
     def requeue_at(self, at: float, kind: str, name: str, namespace: str = "") -> None:
         self.store.schedule(at, ["wake", kind, namespace, name])

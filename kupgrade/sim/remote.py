@@ -13,7 +13,6 @@ ends where the in-process one does (tests/sim/test_remote.py compares them).
 from __future__ import annotations
 
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from kupgrade.errors import InputError
 from kupgrade.sim.gdc_runner import GdcRunner
 from kupgrade.sim.kube_runner import KubeRunner
 from kupgrade.sim.profile import Profile, Spec
-from kupgrade.sim.runner import MAX_PASSES, RESYNC, Outcome, Runner, _few_collections
+from kupgrade.sim.runner import MAX_PASSES, RESYNC, CommitPace, Outcome, Runner, _few_collections
 
 
 def served_profile(api: InformedBackend) -> tuple[Path, Spec]:
@@ -65,7 +64,7 @@ class _Remote:
         self.wiring = wiring
         self.availability = availability
         self.with_controllers = True
-        self.committed = time.monotonic()
+        self.pace = CommitPace()
         self.controllers = []
         self.start_controllers()  # type: ignore[attr-defined]
 

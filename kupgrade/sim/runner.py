@@ -6,6 +6,8 @@ the store and the seeded random source saved with it, so a run killed at any mom
 started again replays the steps since the last commit and goes on exactly as if it had
 not stopped. Steps are committed together at most every COMMIT_EVERY wall seconds: a
 commit costs a WAL write, and a 5,000-node rollout takes tens of thousands of steps.
+A commit of a big cluster writes thousands of pods; the next one waits long enough that
+committing stays a small share of the run (CommitPace).
 """
 
 from __future__ import annotations
@@ -34,11 +36,33 @@ from kupgrade.sim.world import World
 
 RESYNC = 300.0  # the version controller re-checks its operators at least this often
 COMMIT_EVERY = 0.5  # wall seconds between commits (always on a step boundary)
+COMMIT_SHARE = 8.0  # ... and at least this many times the last commit's own duration
 MAX_PASSES = 100
 # A release refused this many times in one run stops the run as failing: the controller
 # would retry forever (and a retry is always due, so the run is never idle); a command
 # must come back and say why.
 RETRIES_PER_RUN = 3
+
+
+class CommitPace:
+    """When the next commit is due: COMMIT_EVERY wall seconds after the last one, or
+    COMMIT_SHARE times as long as it took when that is longer. Commits then take at most
+    a ninth of a run's time however big the cluster (a commit writes what changed since
+    the last, so waiting longer also writes less: a pod created and gone in between is
+    never written), and a crash replays at most that much work (SPEC X3)."""
+
+    def __init__(self) -> None:
+        self.due_at = time.monotonic() + COMMIT_EVERY
+
+    def due(self) -> bool:
+        return time.monotonic() >= self.due_at
+
+    @contextmanager
+    def committing(self) -> Iterator[None]:
+        started = time.monotonic()
+        yield
+        ended = time.monotonic()
+        self.due_at = ended + max(COMMIT_EVERY, COMMIT_SHARE * (ended - started))
 
 
 @dataclass
@@ -71,7 +95,7 @@ class Runner:
         self.sim = SimCluster(store)
         self.api: Backend = self.sim  # what the controllers act through
         self.world = self.make_world()
-        self.committed = time.monotonic()
+        self.pace = CommitPace()
         self.with_controllers = with_controllers
         self.controllers: list[Controller] = []
         if with_controllers:
@@ -121,7 +145,7 @@ class Runner:
             self.sim.changed = False
             self.world.react()
             changed = self.sim.changed
-            if time.monotonic() - self.committed >= COMMIT_EVERY:
+            if self.pace.due():
                 self.commit()
             return changed
 
@@ -185,9 +209,9 @@ class Runner:
         return self.store.events()
 
     def commit(self) -> None:
-        self.sim.save_rng()
-        self.store.commit()
-        self.committed = time.monotonic()
+        with self.pace.committing():
+            self.sim.save_rng()
+            self.store.commit()
 
     def updating(self) -> bool:
         state = self.api.state("version") or {}
@@ -266,7 +290,7 @@ class Runner:
                 outcome = self._advance(until, start, max_seconds, restart_on_handoff, tried)
                 if outcome is None:
                     steps += 1
-                    if time.monotonic() - self.committed >= COMMIT_EVERY:
+                    if self.pace.due():
                         self.commit()
             if outcome is not None:
                 return Outcome(outcome.reason, outcome.now, steps)

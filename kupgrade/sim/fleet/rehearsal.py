@@ -53,7 +53,7 @@ from kupgrade.sim.gdc import fleet_entry, sim_fleet
 from kupgrade.sim.gdc_runner import GdcRunner
 from kupgrade.sim.kube_runner import KubeRunner
 from kupgrade.sim.profile import Spec
-from kupgrade.sim.runner import COMMIT_EVERY, RequestRunner
+from kupgrade.sim.runner import CommitPace, RequestRunner
 from kupgrade.sim.store import Store
 from kupgrade.skew.fleet import History, parse_fleet
 from kupgrade.skew.gdc import Request, judge_request
@@ -193,7 +193,7 @@ class Rehearsal:
         self.members = {n: Member(n, store, spec) for n, (_, store, spec) in members.items()}
         self.names = sorted(self.members)
         self.decisions: list[dict[str, Any]] = []
-        self.committed = time.monotonic()
+        self.pace = CommitPace()
         self.history: History | None = None
         rules: GdcRules | KubeRules
         if self.platform == KUBERNETES:
@@ -361,7 +361,7 @@ class Rehearsal:
             self._tick(max(at, self.now))
             if on_step is not None:
                 on_step(self)
-            if time.monotonic() - self.committed >= COMMIT_EVERY:
+            if self.pace.due():
                 self.commit()
         self.commit()
         return self.state or {}
@@ -537,17 +537,17 @@ class Rehearsal:
 
     def commit(self) -> None:
         """The fleet's store first (with the window), then every member (see module)."""
-        tick = int(self.fleet.meta("tick", 0)) + 1
-        self.fleet.set_meta("tick", tick)
-        self.fleet.set_meta("window", {
-            "decisions": self.decisions,
-            "advances": {n: m.advances for n, m in self.members.items()},
-        })  # fmt: skip
-        self.fleet.commit()
-        for name in self.names:
-            self.members[name].commit(tick, self.now)
-        self.decisions = []
-        self.committed = time.monotonic()
+        with self.pace.committing():
+            tick = int(self.fleet.meta("tick", 0)) + 1
+            self.fleet.set_meta("tick", tick)
+            self.fleet.set_meta("window", {
+                "decisions": self.decisions,
+                "advances": {n: m.advances for n, m in self.members.items()},
+            })  # fmt: skip
+            self.fleet.commit()
+            for name in self.names:
+                self.members[name].commit(tick, self.now)
+            self.decisions = []
 
 
 def _what(record: dict[str, Any]) -> str:
