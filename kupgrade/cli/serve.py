@@ -65,6 +65,16 @@ def serve_command(
             "connections are closed after this).",
         ),
     ] = DEFAULT_READ_TIMEOUT_S,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            max=64,
+            help="Worker processes answering on the one port (about one per core); "
+            "/metrics adds up all of them.",
+        ),
+    ] = 1,
     output: Annotated[
         Format, typer.Option("-o", "--output", help="Log format: text lines or JSON lines.")
     ] = Format.text,
@@ -83,6 +93,7 @@ def serve_command(
     kupgrade serve --releases raw.json --graph-data cincinnati-graph-data --port 8080
     curl -s 'http://127.0.0.1:8080/api/upgrades_info/graph?channel=stable-4.14&arch=amd64'
     kupgrade serve --releases releases/ --graph-data graph-data.tar.gz --refresh 30 -o json
+    kupgrade serve --releases raw.json --graph-data cincinnati-graph-data --workers 2
     ```
     """
     serve(
@@ -97,5 +108,6 @@ def serve_command(
             build_timeout=build_timeout,
             build_memory_mb=build_memory,
             read_timeout=read_timeout,
+            workers=workers,
         )
     )

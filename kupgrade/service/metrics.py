@@ -2,9 +2,17 @@
 
 One registry per service instance (tests run several in one process). Label children for
 the hot route are bound once so a request costs a couple of dictionary lookups.
+
+With several workers (`serve --workers N`) every worker writes its values to files in one
+shared directory, and /metrics, whichever worker answers it, adds them up: prometheus_client's
+multiprocess mode. Counters are summed over the workers (a refresh counts once per worker:
+each refreshes its own graph); each gauge says how it is combined (the latest refresh
+times are the workers' max, `ready` their min: ready when every worker is).
 """
 
 from __future__ import annotations
+
+import os
 
 from prometheus_client import (
     CollectorRegistry,
@@ -13,6 +21,8 @@ from prometheus_client import (
     Histogram,
     disable_created_metrics,
     generate_latest,
+    multiprocess,
+    values,
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
@@ -25,7 +35,13 @@ LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0
 class ServiceMetrics:
     content_type = CONTENT_TYPE_LATEST
 
-    def __init__(self) -> None:
+    def __init__(self, shared_dir: str | None = None) -> None:
+        self.shared_dir = shared_dir
+        if shared_dir:
+            # A worker's process: its values go to files in the shared directory (the
+            # library picks that when the metrics are made, from its environment).
+            os.environ["PROMETHEUS_MULTIPROC_DIR"] = shared_dir
+            values.ValueClass = values.MultiProcessValue()  # type: ignore[no-untyped-call]
         self.registry = CollectorRegistry()
         r = self.registry
         self.requests = Counter(
@@ -62,32 +78,43 @@ class ServiceMetrics:
         self.last_success = Gauge(
             "kupgrade_graph_last_successful_refresh_timestamp_seconds",
             "Unix time of the last refresh that produced or confirmed a graph.",
+            multiprocess_mode="max",
             registry=r,
         )
         self.last_failure = Gauge(
             "kupgrade_graph_last_failed_refresh_timestamp_seconds",
             "Unix time of the last refresh that failed (0 if none).",
+            multiprocess_mode="max",
             registry=r,
         )
         self.build_seconds = Gauge(
             "kupgrade_graph_build_duration_seconds",
             "Duration of the last successful graph build.",
+            multiprocess_mode="mostrecent",
             registry=r,
         )
         self.generation = Gauge(
-            "kupgrade_graph_generation", "Number of the graph generation being served.", registry=r
+            "kupgrade_graph_generation",
+            "Number of the graph generation being served (the newest of any worker).",
+            multiprocess_mode="max",
+            registry=r,
         )
-        self.nodes = Gauge("kupgrade_graph_nodes", "Nodes in the served graph.", registry=r)
-        self.edges = Gauge("kupgrade_graph_edges", "Edges in the served graph.", registry=r)
+        self.nodes = Gauge("kupgrade_graph_nodes", "Nodes in the served graph.",
+                           multiprocess_mode="mostrecent", registry=r)  # fmt: skip
+        self.edges = Gauge("kupgrade_graph_edges", "Edges in the served graph.",
+                           multiprocess_mode="mostrecent", registry=r)  # fmt: skip
         self.conditional_edges = Gauge(
-            "kupgrade_graph_conditional_edges", "Conditional edges in the served graph.", registry=r
-        )
+            "kupgrade_graph_conditional_edges", "Conditional edges in the served graph.",
+            multiprocess_mode="mostrecent", registry=r,
+        )  # fmt: skip
         self.skipped_files = Gauge(
             "kupgrade_graph_data_skipped_files",
             "graph-data files the builder skipped (see the logs).",
+            multiprocess_mode="mostrecent",
             registry=r,
         )
-        self.ready = Gauge("kupgrade_ready", "1 once a graph is loaded.", registry=r)
+        self.ready = Gauge("kupgrade_ready", "1 once a graph is loaded (by every worker).",
+                           multiprocess_mode="min", registry=r)  # fmt: skip
 
     def observe(self, route: str, code: int, seconds: float) -> None:
         self.requests.labels(route, str(code)).inc()
@@ -97,4 +124,8 @@ class ServiceMetrics:
         self.errors.labels(str(code), kind).inc()
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        if not self.shared_dir:
+            return generate_latest(self.registry)
+        every = CollectorRegistry()
+        multiprocess.MultiProcessCollector(every, path=self.shared_dir)  # type: ignore[no-untyped-call]
+        return generate_latest(every)

@@ -11,8 +11,10 @@ import json
 import logging
 import logging.config
 import os
+import shutil
 import socket
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -42,6 +44,8 @@ class ServeConfig:
     build_timeout: float = DEFAULT_TIMEOUT_S
     build_memory_mb: int = DEFAULT_MEMORY_MB
     read_timeout: float = DEFAULT_READ_TIMEOUT_S
+    workers: int = 1
+    metrics_dir: str = ""  # set by `serve` when workers share one metrics view
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -105,7 +109,7 @@ def create_app() -> UpdateService:
         Path(config.releases),
         Path(config.graph_data),
         config.refresh,
-        ServiceMetrics(),
+        ServiceMetrics(config.metrics_dir or None),
         build_timeout=config.build_timeout,
         build_memory_mb=config.build_memory_mb,
     )
@@ -144,16 +148,28 @@ def check_port(host: str, port: int) -> None:
 
 def serve(config: ServeConfig) -> None:
     """Run until interrupted (SIGINT/SIGTERM)."""
+    if config.refresh <= 0:
+        raise KupgradeError("must be a positive number of seconds", field="--refresh")
+    check_port(config.host, config.port)
+    shared = tempfile.mkdtemp(prefix="kupgrade-metrics-") if config.workers > 1 else ""
+    config = ServeConfig(**{
+        **asdict(config), "path_prefix": normalize_prefix(config.path_prefix),
+        "metrics_dir": shared,
+    })  # fmt: skip
+    os.environ[CONFIG_ENV] = config.to_env()
+    try:
+        _run(config, shared)
+    finally:
+        if shared:
+            shutil.rmtree(shared, ignore_errors=True)
+
+
+def _run(config: ServeConfig, shared: str) -> None:
     # Granian and its runtime load only when serving: every other command starts faster.
     from granian import Granian  # noqa: PLC0415
     from granian.constants import HTTPModes, Interfaces, Loops, TaskImpl  # noqa: PLC0415
     from granian.http import HTTP1Settings  # noqa: PLC0415
 
-    if config.refresh <= 0:
-        raise KupgradeError("must be a positive number of seconds", field="--refresh")
-    check_port(config.host, config.port)
-    config = ServeConfig(**{**asdict(config), "path_prefix": normalize_prefix(config.path_prefix)})
-    os.environ[CONFIG_ENV] = config.to_env()
     server = Granian(
         f"{__name__}:create_app",
         factory=True,
@@ -163,7 +179,9 @@ def serve(config: ServeConfig) -> None:
         http=HTTPModes.http1,
         http1_settings=HTTP1Settings(header_read_timeout=round(config.read_timeout * 1000)),
         websockets=False,
-        workers=1,
+        # Each worker serves the same port (SO_REUSEPORT) and refreshes its own graph;
+        # their metrics are written to `shared` and added up by whichever answers.
+        workers=config.workers,
         # uvloop serves ~10% more requests per second than asyncio on the graph route
         # (bench/). Granian's experimental Rust task implementation would add more but
         # breaks Starlette's futures ("Future object is not initialized").

@@ -106,3 +106,33 @@ def test_tarball_graph_data_and_prefix(sample_dir: Path, tmp_path: Path) -> None
         assert httpx.get(server.base + URL).status_code == 404
         spec = httpx.get(server.base + "/custom/openapi").json()
         assert "/custom/v1/graph" in spec["paths"]
+
+
+def test_workers_share_the_port_and_one_metrics_view(sample_dir: Path, tmp_path: Path) -> None:
+    """`--workers 2`: two processes answer on one port, each builds its own graph, and
+    /metrics, whichever worker answers it, counts every request of both."""
+    data = copy_sample(sample_dir, tmp_path)
+    gd = data / "graph-data"
+    with running_server(data / "releases", gd, tmp_path / "log", "--workers", "2",
+                        "--refresh", "0.3") as server:  # fmt: skip
+        wait_for(lambda: metric(server.base, 'kupgrade_graph_refreshes_total{result="built"}') == 2)
+        requests = 120
+        bodies = set()
+        for _ in range(requests):  # a new connection each: the kernel spreads them
+            with httpx.Client() as client:
+                bodies.add(client.get(server.base + URL).content)
+        assert len(bodies) == 1  # both workers serve the same graph, byte for byte
+        served = metric(server.base, 'kupgrade_http_requests_total{code="200",route="graph"}')
+        assert served == requests
+        assert metric(server.base, "kupgrade_ready") == 1
+        assert server.logs().count("graph generation 1:") == 2
+        # A change is picked up by both workers: the generation (their newest) moves on,
+        # and both rebuild (built counts 4 over the two).
+        (gd / "blocked-edges" / "4.14.27.yaml").write_text("to: 4.14.27\nfrom: .*\n")
+        wait_for(lambda: metric(server.base, 'kupgrade_graph_refreshes_total{result="built"}') == 4)
+        assert metric(server.base, "kupgrade_graph_generation") == 2
+        answers = set()
+        for _ in range(20):
+            with httpx.Client() as client:
+                answers.add(client.get(server.base + URL).content)
+        assert len(answers) == 1 and answers != bodies
