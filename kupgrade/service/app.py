@@ -30,7 +30,8 @@ from kupgrade.graph.codec import encode_json
 from kupgrade.graph.policy import DEFAULT_ARCH, PolicyError
 from kupgrade.service.metrics import ServiceMetrics
 from kupgrade.service.openapi import openapi_document
-from kupgrade.service.state import GraphState, Rendered
+from kupgrade.service.rendered import Rendered
+from kupgrade.service.state import GraphState
 from kupgrade.service.web.console import Console
 
 log = logging.getLogger("kupgrade.service")

@@ -4,7 +4,8 @@ The service must keep answering while its graph-data holds whatever someone comm
 an alias bomb, a FIFO, a file that never ends. The intake guards refuse what they can
 see; the child process is the guard for everything else. It reads the inputs, builds the
 graph and hands back only what the service serves (the graph document, the graph-data
-tarball and the skipped files), as msgpack on stdout. It runs under an address-space
+tarball, the skipped files and every known channel's answer already rendered), as msgpack
+on stdout. It runs under an address-space
 limit and a wall-clock timeout; the parent's GIL is never held by a build.
 """
 
@@ -14,7 +15,7 @@ import resource
 import signal
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,9 @@ from kupgrade.graph.codec import graph_from_doc, graph_to_json
 from kupgrade.graph.graphdata import Skipped, yaml_extension
 from kupgrade.graph.loading import build_from_paths
 from kupgrade.graph.model import Graph
+from kupgrade.graph.policy import PolicyView
 from kupgrade.graph.tree import Tree, pack_tree
+from kupgrade.service.rendered import Rendered, render_all
 
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MEMORY_MB = 2048
@@ -46,6 +49,7 @@ class Rebuilt:
     graph: Graph
     tarball: bytes
     skipped: tuple[Skipped, ...]
+    renders: dict[tuple[str, str], Rendered] = field(default_factory=dict)
 
 
 class _Envelope(msgspec.Struct):
@@ -53,6 +57,8 @@ class _Envelope(msgspec.Struct):
     tarball: bytes = b""
     skipped: list[tuple[str, str]] = []
     blocked: list[tuple[str, str, str]] = []  # Graph.blocked, which the JSON codec leaves out
+    # Every known (channel, arch) answer: channel, arch, body, etag, gzip body, gzip etag.
+    renders: list[tuple[str, str, bytes, str, bytes, str]] = []
     error: str | None = None
 
 
@@ -81,18 +87,17 @@ def build_isolated(
 ) -> Rebuilt:
     """Build in a child process; RebuildError (with a reason) when it gives no graph."""
     limit = memory_mb * 1024 * 1024
-
-    def bound() -> None:  # runs in the child between fork and exec
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
+    # The child bounds its own address space before it reads anything (a preexec_fn
+    # would do it before exec, but forces a fork() of this whole serving process where
+    # subprocess otherwise uses vfork: a fork copies every page table under the GIL and
+    # showed in the service's p99 while it rebuilt).
     try:
         done = subprocess.run(
-            [sys.executable, "-m", __name__, str(releases), str(graph_data)],
+            [sys.executable, "-m", __name__, str(releases), str(graph_data), str(limit)],
             capture_output=True,
             stdin=subprocess.DEVNULL,
             timeout=timeout_s,
             check=False,
-            preexec_fn=bound,
         )
     except subprocess.TimeoutExpired:
         raise RebuildError(
@@ -114,7 +119,10 @@ def _read_answer(done: subprocess.CompletedProcess[bytes], memory_mb: int) -> Re
         raise RebuildError(_death(done, memory_mb), "memory" if _out_of_memory(done) else "crash")
     graph = graph_from_doc(envelope.graph, "rebuild")
     graph.blocked = {(a, b): key for a, b, key in envelope.blocked}
-    return Rebuilt(graph, envelope.tarball, tuple(Skipped(p, r) for p, r in envelope.skipped))
+    renders = {(c, a): Rendered(body, etag, gz, gz_etag)
+               for c, a, body, etag, gz, gz_etag in envelope.renders}  # fmt: skip
+    skipped = tuple(Skipped(p, r) for p, r in envelope.skipped)
+    return Rebuilt(graph, envelope.tarball, skipped, renders)
 
 
 def _out_of_memory(done: subprocess.CompletedProcess[bytes]) -> bool:
@@ -132,6 +140,9 @@ def _death(done: subprocess.CompletedProcess[bytes], memory_mb: int) -> str:
 
 def _child(argv: list[str]) -> int:
     releases, graph_data = Path(argv[0]), Path(argv[1])
+    if len(argv) > 2:
+        limit = int(argv[2])
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     try:
         rebuilt = build_here(releases, graph_data)
     except KupgradeError as exc:
@@ -144,6 +155,10 @@ def _child(argv: list[str]) -> int:
             tarball=rebuilt.tarball,
             skipped=[(s.path, s.reason) for s in rebuilt.skipped],
             blocked=[(a, b, key) for (a, b), key in sorted(rebuilt.graph.blocked.items())],
+            renders=[
+                (c, a, r.body, r.etag, r.gzip_body, r.gzip_etag)
+                for (c, a), r in render_all(PolicyView(rebuilt.graph)).items()
+            ],
         )
     sys.stdout.buffer.write(msgspec.msgpack.encode(envelope))
     sys.stdout.flush()

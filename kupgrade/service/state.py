@@ -10,8 +10,6 @@ of the inputs, counted by reason in /metrics and shown on /readyz.
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import logging
 import threading
 import time
@@ -19,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kupgrade.errors import KupgradeError
-from kupgrade.graph.codec import encode_json
 from kupgrade.graph.loading import fingerprint
 from kupgrade.graph.policy import PolicyError, PolicyView, check_arch, check_channel
 from kupgrade.service.metrics import ServiceMetrics
@@ -30,49 +27,11 @@ from kupgrade.service.rebuild import (
     Rebuilt,
     build_isolated,
 )
+from kupgrade.service.rendered import EMPTY_RENDERED, Rendered
 
 log = logging.getLogger("kupgrade.service")
 
-EMPTY_GRAPH = {"version": 1, "nodes": [], "edges": [], "conditionalEdges": []}
 MAX_CACHED_RENDERS = 4096
-
-
-@dataclass(frozen=True, slots=True)
-class Rendered:
-    """One policy-engine answer as bytes, with its validators, gzip variant and headers."""
-
-    body: bytes
-    etag: str
-    gzip_body: bytes
-    gzip_etag: str
-    _headers: dict[tuple[str, bool], list[tuple[bytes, bytes]]] = field(default_factory=dict)
-
-    @staticmethod
-    def of(doc: object) -> Rendered:
-        body = encode_json(doc)
-        tag = hashlib.sha256(body).hexdigest()[:32]
-        return Rendered(
-            body, f'"{tag}"', gzip.compress(body, compresslevel=6, mtime=0), f'"{tag}-gzip"'
-        )
-
-    def headers(self, media_type: str, use_gzip: bool) -> list[tuple[bytes, bytes]]:
-        """Response headers (without Vary/CORS), built once per media type and encoding."""
-        key = (media_type, use_gzip)
-        found = self._headers.get(key)
-        if found is None:
-            body, etag = (self.gzip_body, self.gzip_etag) if use_gzip else (self.body, self.etag)
-            found = [
-                (b"content-type", media_type.encode()),
-                (b"content-length", str(len(body)).encode()),
-                (b"etag", etag.encode()),
-            ]
-            if use_gzip:
-                found.append((b"content-encoding", b"gzip"))
-            self._headers[key] = found
-        return found
-
-
-EMPTY_RENDERED = Rendered.of(EMPTY_GRAPH)
 
 
 @dataclass(slots=True)
@@ -112,6 +71,8 @@ class Generation:
         """Render every known (channel, arch) so the first clients do not pay for it."""
         for channel in sorted(self.channels):
             for arch in sorted(self.arches):
+                if (channel, arch) in self.renders:
+                    continue
                 try:
                     self.render(channel, arch)
                 except PolicyError:
@@ -209,6 +170,9 @@ class GraphState:
         )
         for skipped in built.skipped:
             log.warning("graph-data file skipped: %s: %s", skipped.path, skipped.reason)
+        # The rebuild's child rendered every known answer already (off this process's
+        # GIL); warm() renders only what it could not.
+        generation.renders.update(built.renders)
         generation.warm()
         self.current = generation
         self.last_error = None

@@ -9,7 +9,8 @@ import pytest
 
 from kupgrade.graph.policy import PolicyError
 from kupgrade.service.metrics import ServiceMetrics
-from kupgrade.service.state import EMPTY_GRAPH, GraphState
+from kupgrade.service.rendered import EMPTY_GRAPH
+from kupgrade.service.state import GraphState
 
 
 def loaded(sample_dir: Path) -> GraphState:
