@@ -9,7 +9,7 @@ import pytest
 
 from kupgrade.graph.policy import PolicyError
 from kupgrade.service.metrics import ServiceMetrics
-from kupgrade.service.rendered import EMPTY_GRAPH
+from kupgrade.service.rendered import EMPTY_GRAPH, Rendered
 from kupgrade.service.state import GraphState
 
 
@@ -41,3 +41,31 @@ def test_unchanged_inputs_are_not_rebuilt(sample_dir: Path) -> None:
     text = state.metrics.render().decode()
     assert 'kupgrade_graph_refreshes_total{result="unchanged"} 1.0' in text
     assert 'kupgrade_graph_refreshes_total{result="built"} 1.0' in text
+
+
+def test_the_child_renders_every_known_answer_as_the_service_would(
+    sample_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rebuild's child hands back every known (channel, arch) answer already rendered:
+    the serving process renders none of them itself, and each is byte for byte (body,
+    gzip body, both etags) what rendering it here gives."""
+    rendered_here: list[object] = []
+    original = Rendered.of
+
+    def counting(doc: object) -> Rendered:
+        rendered_here.append(doc)
+        return original(doc)
+
+    monkeypatch.setattr(Rendered, "of", staticmethod(counting))
+    generation = loaded(sample_dir).current
+    assert generation is not None
+    assert rendered_here == []  # all came from the child
+    assert set(generation.renders) == {
+        (c, a) for c in generation.channels for a in generation.arches
+    }
+    monkeypatch.setattr(Rendered, "of", staticmethod(original))
+    for (channel, arch), got in generation.renders.items():
+        want = Rendered.of(generation.view.filter(channel, arch))
+        assert (got.body, got.etag, got.gzip_body, got.gzip_etag) == (
+            want.body, want.etag, want.gzip_body, want.gzip_etag,
+        )  # fmt: skip
