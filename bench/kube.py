@@ -1,7 +1,8 @@
 """A plain Kubernetes cluster rehearsed from one minor to the next, kubeadm-style: three
 control-plane nodes and the rest workers (20 pods per worker in workloads of 20 replicas
 with a budget each), v1.30.4 -> v1.31.2 through v1.30.9. Reported: wall time, simulated
-time, steps. Run by `make bench` (bench/run.py) or alone: `python -m bench.kube [--nodes N]`.
+time, steps and peak memory (in a process of its own under `make bench`). Run by
+`make bench` (bench/run.py) or alone: `python -m bench.kube [--nodes N]`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.memory import peak_mb
 from kupgrade.controllers.kube.request import request_upgrade
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.kube_runner import KubeRunner
@@ -48,7 +50,8 @@ def bench_kube(nodes: int = 500) -> dict[str, Any]:
         pods = len(store.list("Pod"))
         store.close()
     return {"nodes": nodes, "pods": pods, "outcome": outcome.reason, "wall_s": round(wall, 2),
-            "simulated_min": round((outcome.now - since) / 60, 1), "steps": outcome.steps}  # fmt: skip
+            "simulated_min": round((outcome.now - since) / 60, 1), "steps": outcome.steps,
+            "peak_rss_mb": peak_mb()}  # fmt: skip
 
 
 def main() -> None:
