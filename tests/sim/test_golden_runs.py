@@ -7,7 +7,8 @@ The digests were recorded from the simulator as it stood before the speed work o
 object, even by one byte, fails here. The scenarios are the benches' own profiles (so the
 bench measures the very runs held here) at small sizes, with two seeds, plus the shipped
 example profile (faults, a budget, a change at a minute, DaemonSets) on all three
-platforms' runners.
+platforms' runners, and a distributed-cloud fleet rehearsed along its plan (the fleet's
+report and the event log of the fleet and of every member).
 
 If a change is meant to alter the simulation, say so in its note and record the new
 digests with `python -m tests.sim.test_golden_runs`.
@@ -16,6 +17,7 @@ digests with `python -m tests.sim.test_golden_runs`.
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +26,7 @@ import msgspec
 import pytest
 import yaml
 
+from bench import fleet_rehearsal as fleet_bench
 from bench import gdc as gdc_bench
 from bench import kube as kube_bench
 from bench import sim as openshift_bench
@@ -31,6 +34,10 @@ from kupgrade.controllers.gdc.request import request_upgrade as gdc_request
 from kupgrade.controllers.kube.request import request_upgrade as kube_request
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
+from kupgrade.sim.fleet.doc import read_fleet
+from kupgrade.sim.fleet.home import create_fleet, opened_fleet
+from kupgrade.sim.fleet.rehearsal import Rehearsal, Settings
+from kupgrade.sim.fleet.report import fleet_report
 from kupgrade.sim.gdc_runner import GdcRunner
 from kupgrade.sim.kube_runner import KubeRunner
 from kupgrade.sim.profile import Profile, Spec, example_profile
@@ -90,6 +97,36 @@ def _kube(spec: Spec, home: Path) -> dict[str, object]:
     return _result(store, runner, since)
 
 
+def _fleet(users: int, max_parallel: int, home: Path) -> dict[str, object]:
+    """A distributed-cloud fleet rehearsed along its plan (bench/fleet_rehearsal.py's
+    fleet): the fleet's report, its own event log and every member's."""
+    before = os.environ.get("KUPGRADE_HOME")
+    os.environ["KUPGRADE_HOME"] = str(home)
+    try:
+        doc = fleet_bench.fleet_doc(users)
+        create_fleet("golden", read_fleet(doc, str(home / "fleet.yaml")))
+        with opened_fleet("golden") as (_, store, info, members):
+            rehearsal = Rehearsal(store, members, info)
+            rehearsal.begin(Settings(fleet_bench.TARGET, [fleet_bench.MIDDLE], "gdc", max_parallel))
+            rehearsal.run()
+            report = fleet_report(rehearsal, "golden")
+            fleet_events = store.events()
+            events = {name: m.store.events() for name, m in sorted(rehearsal.members.items())}
+    finally:
+        if before is None:
+            os.environ.pop("KUPGRADE_HOME", None)
+        else:
+            os.environ["KUPGRADE_HOME"] = before
+    return {
+        "outcome": report["outcome"],
+        "steps": len(report["steps"]),
+        "events": len(fleet_events) + sum(len(e) for e in events.values()),
+        "event_log": _digest([fleet_events, events]),
+        "timeline": _digest(report),
+        "objects": _digest(report["clusters"]),
+    }
+
+
 def _example(platform: str, seed: int) -> Spec:
     data = yaml.safe_load(example_profile(platform))
     data["spec"]["seed"] = seed
@@ -110,9 +147,21 @@ SCENARIOS: dict[str, Callable[[Path], dict[str, object]]] = {
     "gdc-example-seed-7": lambda h: _gdc(_example("gdc", 7), h, "1.29.100-gke.251"),
     "kube-bench-50-seed-7": lambda h: _kube(kube_bench.profile(50), h),
     "kube-bench-40-seed-9": lambda h: _kube(_seeded(kube_bench.profile(40), 9), h),
+    "gdc-fleet-6-users": lambda h: _fleet(6, 0, h),
+    "gdc-fleet-5-users-2-at-a-time": lambda h: _fleet(5, 2, h),
 }
 
 GOLDEN: dict[str, dict[str, object]] = {
+    "gdc-fleet-6-users": {
+        "outcome": "completed", "steps": 14, "events": 2143,
+        "event_log": "db073a24a0182e49", "timeline": "68a2c1c7e0bfa4b0",
+        "objects": "35d78de69c2f1711",
+    },
+    "gdc-fleet-5-users-2-at-a-time": {
+        "outcome": "completed", "steps": 12, "events": 1829,
+        "event_log": "d45be0957c47d61d", "timeline": "646f892c209ba5db",
+        "objects": "e9e3ad457568f866",
+    },
     "gdc-bench-50-seed-7": {
         "outcome": "completed", "steps": 587, "events": 2425,
         "event_log": "b3e6de3373f91b27", "timeline": "4117e02849c440d1",

@@ -19,6 +19,8 @@ import copy
 from dataclasses import replace
 from typing import Any
 
+import msgspec
+
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import set_condition
 from kupgrade.cluster.gdc import (
@@ -59,6 +61,10 @@ def rolls_a_pool(stage_id: str) -> bool:
     return stage_id.endswith("node-pool") or "-node-pool/" in stage_id
 
 
+def _copy(state: dict[str, Any]) -> dict[str, Any]:
+    return msgspec.msgpack.decode(msgspec.msgpack.encode(state))  # type: ignore[no-any-return]
+
+
 def one_pool_at_a_time(planned: list[Stage]) -> list[Stage]:
     """`nodePoolUpgradeStrategy.concurrentNodePools: 0`: each worker pool waits for the
     one before it (by default they upgrade together)."""
@@ -82,6 +88,10 @@ class GdcController:
         self._nodes = api.watch("Node")
         self._changed: set[str] = set()
         self._pool_of: dict[str, str] = {}
+        # The stage plan of one cluster shape: it depends only on the shape, and a pass
+        # asks for it twice (a fleet rehearsal syncs its clusters tens of thousands of
+        # times); planned again whenever the shape differs.
+        self._planned: dict[tuple[Any, ...], list[Stage]] = {}
 
     # --- the loop ---------------------------------------------------------------------
 
@@ -89,7 +99,10 @@ class GdcController:
         running = in_progress(self.api)
         if running is None:
             return None
-        st: dict[str, Any] = copy.deepcopy(running)
+        # A copy to work on (the stored state is compared with it when saved). The state
+        # is plain data (it is stored as JSON), so a msgpack round trip copies it exactly,
+        # several times faster than deepcopy.
+        st: dict[str, Any] = _copy(running)
         wake: list[float] = []
         self._note_changes()
         for _ in range(50):  # a finished stage lets the next start at the same moment
@@ -151,10 +164,16 @@ class GdcController:
                 if pool_role(p) == WORKER and p["metadata"]["name"] not in st["leavePools"]
             ],
         )
-        planned = stages(shape, st["method"])
         strategy = cluster["spec"].get("nodePoolUpgradeStrategy") or {}
-        if strategy.get("concurrentNodePools", 1) == 0:
-            planned = one_pool_at_a_time(planned)
+        one_by_one = strategy.get("concurrentNodePools", 1) == 0
+        key = (*msgspec.structs.astuple(shape)[:4], tuple(shape.workerNodePools),
+               st["method"], one_by_one)  # fmt: skip
+        planned = self._planned.get(key)
+        if planned is None:
+            planned = stages(shape, st["method"])
+            if one_by_one:
+                planned = one_pool_at_a_time(planned)
+            self._planned = {key: planned}  # one shape at a time: nothing grows
         return planned
 
     def _run(self, stage: Stage, st: dict[str, Any], wake: list[float]) -> bool:
