@@ -11,6 +11,8 @@ import functools
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
+
 from kupgrade.cluster import mco
 
 Obj = dict[str, Any]
@@ -211,6 +213,14 @@ def pdb(name: str, namespace: str, selector: dict[str, str], budget: dict[str, A
         "spec": {"selector": {"matchLabels": selector}, **budget},
         "status": {},
     }
+
+
+def copied(obj: Obj) -> Obj:
+    """A deep copy of an API object to change and compare with the original. Objects are
+    JSON (that is how they are stored and served), so a msgpack round trip copies them
+    exactly, several times faster than copy.deepcopy (which took a third of the OLM
+    controller's time)."""
+    return msgspec.msgpack.decode(msgspec.msgpack.encode(obj))  # type: ignore[no-any-return]
 
 
 def key_of(obj: Obj) -> str:

@@ -8,7 +8,8 @@ object, even by one byte, fails here. The scenarios are the benches' own profile
 bench measures the very runs held here) at small sizes, with two seeds, plus the shipped
 example profile (faults, a budget, a change at a minute, DaemonSets) on all three
 platforms' runners, and a distributed-cloud fleet rehearsed along its plan (the fleet's
-report and the event log of the fleet and of every member).
+report and the event log of the fleet and of every member), and subscriptions on the
+real v4.21 community catalog walked to their heads by the OLM controller.
 
 If a change is meant to alter the simulation, say so in its note and record the new
 digests with `python -m tests.sim.test_golden_runs`.
@@ -21,6 +22,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -29,6 +31,7 @@ import yaml
 from bench import fleet_rehearsal as fleet_bench
 from bench import gdc as gdc_bench
 from bench import kube as kube_bench
+from bench import olm as olm_bench
 from bench import sim as openshift_bench
 from kupgrade.controllers.gdc.request import request_upgrade as gdc_request
 from kupgrade.controllers.kube.request import request_upgrade as kube_request
@@ -40,23 +43,26 @@ from kupgrade.sim.fleet.rehearsal import Rehearsal, Settings
 from kupgrade.sim.fleet.report import fleet_report
 from kupgrade.sim.gdc_runner import GdcRunner
 from kupgrade.sim.kube_runner import KubeRunner
-from kupgrade.sim.profile import Profile, Spec, example_profile
+from kupgrade.sim.olm import add_source, subscribe
+from kupgrade.sim.profile import Olm, Pool, Profile, Spec, example_profile
 from kupgrade.sim.report import timeline
 from kupgrade.sim.runner import Runner
 from kupgrade.sim.store import Store
+from tests.support.conformance import SHARED
 from tests.support.sim import ask_for_target
 from tests.support.sim import runner as openshift_runner
 
 _encode = msgspec.json.Encoder(order="sorted").encode
+CATALOG = SHARED / "conformance" / "olm" / "catalogs" / "community-operators-prod" / "v4.21.json"
 
 
 def _digest(value: object) -> str:
     return hashlib.sha256(_encode(value)).hexdigest()[:16]
 
 
-def _result(store: Store, runner: Runner, since: float) -> dict[str, object]:
+def _result(store: Store, runner: Runner, since: float, **run: Any) -> dict[str, object]:
     """The run to its end, as digests of its events, timeline and objects."""
-    outcome = runner.run()
+    outcome = runner.run(**run)
     events = store.events()
     objects = {kind: store.list(kind) for kind in sorted({k[0] for k in store._objects})}
     store.close()
@@ -95,6 +101,32 @@ def _kube(spec: Spec, home: Path) -> dict[str, object]:
     kube_request(runner.sim, "1.31.2", ["1.30.9"], "auto")
     store.commit()
     return _result(store, runner, since)
+
+
+def _olm(subscriptions: int, home: Path) -> dict[str, object]:
+    """Subscriptions on the real v4.21 community catalog walked to their channels' heads
+    by the OLM controller (bench/olm.py's cluster, smaller)."""
+    if not CATALOG.exists():
+        pytest.skip(f"{CATALOG} not found (../shared is not beside this repository)")
+    spec = Spec(seed=1, pools=[Pool(name="master", nodes=1, max_unavailable=1)], olm=Olm())
+    root = create_cluster(home, "o", Profile(spec=spec))
+    store = Store(root / "cluster.db")
+    runner = openshift_runner(root, store, spec)
+    add_source(runner.sim, "community", str(CATALOG), namespace="olm")
+    for i, (package, channel, start) in enumerate(
+        olm_bench._starts(olm_bench._full(CATALOG), subscriptions)
+    ):
+        subscribe(
+            runner.sim,
+            package=package,
+            source="community",
+            source_namespace="olm",
+            namespace=f"team-{i}",
+            channel=channel,
+            starting_csv=start,
+        )
+    store.commit()
+    return _result(store, runner, runner.sim.now(), until="idle", max_seconds=30 * 86400)
 
 
 def _fleet(users: int, max_parallel: int, home: Path) -> dict[str, object]:
@@ -148,10 +180,16 @@ SCENARIOS: dict[str, Callable[[Path], dict[str, object]]] = {
     "kube-bench-50-seed-7": lambda h: _kube(kube_bench.profile(50), h),
     "kube-bench-40-seed-9": lambda h: _kube(_seeded(kube_bench.profile(40), 9), h),
     "gdc-fleet-6-users": lambda h: _fleet(6, 0, h),
+    "olm-12-subscriptions": lambda h: _olm(12, h),
     "gdc-fleet-5-users-2-at-a-time": lambda h: _fleet(5, 2, h),
 }
 
 GOLDEN: dict[str, dict[str, object]] = {
+    "olm-12-subscriptions": {
+        "outcome": "idle", "steps": 21, "events": 666,
+        "event_log": "8d48dbdfe85f2c42", "timeline": "bcbe37787d14e463",
+        "objects": "e890b8a099daeff1",
+    },
     "gdc-fleet-6-users": {
         "outcome": "completed", "steps": 14, "events": 2143,
         "event_log": "db073a24a0182e49", "timeline": "68a2c1c7e0bfa4b0",

@@ -39,7 +39,7 @@ from kupgrade.cluster.gdc import (
     pool_of,
     pool_role,
 )
-from kupgrade.cluster.objects import Obj, parse_rfc3339, rfc3339
+from kupgrade.cluster.objects import Obj, copied, parse_rfc3339, rfc3339
 from kupgrade.controllers.gdc.request import STATE, in_progress
 from kupgrade.controllers.gdc.rollout import PoolRollout, pool_status
 from kupgrade.plan.stages import SELF_MANAGED, Stage, StageCluster, stages
@@ -59,10 +59,6 @@ F_VERSION = "anthosBareMetalVersion"
 def rolls_a_pool(stage_id: str) -> bool:
     """The stage rolls a node pool (control plane, load balancer or a worker pool)."""
     return stage_id.endswith("node-pool") or "-node-pool/" in stage_id
-
-
-def _copy(state: dict[str, Any]) -> dict[str, Any]:
-    return msgspec.msgpack.decode(msgspec.msgpack.encode(state))  # type: ignore[no-any-return]
 
 
 def one_pool_at_a_time(planned: list[Stage]) -> list[Stage]:
@@ -99,10 +95,8 @@ class GdcController:
         running = in_progress(self.api)
         if running is None:
             return None
-        # A copy to work on (the stored state is compared with it when saved). The state
-        # is plain data (it is stored as JSON), so a msgpack round trip copies it exactly,
-        # several times faster than deepcopy.
-        st: dict[str, Any] = _copy(running)
+        # A copy to work on (the stored state is compared with it when saved).
+        st: dict[str, Any] = copied(running)
         wake: list[float] = []
         self._note_changes()
         for _ in range(50):  # a finished stage lets the next start at the same moment

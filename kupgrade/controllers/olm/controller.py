@@ -13,13 +13,14 @@ Everything it knows is in objects' status, so a restarted controller carries on.
 
 from __future__ import annotations
 
-import copy
+import bisect
 import json
 from collections.abc import Callable
+from typing import Any
 
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import find, remove, set_condition
-from kupgrade.cluster.objects import Obj, key_of, rfc3339, stamp_or_zero
+from kupgrade.cluster.objects import Obj, copied, key_of, rfc3339, stamp_or_zero
 from kupgrade.cluster.olm import (
     GROUP_VERSION,
     OLM_OPERATOR,
@@ -68,6 +69,23 @@ def plan_csv(plan: Obj) -> str:
     return str(names[0]) if isinstance(names, list) else ""
 
 
+SUBSCRIPTION_LABEL = "operators.coreos.com/subscription"  # an install plan's subscription
+
+
+def _owner(plan: Obj) -> tuple[Any, Any]:
+    """(namespace, subscription) of an install plan, as its metadata has them."""
+    meta = plan["metadata"]
+    return meta.get("namespace"), (meta.get("labels") or {}).get(SUBSCRIPTION_LABEL)
+
+
+def _name(plan: Obj) -> str:
+    return str(plan["metadata"]["name"])
+
+
+def _generation(plan: Obj) -> int:
+    return _int(plan["spec"].get("generation"))
+
+
 def _int(value: object) -> int:
     """An integer field as a client may have written it (0 when it is not one)."""
     try:
@@ -108,6 +126,10 @@ class OlmController:
         self.changes = api.watch(*WATCHED)
         self._fresh: set[tuple[str, str]] = set()
         self._loaded: tuple[list[Source], list[str]] | None = None
+        # Each subscription's install plans, by name, grouped once per pass instead of
+        # listing every plan for every subscription (which made a pass cost subscriptions
+        # x plans); a plan this controller creates joins its group.
+        self._walks: dict[tuple[Any, Any], list[Obj]] | None = None
 
     def sync(self) -> float | None:
         if not self.changes:
@@ -115,6 +137,7 @@ class OlmController:
         self.changes.drain()
         self._fresh = self._polls()
         self._loaded = None  # read again this pass
+        self._walks = None
         subscriptions = self.api.list("Subscription")
         for sub in subscriptions:
             self._subscription(sub)
@@ -130,7 +153,7 @@ class OlmController:
     # --- subscriptions -----------------------------------------------------------------
 
     def _subscription(self, found: Obj) -> None:
-        sub = copy.deepcopy(found)
+        sub = copied(found)
         status = sub.setdefault("status", {})
         status.setdefault("conditions", [])
         if self._plan_step(sub, status):
@@ -200,7 +223,7 @@ class OlmController:
 
     def _set_plan_phase(self, plan: Obj, phase: str) -> str:
         if plan["status"].get("phase") != phase:
-            changed = copy.deepcopy(plan)
+            changed = copied(plan)
             changed["status"]["phase"] = phase
             self.api.write(changed)
             self.api.record(key_of(plan), f"InstallPlan{phase}", f"install plan {phase}")
@@ -222,7 +245,7 @@ class OlmController:
             last = found.get("status", {}).get("latestImageRegistryPoll")
             if last and now < stamp_or_zero(last) + interval:
                 continue
-            source = copy.deepcopy(found)
+            source = copied(found)
             source.setdefault("status", {}).update({
                 "latestImageRegistryPoll": self._stamp(),
                 "connectionState": {"lastObservedState": "READY", "lastConnect": self._stamp()},
@@ -297,14 +320,13 @@ class OlmController:
 
     def _walk(self, sub: Obj) -> list[str]:
         """The CSVs this subscription's install plans installed, in order."""
+        if self._walks is None:
+            self._walks = {}
+            for p in self.api.list("InstallPlan"):  # in (namespace, name) order
+                self._walks.setdefault(_owner(p), []).append(p)
         meta = sub["metadata"]
-        plans = [
-            p for p in self.api.list("InstallPlan")
-            if p["metadata"].get("namespace") == meta["namespace"]
-            and (p["metadata"].get("labels") or {}).get("operators.coreos.com/subscription") == meta["name"]
-        ]  # fmt: skip
-        plans.sort(key=lambda p: _int(p["spec"].get("generation")))
-        return [plan_csv(p) for p in plans]
+        plans = self._walks.get((meta["namespace"], meta["name"]), [])
+        return [plan_csv(p) for p in sorted(plans, key=_generation)]
 
     def _installed(self, status: Obj, namespace: str) -> Installed | None:
         name = status.get("installedCSV")
@@ -336,6 +358,9 @@ class OlmController:
                                  "namespace": source.namespace if source else ""},
         }]  # fmt: skip
         self.api.write(plan)
+        if self._walks is not None:
+            group = self._walks.setdefault(_owner(plan), [])
+            group.insert(bisect.bisect(group, plan["metadata"]["name"], key=_name), plan)
         self.api.record(key_of(sub), "InstallPlanCreated", f"{name} installs {csv}")
         status.update({
             "state": "UpgradePending", "currentCSV": csv, "installPlanGeneration": generation,
@@ -353,7 +378,7 @@ class OlmController:
     # --- CSVs ---------------------------------------------------------------------------
 
     def _csv(self, found: Obj) -> None:
-        csv = copy.deepcopy(found)
+        csv = copied(found)
         status = csv["status"]
         phase = status.get("phase")
         if phase == "Pending":
@@ -426,7 +451,7 @@ class OlmController:
             "metadata": {"name": name, "namespace": meta["namespace"], "creationTimestamp": self._stamp()},
             "status": {},
         }  # fmt: skip
-        deployment: Obj = copy.deepcopy(existing) if existing else fresh
+        deployment: Obj = copied(existing) if existing else fresh
         deployment["metadata"].setdefault("labels", {})[OWNER] = meta["name"]
         deployment["spec"] = {**spec, "selector": {"matchLabels": {"app": name}}}
         self.api.write(deployment)
@@ -442,7 +467,7 @@ class OlmController:
     def _replacing(self, csv: Obj) -> None:
         old = self._replaced(csv)
         if old is not None and old["status"].get("phase") == "Succeeded":
-            changed = copy.deepcopy(old)
+            changed = copied(old)
             self._phase(
                 changed,
                 "Replacing",
@@ -454,7 +479,7 @@ class OlmController:
     def _deleting(self, csv: Obj) -> None:
         old = self._replaced(csv)
         if old is not None and old["status"].get("phase") in ("Replacing", "Succeeded"):
-            changed = copy.deepcopy(old)
+            changed = copied(old)
             self._phase(
                 changed,
                 "Deleting",
@@ -485,7 +510,7 @@ class OlmController:
             "metadata": {"name": OLM_OPERATOR, "creationTimestamp": self._stamp()}, "spec": {},
             "status": {"conditions": [], "versions": [{"name": "operator", "version": current}]},
         }  # fmt: skip
-        co: Obj = copy.deepcopy(found) if found else fresh
+        co: Obj = copied(found) if found else fresh
         csvs = [
             c
             for c in self.api.list("ClusterServiceVersion")
