@@ -218,8 +218,8 @@ def pdb(name: str, namespace: str, selector: dict[str, str], budget: dict[str, A
 def copied(obj: Obj) -> Obj:
     """A deep copy of an API object to change and compare with the original. Objects are
     JSON (that is how they are stored and served), so a msgpack round trip copies them
-    exactly, several times faster than copy.deepcopy (which took a third of the OLM
-    controller's time)."""
+    exactly (a tuple comes back a list, as it would from the store), several times faster
+    than copy.deepcopy (which took a third of the OLM controller's time)."""
     return msgspec.msgpack.decode(msgspec.msgpack.encode(obj))  # type: ignore[no-any-return]
 
 

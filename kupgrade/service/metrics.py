@@ -13,6 +13,7 @@ times are the workers' max, `ready` their min: ready when every worker is).
 from __future__ import annotations
 
 import os
+from typing import Literal
 
 from prometheus_client import (
     CollectorRegistry,
@@ -29,6 +30,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 # The `_created` series double the exposition for no use in dashboards or alerts.
 disable_created_metrics()  # type: ignore[no-untyped-call]
 
+Combined = Literal["max", "min", "mostrecent"]  # how a gauge's workers' values combine
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
 
@@ -75,46 +77,38 @@ class ServiceMetrics:
             ["reason"],
             registry=r,
         )
-        self.last_success = Gauge(
+
+        def gauge(name: str, text: str, combined: Combined) -> Gauge:
+            """A gauge, and how the workers' values are combined into one (see module)."""
+            return Gauge(name, text, multiprocess_mode=combined, registry=r)
+
+        self.last_success = gauge(
             "kupgrade_graph_last_successful_refresh_timestamp_seconds",
-            "Unix time of the last refresh that produced or confirmed a graph.",
-            multiprocess_mode="max",
-            registry=r,
-        )
-        self.last_failure = Gauge(
-            "kupgrade_graph_last_failed_refresh_timestamp_seconds",
-            "Unix time of the last refresh that failed (0 if none).",
-            multiprocess_mode="max",
-            registry=r,
-        )
-        self.build_seconds = Gauge(
-            "kupgrade_graph_build_duration_seconds",
-            "Duration of the last successful graph build.",
-            multiprocess_mode="mostrecent",
-            registry=r,
-        )
-        self.generation = Gauge(
-            "kupgrade_graph_generation",
-            "Number of the graph generation being served (the newest of any worker).",
-            multiprocess_mode="max",
-            registry=r,
-        )
-        self.nodes = Gauge("kupgrade_graph_nodes", "Nodes in the served graph.",
-                           multiprocess_mode="mostrecent", registry=r)  # fmt: skip
-        self.edges = Gauge("kupgrade_graph_edges", "Edges in the served graph.",
-                           multiprocess_mode="mostrecent", registry=r)  # fmt: skip
-        self.conditional_edges = Gauge(
-            "kupgrade_graph_conditional_edges", "Conditional edges in the served graph.",
-            multiprocess_mode="mostrecent", registry=r,
+            "Unix time of the last refresh that produced or confirmed a graph.", "max",
         )  # fmt: skip
-        self.skipped_files = Gauge(
+        self.last_failure = gauge(
+            "kupgrade_graph_last_failed_refresh_timestamp_seconds",
+            "Unix time of the last refresh that failed (0 if none).", "max",
+        )  # fmt: skip
+        self.build_seconds = gauge(
+            "kupgrade_graph_build_duration_seconds",
+            "Duration of the last successful graph build.", "mostrecent",
+        )  # fmt: skip
+        self.generation = gauge(
+            "kupgrade_graph_generation",
+            "Number of the graph generation being served (the newest of any worker).", "max",
+        )  # fmt: skip
+        self.nodes = gauge("kupgrade_graph_nodes", "Nodes in the served graph.", "mostrecent")
+        self.edges = gauge("kupgrade_graph_edges", "Edges in the served graph.", "mostrecent")
+        self.conditional_edges = gauge(
+            "kupgrade_graph_conditional_edges", "Conditional edges in the served graph.",
+            "mostrecent",
+        )  # fmt: skip
+        self.skipped_files = gauge(
             "kupgrade_graph_data_skipped_files",
-            "graph-data files the builder skipped (see the logs).",
-            multiprocess_mode="mostrecent",
-            registry=r,
-        )
-        self.ready = Gauge("kupgrade_ready", "1 once a graph is loaded (by every worker).",
-                           multiprocess_mode="min", registry=r)  # fmt: skip
+            "graph-data files the builder skipped (see the logs).", "mostrecent",
+        )  # fmt: skip
+        self.ready = gauge("kupgrade_ready", "1 once a graph is loaded (by every worker).", "min")
 
     def observe(self, route: str, code: int, seconds: float) -> None:
         self.requests.labels(route, str(code)).inc()

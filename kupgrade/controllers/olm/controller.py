@@ -358,9 +358,10 @@ class OlmController:
                                  "namespace": source.namespace if source else ""},
         }]  # fmt: skip
         self.api.write(plan)
-        if self._walks is not None:
+        if self._walks is not None:  # the plan joins (or replaces its name in) its group
             group = self._walks.setdefault(_owner(plan), [])
-            group.insert(bisect.bisect(group, plan["metadata"]["name"], key=_name), plan)
+            at = bisect.bisect_left(group, name, key=_name)
+            group[at : at + (at < len(group) and _name(group[at]) == name)] = [plan]
         self.api.record(key_of(sub), "InstallPlanCreated", f"{name} installs {csv}")
         status.update({
             "state": "UpgradePending", "currentCSV": csv, "installPlanGeneration": generation,
