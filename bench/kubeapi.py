@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from bench.memory import peak_mb
 from bench.sim import profile
 from kupgrade.service.kubeapi.server import APIServer, version_info
 from kupgrade.sim.cluster import SimCluster
@@ -62,6 +63,7 @@ def bench_kubeapi(nodes: int = 5000, changes: int = 2000) -> dict[str, Any]:
                                  "per_second": round(count / max(seconds, 1e-9))}  # fmt: skip
                 out["watch"] = _watch(client, sim, store, changes)
         store.close()
+    out["peak_rss_mb"] = peak_mb()  # the API server and its client: one process
     return out
 
 

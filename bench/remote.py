@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.memory import peak_mb
 from bench.sim import profile
 from kupgrade.cli.cluster import availability
 from kupgrade.cluster.remote import InformedBackend
@@ -98,6 +99,7 @@ def bench_remote(nodes: int = 500) -> dict[str, Any]:
         "ratio_api_over_in_process": round(remote["wall_s"] / max(local["wall_s"], 1e-9), 2),
         "same_end": local["simulated_s"] == remote["simulated_s"]
         and local["steps"] == remote["steps"],
+        "peak_rss_mb": peak_mb(),  # the in-process run and the remote controllers' client
     }
 
 

@@ -50,11 +50,9 @@ from bench.cli_start import bench_cli_start
 from bench.console import bench_console
 from bench.fleet import bench_fleet
 from bench.gdc import bench_gdc
-from bench.kubeapi import bench_kubeapi
 from bench.olm import bench_olm, bench_olm_cluster
 from bench.promql import bench_promql
 from bench.release import bench_release, describe
-from bench.remote import bench_remote
 from bench.sim import bench_sim
 from kupgrade.graph.builder import build_graph
 from kupgrade.graph.codec import encode_graph
@@ -318,8 +316,10 @@ def main() -> None:
         report["promql"] = bench_promql(SHARED.parent.parent, 10_000, 5)
     report["release"] = bench_release(1000, 7)
     report["simulated upgrade"] = bench_sim([int(n) for n in args.sim_sizes.split(",")])
-    report["kubernetes api"] = bench_kubeapi(args.api_nodes)
-    report["rehearsal over the api"] = bench_remote(args.remote_nodes)
+    report["kubernetes api"] = _own_process("bench.kubeapi", "--nodes", str(args.api_nodes))
+    report["rehearsal over the api"] = _own_process(
+        "bench.remote", "--nodes", str(args.remote_nodes)
+    )
     report["gdc rehearsal"] = bench_gdc([int(n) for n in args.gdc_sizes.split(",")])
     report["kubernetes rehearsal"] = _own_process("bench.kube", "--nodes", str(args.kube_nodes))
     report["fleet plan"] = bench_fleet([int(n) for n in args.fleet_sizes.split(",")])
@@ -394,7 +394,8 @@ def main() -> None:
             )
         )
     api = report["kubernetes api"]
-    print(f"kubernetes api ({api['nodes']} nodes, HTTPS on loopback):")  # type: ignore[index]
+    print(f"kubernetes api ({api['nodes']} nodes, HTTPS on loopback, "  # type: ignore[index]
+          f"peak {api['peak_rss_mb']} MB):")  # type: ignore[index]  # fmt: skip
     for name, row in api.items():  # type: ignore[union-attr]
         if isinstance(row, dict):
             count = row.get("objects", row.get("events"))
@@ -404,7 +405,8 @@ def main() -> None:
         f"rehearsal over the api ({remote['nodes']} nodes): in process "  # type: ignore[index]
         f"{remote['in_process']['wall_s']} s, controllers over the API "  # type: ignore[index]
         f"{remote['over_api']['wall_s']} s ({remote['over_api']['requests']} requests), "  # type: ignore[index]
-        f"ratio {remote['ratio_api_over_in_process']}x, same end: {remote['same_end']}"  # type: ignore[index]
+        f"ratio {remote['ratio_api_over_in_process']}x, same end: {remote['same_end']}, "  # type: ignore[index]
+        f"peak {remote['peak_rss_mb']} MB"  # type: ignore[index]
     )
     print("distributed-cloud rehearsal (1.28 -> 1.29, 5 worker pools, 20 pods per worker):")
     for row in report["gdc rehearsal"]["sizes"]:  # type: ignore[index]
