@@ -5,8 +5,8 @@ an alias bomb, a FIFO, a file that never ends. The intake guards refuse what the
 see; the child process is the guard for everything else. It reads the inputs, builds the
 graph and hands back only what the service serves (the graph document, the graph-data
 tarball, the skipped files and every known channel's answer already rendered), as msgpack
-on stdout. It runs under an address-space
-limit and a wall-clock timeout; the parent's GIL is never held by a build.
+on stdout. It runs under an address-space limit (which it sets itself, first thing) and a
+wall-clock timeout; the parent's GIL is never held by a build nor by rendering.
 """
 
 from __future__ import annotations
