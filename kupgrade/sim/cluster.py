@@ -10,19 +10,13 @@ from typing import Any
 from kupgrade.cluster.backend import Watch
 from kupgrade.cluster.disruption import Answer, eviction
 from kupgrade.cluster.objects import applies_nothing, is_ready_pod, key_of, rfc3339
-from kupgrade.sim.budgets import ledger, selects
+from kupgrade.sim.budgets import ledger
 from kupgrade.sim.store import Obj, Store
 
 
 def _pod_node(pod: Obj) -> list[str]:
     node = pod["spec"].get("nodeName")
     return [node] if node else []
-
-
-def _labels(obj: Obj) -> list[str]:
-    meta = obj["metadata"]
-    namespace = meta.get("namespace", "")
-    return [f"{namespace}/{k}={v}" for k, v in (meta.get("labels") or {}).items()]
 
 
 class SimCluster:
@@ -38,7 +32,6 @@ class SimCluster:
             self.rng.seed(int(store.meta("seed", 1)))
         self.changed = False
         store.index("Pod", "node", _pod_node)
-        store.index("Pod", "label", _labels)
         # Budget status as the disruption controller publishes it, kept as pods change.
         self.budgets = ledger(store)
 
@@ -105,20 +98,6 @@ class SimCluster:
 
     def pods_on(self, node: str) -> builtins.list[Obj]:
         return self.store.lookup("Pod", "node", node)
-
-    def selected(self, kind: str, namespace: str, selector: dict[str, Any]) -> builtins.list[Obj]:
-        """Objects of `kind` in `namespace` whose labels match selector.matchLabels."""
-        wanted = (selector or {}).get("matchLabels") or {}
-        if not wanted:
-            return [
-                o for o in self.store.list(kind) if o["metadata"].get("namespace", "") == namespace
-            ]
-        first, *rest = sorted(wanted.items())
-        found = self.store.lookup(kind, "label", f"{namespace}/{first[0]}={first[1]}")
-        if not rest:
-            return found
-        more = {"matchLabels": dict(rest)}
-        return [o for o in found if selects(more, o["metadata"].get("labels") or {})]
 
     def evict(self, pod: Obj) -> Answer:
         meta = pod["metadata"]
