@@ -158,13 +158,13 @@ def serve(config: ServeConfig) -> None:
     })  # fmt: skip
     os.environ[CONFIG_ENV] = config.to_env()
     try:
-        _run(config, shared)
+        _run(config)
     finally:
         if shared:
             shutil.rmtree(shared, ignore_errors=True)
 
 
-def _run(config: ServeConfig, shared: str) -> None:
+def _run(config: ServeConfig) -> None:
     # Granian and its runtime load only when serving: every other command starts faster.
     from granian import Granian  # noqa: PLC0415
     from granian.constants import HTTPModes, Interfaces, Loops, TaskImpl  # noqa: PLC0415
@@ -180,7 +180,7 @@ def _run(config: ServeConfig, shared: str) -> None:
         http1_settings=HTTP1Settings(header_read_timeout=round(config.read_timeout * 1000)),
         websockets=False,
         # Each worker serves the same port (SO_REUSEPORT) and refreshes its own graph;
-        # their metrics are written to `shared` and added up by whichever answers.
+        # their metrics are written to config.metrics_dir and added up by whichever answers.
         workers=config.workers,
         # uvloop serves ~10% more requests per second than asyncio on the graph route
         # (bench/). Granian's experimental Rust task implementation would add more but

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from kupgrade.errors import KupgradeError
 from kupgrade.graph.loading import fingerprint
-from kupgrade.graph.policy import PolicyError, PolicyView, check_arch, check_channel
+from kupgrade.graph.policy import PolicyView, check_arch, check_channel
 from kupgrade.service.metrics import ServiceMetrics
 from kupgrade.service.rebuild import (
     DEFAULT_MEMORY_MB,
@@ -27,7 +27,7 @@ from kupgrade.service.rebuild import (
     Rebuilt,
     build_isolated,
 )
-from kupgrade.service.rendered import EMPTY_RENDERED, Rendered
+from kupgrade.service.rendered import EMPTY_RENDERED, Rendered, render_all
 
 log = logging.getLogger("kupgrade.service")
 
@@ -66,17 +66,6 @@ class Generation:
             # garbage requests cannot grow memory without bound.
             self.renders[key] = rendered
         return rendered
-
-    def warm(self) -> None:
-        """Render every known (channel, arch) so the first clients do not pay for it."""
-        for channel in sorted(self.channels):
-            for arch in sorted(self.arches):
-                if (channel, arch) in self.renders:
-                    continue
-                try:
-                    self.render(channel, arch)
-                except PolicyError:
-                    continue  # e.g. a channel name the request regex can never match
 
     def tarball(self) -> bytes:
         return self.built.tarball
@@ -170,10 +159,9 @@ class GraphState:
         )
         for skipped in built.skipped:
             log.warning("graph-data file skipped: %s: %s", skipped.path, skipped.reason)
-        # The rebuild's child rendered every known answer already (off this process's
-        # GIL); warm() renders only what it could not.
-        generation.renders.update(built.renders)
-        generation.warm()
+        # Every known answer rendered before the first client asks: by the rebuild's child
+        # (off this process's GIL), or here when a build came without them.
+        generation.renders.update(built.renders or render_all(view))
         self.current = generation
         self.last_error = None
         m = self.metrics
