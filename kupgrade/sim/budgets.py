@@ -8,7 +8,7 @@ cost a 5,000-node rehearsal a third of its time; here a pod's change moves its o
 contribution (ready or not, its owners) from the budgets it left to those it joined, and
 a budget's status is read from its counts. A change to any budget (rare: created with
 the cluster, patched by a profile's change or `kubectl apply`) recounts everything once,
-on the next ask.
+on the next ask. The evictions that read it honour budgets as SPEC E3 and G11 say.
 """
 
 from __future__ import annotations

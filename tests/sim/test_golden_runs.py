@@ -1,4 +1,5 @@
-"""The simulated result stays byte-identical for the same seed, whatever makes it faster.
+"""The simulated result stays byte-identical for the same seed, whatever makes it faster
+(SPEC X2: the simulator's prediction must not depend on how fast it runs).
 
 Each rehearsal below runs to its end and is reduced to three digests: its event log (every
 field of every event, in order), the report's timeline, and every object left in the store.
