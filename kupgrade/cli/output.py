@@ -16,20 +16,14 @@ from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
-import yaml
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.text import Text
 
 from kupgrade.errors import KupgradeError
-from kupgrade.outputs import write_output
+
+# YAML, the progress bar and the atomic writer are imported where they are used: every
+# command imports this module, and they cost a command that needs none of them ~30 ms of
+# its start (bench/cli_start.py).
 
 # Off a terminal Rich assumes 80 columns and truncates table cells; piped output and logs
 # should keep whole risk names and URLs.
@@ -70,6 +64,8 @@ def print_json(doc: Any) -> None:
     document: it goes through JSON first, so tuples and the like come out as lists)."""
     text = json.dumps(doc, indent=2, ensure_ascii=False)
     if _ASKED.get() is Format.yaml:
+        import yaml  # noqa: PLC0415 - see the imports above
+
         text = yaml.safe_dump(json.loads(text), sort_keys=False, allow_unicode=True).rstrip("\n")
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
@@ -82,6 +78,8 @@ def write_stdout_bytes(data: bytes) -> None:
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Never half-written, never replacing a device or FIFO, created with the umask."""
+    from kupgrade.outputs import write_output  # noqa: PLC0415 - see the imports above
+
     write_output(path, data)
 
 
@@ -120,6 +118,15 @@ def progress(description: str, steps: int) -> Iterator[Callable[[str], None]]:
 
     Call the yielded function with the name of each step as it starts.
     """
+    from rich.progress import (  # noqa: PLC0415 - see the imports above
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),

@@ -14,7 +14,6 @@ from typing import Any
 
 import msgspec
 
-from kupgrade import intake
 from kupgrade.errors import InputError, VersionError
 from kupgrade.versions import GdcVersion, parse_kube
 
@@ -358,6 +357,10 @@ def load_profile(path: Path | None, *, template: bool = False) -> Profile:
     whose pools each cluster replaces) is checked once it is applied, not here."""
     if path is None:
         return Profile()
+    # Here, not at the top: every command on a simulated cluster imports this module for
+    # the Profile type, and the YAML reader costs ~15 ms of its start (bench/cli_start.py).
+    from kupgrade import intake  # noqa: PLC0415
+
     data = intake.load_yaml(intake.read_file(path, "profile"), str(path))
     try:
         profile = msgspec.convert(data or {}, Profile, strict=False)
