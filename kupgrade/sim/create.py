@@ -21,6 +21,7 @@ from kupgrade.errors import InputError
 from kupgrade.release.payload import LoadOptions, load_payload
 from kupgrade.release.sources import open_payload
 from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.collector import paused
 from kupgrade.sim.gdc import populate_gdc
 from kupgrade.sim.kube_create import populate_kube
 from kupgrade.sim.olm import start_with
@@ -89,7 +90,8 @@ def create_cluster(home: Path, name: str, profile: Profile) -> Path:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        _populate(tmp, name, profile)
+        with paused():  # a big cluster's pods, nodes and manifests: acyclic documents
+            _populate(tmp, name, profile)
         tmp.rename(target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -23,10 +23,11 @@ from kupgrade.cluster.remote import InformedBackend
 from kupgrade.controllers.protocol import Controller
 from kupgrade.controllers.version.controller import Wiring
 from kupgrade.errors import InputError
+from kupgrade.sim.collector import few_collections
 from kupgrade.sim.gdc_runner import GdcRunner
 from kupgrade.sim.kube_runner import KubeRunner
 from kupgrade.sim.profile import Profile, Spec
-from kupgrade.sim.runner import MAX_PASSES, RESYNC, CommitPace, Outcome, Runner, _few_collections
+from kupgrade.sim.runner import MAX_PASSES, RESYNC, CommitPace, Outcome, Runner
 
 
 def served_profile(api: InformedBackend) -> tuple[Path, Spec]:
@@ -124,7 +125,7 @@ class _Remote:
         self, until: str = "completed", on_step: Any = None, max_seconds: float = 14 * 86400.0,
         restart_on_handoff: bool = True,
     ) -> Outcome:  # fmt: skip
-        with _few_collections():
+        with few_collections():
             return self._loop(until, on_step, max_seconds, restart_on_handoff)
 
 

@@ -12,7 +12,6 @@ committing stays a small share of the run (CommitPace).
 
 from __future__ import annotations
 
-import gc
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +29,7 @@ from kupgrade.controllers.protocol import Controller
 from kupgrade.controllers.version.controller import VersionController, Wiring
 from kupgrade.sim.catalogs import CatalogCache
 from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.collector import few_collections
 from kupgrade.sim.profile import Olm, Spec
 from kupgrade.sim.store import Store
 from kupgrade.sim.world import World
@@ -265,7 +265,7 @@ class Runner:
         max_seconds: float = 14 * 86400.0,
         restart_on_handoff: bool = True,
     ) -> Outcome:
-        with _few_collections():
+        with few_collections():
             outcome = self._loop(until, on_step, max_seconds, restart_on_handoff)
         self.commit()  # not on an exception: a half-done step is never committed
         return outcome
@@ -348,27 +348,6 @@ class RequestRunner(Runner):
 
     def completed(self) -> bool:
         return bool(self.request().get("completed"))
-
-
-@contextmanager
-def _few_collections() -> Iterator[None]:
-    """Keep the cycle collector from rescanning the whole cluster over and over.
-
-    A 5,000-node cluster holds millions of small objects (100,000 pods as dicts), and
-    the run creates and drops pods all the time; with the default thresholds every full
-    collection walks all of them, which made the run grow much faster than the cluster
-    (a third of the time at 1,500 nodes). The objects alive at the start are frozen out
-    of collection and the young generation collected less often; both are restored.
-    """
-    old = gc.get_threshold()
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(200_000, 20, 1000)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
-        gc.unfreeze()
 
 
 def workdir(store: Store) -> Path:

@@ -24,6 +24,7 @@ import msgspec
 
 from kupgrade.cluster.backend import Key, Watch
 from kupgrade.errors import KupgradeError
+from kupgrade.sim.collector import paused
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (
@@ -189,28 +190,13 @@ class Store:
         for pragma in TUNING:
             self._db.execute(pragma)
         self._db.executescript(SCHEMA)
-        self._objects: dict[Key, Obj] = {}
-        by_kind: dict[str, dict[Key, Obj]] = {}
-        for kind, namespace, name, body in self._db.execute(
-            "SELECT kind, namespace, name, body FROM objects"
-        ):
-            key = (kind, namespace, name)
-            self._objects[key] = _decode(body)
-            by_kind.setdefault(kind, {})[key] = self._objects[key]
-        self._by_kind = by_kind
+        self._load()
         self._sorted: dict[str, builtins.list[Key]] = {}
         # Weak references in plain lists: a WeakSet's iteration guard cost more than the
         # change it reports, and a pod change is reported to three watches.
         self._watches: dict[str, builtins.list[weakref.ref[Watch]]] = {}
         self._indexes: dict[str, dict[str, _Index]] = {}
         self._observers: dict[str, builtins.list[Callable[[Key, Obj | None], None]]] = {}
-        self._meta: dict[str, Any] = {
-            k: _decode(v) for k, v in self._db.execute("SELECT key, value FROM meta")
-        }
-        self._schedule: list[tuple[float, int, Any]] = [
-            (at, seq, _decode(action))
-            for seq, at, action in self._db.execute("SELECT seq, at, action FROM schedule")
-        ]
         heapq.heapify(self._schedule)
         self._next_seq = max((s for _, s, _ in self._schedule), default=0) + 1
         self._dirty: set[Key] = set()
@@ -223,6 +209,25 @@ class Store:
         self._events: list[tuple[float, str, str, str, str]] = []
         self.lock = threading.RLock()
         self.changes: ChangeLog | None = None  # kept while an API server serves this store
+
+    @paused()  # hundreds of thousands of documents, none of them a cycle
+    def _load(self) -> None:
+        """Objects, meta values and the schedule, from the file into memory."""
+        self._objects: dict[Key, Obj] = {}
+        self._by_kind: dict[str, dict[Key, Obj]] = {}
+        for kind, namespace, name, body in self._db.execute(
+            "SELECT kind, namespace, name, body FROM objects"
+        ):
+            key = (kind, namespace, name)
+            self._objects[key] = obj = _decode(body)
+            self._by_kind.setdefault(kind, {})[key] = obj
+        self._meta: dict[str, Any] = {
+            k: _decode(v) for k, v in self._db.execute("SELECT key, value FROM meta")
+        }
+        self._schedule: list[tuple[float, int, Any]] = [
+            (at, seq, _decode(action))
+            for seq, at, action in self._db.execute("SELECT seq, at, action FROM schedule")
+        ]
 
     def close(self) -> None:
         self._db.close()
