@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import os
 import re
 import subprocess
 import sys
@@ -138,6 +139,30 @@ def test_help_imports_no_command() -> None:
     assert not {f"kupgrade.cli.{m}" for m in ("cluster", "fleet", "graph", "serve")} & set(helped)
     assert "kupgrade.sim.runner" not in helped and "lightkube" not in helped
     assert "kupgrade.cli.skew" in modules(["skew", "--help"])
+
+
+def test_get_nodes_imports_only_what_it_prints(tmp_path: Path) -> None:
+    """`kupgrade get nodes` on a simulated cluster, in a fresh interpreter, imports neither
+    the YAML reader, the progress bar, pydantic (Typer 0.29 coerces options through it:
+    pinned at 0.28) nor the controllers: each cost its start tens of milliseconds
+    (bench/cli_start.py)."""
+    env = {**os.environ, "KUPGRADE_HOME": str(tmp_path)}
+    kupgrade = str(Path(sys.executable).parent / "kupgrade")
+    subprocess.run([kupgrade, "cluster", "create", "small", "--platform", "kubernetes",
+                    "--version", "v1.30.4", "--control-planes", "1", "--workers", "2"],
+                   env=env, capture_output=True, check=True)  # fmt: skip
+    code = ("import sys\nfrom kupgrade.cli.main import run\n"
+            "sys.argv = ['kupgrade', 'get', 'nodes', '--cluster', 'small']\n"
+            "try:\n    run()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
+            "print(sorted(sys.modules), file=sys.stderr)")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          check=True)  # fmt: skip
+    assert done.stdout.startswith("NAME") and len(done.stdout.splitlines()) == 4, done.stdout
+    imported = set(json.loads(done.stderr.strip().splitlines()[-1].replace("'", '"')))
+    assert "kupgrade.cli.get" in imported  # the command did run
+    unwanted = {"yaml", "pydantic", "rich.progress", "kupgrade.controllers.version.status",
+                "kupgrade.controllers.nodes.pool", "kupgrade.intake.yamldoc"}  # fmt: skip
+    assert not unwanted & imported, unwanted & imported
 
 
 def test_every_lazy_module_is_declared_where_tools_see_it() -> None:

@@ -1,0 +1,82 @@
+"""The cycle collector paused around bulk loads is always given back as it was found."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kupgrade.cluster.objects import pod
+from kupgrade.sim import store as store_module
+from kupgrade.sim.collector import few_collections, paused
+from kupgrade.sim.store import Store
+
+
+@pytest.fixture
+def collector_restored() -> Iterator[None]:
+    was, threshold = gc.isenabled(), gc.get_threshold()
+    yield
+    (gc.enable if was else gc.disable)()
+    gc.set_threshold(*threshold)
+
+
+@pytest.mark.usefixtures("collector_restored")
+@pytest.mark.parametrize("enabled", [True, False])
+def test_paused_gives_the_collector_back_as_it_was(enabled: bool) -> None:
+    (gc.enable if enabled else gc.disable)()
+    with paused():
+        assert not gc.isenabled()
+    assert gc.isenabled() is enabled
+    with pytest.raises(RuntimeError), paused():
+        raise RuntimeError("a load that fails")
+    assert gc.isenabled() is enabled
+
+
+@pytest.mark.usefixtures("collector_restored")
+def test_a_store_loads_with_the_collector_paused_and_leaves_it_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every object comes back (the load is what the pause wraps), and collection is on
+    again afterwards."""
+    gc.enable()
+    store = Store(tmp_path / "c.db")
+    made = [
+        pod(
+            f"p-{i}",
+            "ns",
+            owner="app",
+            labels={"app": "app"},
+            node_name=f"n-{i % 3}",
+            created="2026-01-01T00:00:00Z",
+        )
+        for i in range(50)
+    ]
+    for p in made:
+        store.put(p)
+    store.set_meta("turn", 3)
+    store.schedule(5.0, ["wake", "Pod", "ns", "p-1"])
+    store.commit()
+    store.close()
+    seen: set[bool] = set()
+    decode = store_module._decode
+
+    def spy(body: bytes) -> object:
+        seen.add(gc.isenabled())
+        return decode(body)
+
+    monkeypatch.setattr(store_module, "_decode", spy)
+    again = Store(tmp_path / "c.db")
+    assert seen == {False} and gc.isenabled()
+    assert again.list("Pod") == sorted(made, key=lambda p: p["metadata"]["name"])
+    assert again.meta("turn") == 3 and again.pop_due(5.0) == [["wake", "Pod", "ns", "p-1"]]
+    again.close()
+
+
+@pytest.mark.usefixtures("collector_restored")
+def test_few_collections_restores_the_thresholds() -> None:
+    before = gc.get_threshold()
+    with few_collections():
+        assert gc.get_threshold()[0] > before[0]
+    assert gc.get_threshold() == before
