@@ -13,7 +13,7 @@
    Kubernetes API of a 5,000-node simulated cluster listed and watched (bench/kubeapi.py),
    and a 500-node rehearsal in process against the same over the API (bench/remote.py).
 6. A distributed-cloud fleet planned at 100, 1,000 and 10,000 clusters (bench/fleet.py).
-7. A 500-node plain Kubernetes cluster rehearsed from one minor to the next (bench/kube.py),
+7. Plain Kubernetes clusters of 500 and 2,000 nodes rehearsed minor to minor (bench/kube.py),
    and 200 OLM subscriptions walked to their heads on a cluster (bench/olm.py).
 9. The web console's time to first render of the largest channel and its bytes over the
    wire, in headless Chromium (bench/console.py), when Chromium and Playwright are there.
@@ -259,7 +259,8 @@ def main() -> None:
     parser.add_argument("--remote-nodes", type=int, default=500,
                         help="cluster size of the rehearsal over the API")  # fmt: skip
     parser.add_argument("--gdc-sizes", default="50,500", help="distributed-cloud sizes (nodes)")
-    parser.add_argument("--kube-nodes", type=int, default=500, help="plain Kubernetes size")
+    parser.add_argument("--kube-nodes", default="500,2000",
+                        help="plain Kubernetes sizes, comma-separated")  # fmt: skip
     parser.add_argument("--fleet-sizes", default="100,1000,10000", help="fleet sizes (clusters)")
     args = parser.parse_args()
     report: dict[str, object] = {}
@@ -321,7 +322,9 @@ def main() -> None:
         "bench.remote", "--nodes", str(args.remote_nodes)
     )
     report["gdc rehearsal"] = bench_gdc([int(n) for n in args.gdc_sizes.split(",")])
-    report["kubernetes rehearsal"] = _own_process("bench.kube", "--nodes", str(args.kube_nodes))
+    report["kubernetes rehearsal"] = [
+        _own_process("bench.kube", "--nodes", size) for size in args.kube_nodes.split(",")
+    ]
     report["fleet plan"] = bench_fleet([int(n) for n in args.fleet_sizes.split(",")])
     report["fleet rehearsal"] = _own_process("bench.fleet_rehearsal")
     report["olm"] = bench_olm(SHARED.parent)
@@ -423,12 +426,15 @@ def main() -> None:
         for name, row in start.items():  # type: ignore[attr-defined]
             print(f"  kupgrade {name:11s} {row['kupgrade_s'] * 1000:7.1f} ms   kubectl "
                   f"{row['kubectl_s'] * 1000:6.1f} ms   ratio {row['ratio']}")  # fmt: skip
-    kube = report["kubernetes rehearsal"]
-    print(
-        f"kubernetes rehearsal ({kube['nodes']} nodes, {kube['pods']} pods, v1.30.4 -> v1.31.2): "  # type: ignore[index]
-        f"{kube['wall_s']} s wall for {kube['simulated_min']} simulated min, {kube['steps']} steps, "  # type: ignore[index]
-        f"peak {kube['peak_rss_mb']} MB"  # type: ignore[index]
-    )
+    print("kubernetes rehearsal (v1.30.4 -> v1.31.2 through v1.30.9, a node at a time):")
+    previous: dict[str, float] | None = None
+    for kube in report["kubernetes rehearsal"]:  # type: ignore[attr-defined]
+        growth = (f", x{kube['wall_s'] / previous['wall_s']:.1f} the previous size's wall time "
+                  f"for x{kube['nodes'] / previous['nodes']:.0f} nodes" if previous else "")  # fmt: skip
+        print(f"  {kube['nodes']:5d} nodes {kube['pods']:6d} pods: {kube['wall_s']} s wall for "
+              f"{kube['simulated_min']} simulated min, {kube['steps']} steps, "
+              f"peak {kube['peak_rss_mb']} MB{growth}")  # fmt: skip
+        previous = kube
     fleet = report["fleet rehearsal"]
     print(
         f"fleet rehearsal ({fleet['clusters']} clusters, {fleet['nodes']} nodes, 1.28 -> 1.30): "  # type: ignore[index]

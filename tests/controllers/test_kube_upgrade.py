@@ -84,6 +84,34 @@ def test_an_upgrade_follows_the_plan_and_every_state_keeps_the_rules(tmp_path: P
     store.close()
 
 
+def test_a_done_node_changed_from_outside_is_looked_at_again(tmp_path: Path) -> None:
+    """The controller remembers how far its walk of a pool got; a node behind that point
+    that changes (cordoned by someone once its upgrade was done) is looked at again, as a
+    walk from the first node would, and uncordoned before the step can finish."""
+    store, r = _cluster(tmp_path)
+    request_upgrade(r.sim, "v1.31.2", ["1.30.9"], "auto")
+    store.commit()
+    cordoned: list[float] = []
+
+    def look(run: KubeRunner) -> None:
+        done = any(e["object"] == "node/worker-0" and e["reason"] == "Done"
+                   for e in store.events())  # fmt: skip
+        if done and not cordoned:
+            node = run.sim.get("Node", "worker-0")
+            assert node is not None and not node["spec"].get("unschedulable")
+            node["spec"]["unschedulable"] = True
+            run.sim.write(node)
+            cordoned.append(run.sim.now())
+
+    assert r.run(on_step=look).reason == "completed"
+    assert cordoned
+    worker = r.sim.get("Node", "worker-0")
+    assert worker is not None and not worker["spec"].get("unschedulable")
+    assert any(e["object"] == "node/worker-0" and e["reason"] == "Uncordon"
+               and e["at"] >= cordoned[0] for e in store.events())  # fmt: skip
+    store.close()
+
+
 def test_a_change_that_would_break_the_rules_is_not_made(tmp_path: Path) -> None:
     # A worker node comes back at v1.28 as the upgrade starts: under n2, apiservers at 1.31 would be
     # three minors ahead of it, so that step waits and says why.

@@ -34,7 +34,7 @@ from kupgrade.cluster.kubeadm import (
 )
 from kupgrade.cluster.objects import Obj, drainable, key_of
 from kupgrade.skew.inventory import Instance, Inventory, InventoryNode
-from kupgrade.skew.k8s import check
+from kupgrade.skew.k8s import NodeMemo, check
 from kupgrade.skew.kubeadm import FIXES, Upgrade, enforce, kubelet_skew_of
 from kupgrade.versions import parse_kube
 
@@ -89,12 +89,23 @@ class KubeController:
         self.changes = api.watch("Node", "Pod")
         self.again = True
         self.seen: dict[str, Any] | None = None
+        # A pool step walks the pool's nodes in name order and stops at the first not
+        # done; a done node is so by its own fields alone (kubelet, its target, cordon),
+        # and its check writes nothing. So each (pool, target) remembers how many nodes
+        # from the start are done, and a pass looks again only from the first node that
+        # changed: a pass costs what changed, not the pool's size (which made a rehearsal
+        # grow with the square of the nodes). Kept in memory only: a restart walks anew.
+        self.walked: dict[tuple[str, str], int] = {}
+        self.pools: dict[str, list[str]] | None = None  # pool -> its nodes, by name
+        self.place: dict[str, tuple[str, int]] = {}  # node -> (pool, index in it)
+        self.findings = NodeMemo()  # the skew rules' findings per node, between checks
 
     def sync(self) -> float | None:
         before = self.api.state(STATE)
         if not self.changes and not self.again and before == self.seen:
             return None  # nothing changed, and no new request (a fleet asks for steps)
         keys = self.changes.drain()
+        self._forget([k[2] for k in keys if k[0] == "Node"])
         # Workload pods come and go all the time; they matter only while a node drains
         # (and then the drain's own retries look again): a pass costs the cluster's size.
         relevant = any(k[0] == "Node" or k[1] == "kube-system" for k in keys)
@@ -157,7 +168,7 @@ class KubeController:
         change that passed is not checked again while it is carried out (a drain)."""
         if state.get("cleared") == list(change):
             return False
-        problems = check(inventory(self.api, change), state.get("policy", "auto"))
+        problems = check(inventory(self.api, change), state.get("policy", "auto"), self.findings)
         if not problems:
             state["cleared"] = list(change)
             if state.pop("blocked", None) is not None:
@@ -254,9 +265,40 @@ class KubeController:
             self.api.record(
                 f"upgrade/{step['id']}", "StepStarted", f"node pool {pool} to {v(step['to'])}"
             )
-        nodes = sorted((n for n in self.api.list("Node") if node_pool(n) == pool),
-                       key=lambda n: n["metadata"]["name"])  # fmt: skip
-        return all(self._kubelet(state, node, step["to"]) for node in nodes)
+        target = step["to"]
+        names = self._members(pool)
+        done = self.walked.get((pool, target), 0)
+        for name in names[done:]:
+            node = self.api.get("Node", name)
+            if node is None or not self._kubelet(state, node, target):
+                self.walked[(pool, target)] = done
+                return False
+            done += 1
+        self.walked[(pool, target)] = done
+        return True
+
+    def _members(self, pool: str) -> list[str]:
+        """The pool's nodes in name order (the order a step upgrades them in)."""
+        if self.pools is None:
+            pools: dict[str, list[str]] = {}
+            for node in sorted(self.api.list("Node"), key=lambda n: n["metadata"]["name"]):
+                pools.setdefault(node_pool(node), []).append(node["metadata"]["name"])
+            self.pools = pools
+            self.place = {n: (p, i) for p, names in pools.items() for i, n in enumerate(names)}
+        return self.pools.get(pool, [])
+
+    def _forget(self, changed: list[str]) -> None:
+        """Walks go back to the first node that changed; a node added, gone or moved to
+        another pool makes every pool's list anew."""
+        for name in changed:
+            node = self.api.get("Node", name)
+            pool, index = self.place.get(name, (None, 0))
+            if node is None or node_pool(node) != pool:
+                self.pools, self.place, self.walked = None, {}, {}
+                return
+            for walk, done in self.walked.items():
+                if walk[0] == pool and index < done:
+                    self.walked[walk] = index
 
     # --- one node -----------------------------------------------------------------------
 
