@@ -88,6 +88,7 @@ def test_a_done_node_changed_from_outside_is_looked_at_again(tmp_path: Path) -> 
     """The controller remembers how far its walk of a pool got; a node behind that point
     that changes (cordoned by someone once its upgrade was done) is looked at again, as a
     walk from the first node would, and uncordoned before the step can finish."""
+    # SPEC H6: kubelets drained, then schedulable again; the walk is memory only (X3)
     store, r = _cluster(tmp_path)
     request_upgrade(r.sim, "v1.31.2", ["1.30.9"], "auto")
     store.commit()

@@ -1,4 +1,5 @@
-"""The cycle collector paused around bulk loads is always given back as it was found."""
+"""The cycle collector paused around bulk loads is always given back as it was found
+(SPEC X2: the simulator's store, loaded without the collector rescanning it)."""
 
 from __future__ import annotations
 

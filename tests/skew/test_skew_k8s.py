@@ -81,7 +81,7 @@ def test_a_kept_memo_changes_no_finding(
     """Checks that share a NodeMemo (as the Kubernetes controller's do, one node's change
     after another) give exactly what a fresh check gives: the same violations, messages
     and order, whatever changed between them (nodes, apiservers or the policy)."""
-    memo = NodeMemo()
+    memo = NodeMemo()  # SPEC H1, H3, H6: the node rules, memoised
     for data, policy in zip(sequence, policies, strict=False):
         inventory = parse_inventory(data, "generated")
         assert check(inventory, policy, memo) == check(inventory, policy)
