@@ -56,10 +56,9 @@ class NodeMemo:
     """Each node's findings under one set of apiservers and rules, kept between checks.
 
     A node's findings depend only on its kubelet and kube-proxy, the apiservers and the
-    rules. The Kubernetes controller checks the whole inventory before each node's
-    change, one node after another: with this memo a check re-examines only the nodes
-    that changed, so a rollout no longer costs the square of its nodes in rule checks.
-    The memo keeps one context (apiservers and rules) at a time."""
+    rules. The Kubernetes controller asks before each node's change, one node after
+    another (controllers/kube/findings.py): with this memo only the nodes that changed
+    are judged again. The memo keeps one context (apiservers and rules) at a time."""
 
     def __init__(self) -> None:
         self.context: tuple[object, ...] = ()
@@ -233,13 +232,23 @@ class _Checker:
             )
 
 
-def check(inventory: Inventory, policy: str, memo: NodeMemo | None = None) -> list[Violation]:
-    """Every violation of the rule set, one per (rule, object), in inventory order.
-    `memo` keeps the nodes' findings for the next check (see NodeMemo)."""
+class NodeRules:
+    """The node rules (H1 for nodes, H3, H6) under one control plane and one resolved
+    policy, through a memo: what `check` finds for a node, asked one node at a time."""
+
+    def __init__(self, plane: Inventory, rules: str, memo: NodeMemo) -> None:
+        self._checker = _Checker(plane, rules, memo)
+
+    def findings(self, name: str, kubelet: str | None, proxy: str | None) -> list[Violation]:
+        return list(self._checker._node(name, kubelet, proxy))
+
+
+def check(inventory: Inventory, policy: str) -> list[Violation]:
+    """Every violation of the rule set, one per (rule, object), in inventory order."""
     rules = resolve_policy(policy, inventory)
     seen: set[tuple[str, str]] = set()
     out = []
-    for violation in _Checker(inventory, rules, memo).all():
+    for violation in _Checker(inventory, rules).all():
         if (violation.id, violation.object) not in seen:
             seen.add((violation.id, violation.object))
             out.append(violation)

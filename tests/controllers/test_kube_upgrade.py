@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from kupgrade.cluster.kubeadm import APISERVER, CONTROLLERS, image_version, kubelet_of
-from kupgrade.controllers.kube.controller import STATE, inventory
+from kupgrade.controllers.kube.controller import STATE
+from kupgrade.controllers.kube.findings import LiveFindings
+from kupgrade.controllers.kube.inventory import inventory
 from kupgrade.controllers.kube.request import request_upgrade
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
@@ -110,6 +112,62 @@ def test_a_done_node_changed_from_outside_is_looked_at_again(tmp_path: Path) -> 
     assert worker is not None and not worker["spec"].get("unschedulable")
     assert any(e["object"] == "node/worker-0" and e["reason"] == "Uncordon"
                and e["at"] >= cordoned[0] for e in store.events())  # fmt: skip
+    store.close()
+
+
+def _kubelet_at(minutes: float, node: str, version: str) -> Change:
+    info = {"kubeletVersion": f"v{version}", "kubeProxyVersion": f"v{version}"}
+    return Change(at_minutes=minutes, kind="Node", name=node, patch={"status": {"nodeInfo": info}})
+
+
+LIVE = {
+    "the plan": (SPEC, "auto", None),
+    "a node held back from the start": (
+        Spec(platform="kubernetes", version="1.30.4", seed=4,
+             pools=[Pool(name="control-plane", nodes=1, role="control-plane"),
+                    Pool(name="worker", nodes=2)],
+             changes=[_kubelet_at(0, "worker-1", "1.28.0")]),
+        "k8s-n2", 4 * 3600.0,
+    ),
+    "a node falls behind mid-run, then catches up": (
+        Spec(platform="kubernetes", version="1.30.4", seed=5,
+             pools=[Pool(name="control-plane", nodes=3, role="control-plane"),
+                    Pool(name="worker", nodes=4, zones=["a", "b"])],
+             changes=[_kubelet_at(20, "worker-3", "1.28.0"), _kubelet_at(200, "worker-3", "1.30.4"),
+                      _kubelet_at(260, "worker-0", "1.29.1")]),
+        "k8s-n2", 2 * 86400.0,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(LIVE))
+def test_kept_findings_answer_as_a_full_check_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Before each change the controller asks its kept findings (not a check of every
+    node) what would break; at every such question of these runs, the answer is what
+    `check(inventory(api, change))` gives: the same first violation, or none."""
+    # SPEC H1, H3, H6: the rules; X1: no change that breaks one is made
+    spec, policy, limit = LIVE[name]
+    answers: list[object] = []
+    kept = LiveFindings.first
+
+    def first(self: LiveFindings, change: tuple[str, str, str], asked: str) -> object:
+        got = kept(self, change, asked)
+        full = check(inventory(self.api, change), asked)
+        assert got == (full[0] if full else None), (change, got, full[:1])
+        answers.append(got)
+        return got
+
+    monkeypatch.setattr(LiveFindings, "first", first)
+    store, r = _cluster(tmp_path, spec)
+    request_upgrade(r.sim, "1.31.2", ["1.30.9"] if policy == "auto" else [], policy)
+    store.commit()
+    r.run(max_seconds=limit) if limit else r.run()
+    refused = [a for a in answers if a is not None]
+    expected = {"the plan": (True, False), "a node held back from the start": (False, True),
+                "a node falls behind mid-run, then catches up": (True, True)}[name]  # fmt: skip
+    assert (len(answers) > len(refused), bool(refused)) == expected, answers
     store.close()
 
 

@@ -20,8 +20,6 @@ from typing import Any
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.kubeadm import (
     APISERVER,
-    CLOUD,
-    CONTROLLERS,
     KUBELET_TARGET,
     MANAGERS,
     image_version,
@@ -29,47 +27,16 @@ from kupgrade.cluster.kubeadm import (
     kubelet_of,
     node_pool,
     pod_ready,
-    proxy_of,
     v,
 )
 from kupgrade.cluster.objects import Obj, drainable, key_of
-from kupgrade.skew.inventory import Instance, Inventory, InventoryNode
-from kupgrade.skew.k8s import NodeMemo, check
+from kupgrade.controllers.kube.findings import LiveFindings
 from kupgrade.skew.kubeadm import FIXES, Upgrade, enforce, kubelet_skew_of
 from kupgrade.versions import parse_kube
 
 STATE = "kube-upgrade"
 PARALLEL = "parallel"  # a fleet's steps, by id: {step, policy, kubeadm?, phase, drain, done}
 RETRY = 5.0  # seconds between eviction attempts (kubectl drain)
-
-
-def inventory(api: Backend, change: tuple[str, str, str] | None = None) -> Inventory:
-    """The live state as the skew rules read it: the static pods' images, each node's
-    kubelet and kube-proxy as its status reports them. `change` (component, node,
-    version) shows it as it would be after one more change (a kubelet change moves the
-    node's kube-proxy too)."""
-    plane: dict[str, list[Instance]] = {APISERVER: [], **{c: [] for c in MANAGERS}}
-    all_nodes = api.list("Node")
-    for pod in (
-        p for n in all_nodes if is_control_plane(n) for p in api.pods_on(n["metadata"]["name"])
-    ):
-        component = (pod["metadata"].get("labels") or {}).get("component")
-        if component in plane:
-            node = pod["spec"]["nodeName"]
-            version = image_version(pod)
-            if change is not None and change[:2] == (component, node):
-                version = change[2]
-            plane[component].append(Instance(node, version))
-    nodes = []
-    for node in all_nodes:
-        name = node["metadata"]["name"]
-        kubelet, proxy = kubelet_of(node), proxy_of(node)
-        if change is not None and change[:2] == ("kubelet", name):
-            kubelet = proxy = change[2]
-        nodes.append(InventoryNode(name, kubelet, proxy))
-    return Inventory(apiservers=plane[APISERVER], kube_controller_manager=plane[CONTROLLERS[0]],
-                     kube_scheduler=plane[CONTROLLERS[1]], cloud_controller_manager=plane[CLOUD],
-                     nodes=nodes)  # fmt: skip
 
 
 def step_order(step_id: str) -> tuple[int, str]:
@@ -98,14 +65,16 @@ class KubeController:
         self.walked: dict[tuple[str, str], int] = {}
         self.pools: dict[str, list[str]] | None = None  # pool -> its nodes, by name
         self.place: dict[str, tuple[str, int]] = {}  # node -> (pool, index in it)
-        self.findings = NodeMemo()  # the skew rules' findings per node, between checks
+        self.findings = LiveFindings(api)  # the skew rules' findings, kept node by node
 
     def sync(self) -> float | None:
         before = self.api.state(STATE)
         if not self.changes and not self.again and before == self.seen:
             return None  # nothing changed, and no new request (a fleet asks for steps)
         keys = self.changes.drain()
-        self._forget([k[2] for k in keys if k[0] == "Node"])
+        nodes = [k[2] for k in keys if k[0] == "Node"]
+        self._forget(nodes)
+        self.findings.changed(nodes)
         # Workload pods come and go all the time; they matter only while a node drains
         # (and then the drain's own retries look again): a pass costs the cluster's size.
         relevant = any(k[0] == "Node" or k[1] == "kube-system" for k in keys)
@@ -168,15 +137,14 @@ class KubeController:
         change that passed is not checked again while it is carried out (a drain)."""
         if state.get("cleared") == list(change):
             return False
-        problems = check(inventory(self.api, change), state.get("policy", "auto"), self.findings)
-        if not problems:
+        first = self.findings.first(change, state.get("policy", "auto"))
+        if first is None:
             state["cleared"] = list(change)
             if state.pop("blocked", None) is not None:
                 self.api.record(
                     "upgrade/cluster", "Unblocked", f"{change[0]} on {change[1]} may go on"
                 )
             return False
-        first = problems[0]
         text = f"{first.id}: {first.message}; {first.fix}"
         if state.get("blocked") != text:
             state["blocked"] = text

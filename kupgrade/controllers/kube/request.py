@@ -9,7 +9,8 @@ from typing import Any
 
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.kubeadm import is_control_plane, kubelet_of, node_pool
-from kupgrade.controllers.kube.controller import PARALLEL, STATE, inventory
+from kupgrade.controllers.kube.controller import PARALLEL, STATE
+from kupgrade.controllers.kube.inventory import inventory
 from kupgrade.errors import InputError
 from kupgrade.plan.kube import KubeCluster, plan_cluster
 from kupgrade.versions import parse_kube

@@ -26,7 +26,7 @@ from typing import Any
 
 from kupgrade.cluster import gdc as g
 from kupgrade.cluster.backend import Backend
-from kupgrade.controllers.kube.controller import inventory
+from kupgrade.controllers.kube.inventory import inventory
 from kupgrade.skew.fleet import Fleet, History
 from kupgrade.skew.gdc import WARNINGS, pool_rule, user_rules
 from kupgrade.skew.k8s import check
