@@ -27,6 +27,9 @@ Versions = tuple[str, str, bool]  # kubelet, kube-proxy, control plane
 
 
 class LiveFindings:
+    """One controller's kept findings (SPEC H1, H3, H6 before each change: X1), told by
+    `changed` what the controller's Node watch reported and asked by `first`."""
+
     def __init__(self, api: Backend) -> None:
         self.api = api
         self.memo = NodeMemo()
