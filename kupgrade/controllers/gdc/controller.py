@@ -160,8 +160,8 @@ class GdcController:
         )
         strategy = cluster["spec"].get("nodePoolUpgradeStrategy") or {}
         one_by_one = strategy.get("concurrentNodePools", 1) == 0
-        key = (*msgspec.structs.astuple(shape)[:4], tuple(shape.workerNodePools),
-               st["method"], one_by_one)  # fmt: skip
+        # The whole shape, encoded: every field of it counts, whatever fields it gains.
+        key = (msgspec.msgpack.encode(shape), st["method"], one_by_one)
         planned = self._planned.get(key)
         if planned is None:
             planned = stages(shape, st["method"])
