@@ -8,20 +8,20 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend, local_kubectls
 from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, stdout, user_errors
-from kupgrade.cluster.live import inventory_of
 from kupgrade.errors import InputError
-from kupgrade.skew.explain import RULES, lookup
 from kupgrade.skew.fleet import Fleet, is_fleet_document, load_history, parse_fleet
 from kupgrade.skew.gdc import WARNINGS, check_fleet, judge_request, parse_request
 from kupgrade.skew.inventory import Inventory, parse_inventory, read_yaml
 from kupgrade.skew.k8s import check, resolve_policy
-from kupgrade.skew.reference import KINDS, example, schema
-from kupgrade.skew.step_rules import judge, parse_step
 from kupgrade.skew.verdict import Verdict, Violation
+
+# What only one command or one case needs (the rules' texts, the file formats, the step
+# judge, a live cluster's reader, the findings table) is imported where it is used:
+# `skew check` runs in loops and scripts, and they cost its start ~20 ms
+# (bench/cli_start.py).
 
 app = typer.Typer(
     help="Version-skew rules of Kubernetes, kubeadm and distributed cloud.", no_args_is_help=True
@@ -75,6 +75,8 @@ def load(path: Path, policy: str, releases: Path | None) -> Fleet | Inventory:
 
 
 def print_findings(found: list[Violation]) -> None:
+    from rich.table import Table  # noqa: PLC0415 - see the imports above
+
     table = Table("RULE", "OBJECT", "PROBLEM", "FIX", box=None)
     for v in found:
         table.add_row(v.id, v.object, v.message, v.fix)
@@ -106,6 +108,8 @@ def explain_command(
     kupgrade explain -o json
     ```
     """
+    from kupgrade.skew.explain import RULES, lookup  # noqa: PLC0415 - see the imports above
+
     found = list(RULES.values()) if rule is None else lookup(rule)
     if not found:
         raise InputError(
@@ -138,6 +142,8 @@ def reference_command(
     kupgrade skew reference fleet -o json
     ```
     """
+    from kupgrade.skew.reference import KINDS, example, schema  # noqa: PLC0415 - see the imports above
+
     if kind not in KINDS:
         raise InputError(f"no reference for {kind!r}", field="KIND", hint="inventory or fleet")
     if output.data:
@@ -175,6 +181,8 @@ def check_command(
     if (inventory is None) == (kubeconfig is None):
         raise InputError("give an inventory file or --kubeconfig, one of them", field="INVENTORY",
                          hint="`kupgrade skew reference inventory` shows the file format")  # fmt: skip
+    if kubeconfig is not None:
+        from kupgrade.cluster.live import inventory_of  # noqa: PLC0415 - see above
     loaded = (
         inventory_of(backend(kubeconfig, context), local_kubectls())
         if kubeconfig is not None
@@ -256,6 +264,8 @@ def check_step_command(
     kupgrade skew check-step fleet.yaml --step 'nodepool/c/p1 -> 1.16.6' --releases order.yaml
     ```
     """
+    from kupgrade.skew.step_rules import judge, parse_step  # noqa: PLC0415 - see the imports above
+
     loaded = load(inventory, policy, releases)
     verdict: Verdict
     if isinstance(loaded, Fleet):

@@ -24,6 +24,8 @@ from kupgrade.cli.lazy import LAZY, loaded
 from kupgrade.cli.main import app
 from kupgrade.errors import InputError
 
+SKEW_EXAMPLES = Path(__file__).resolve().parents[2] / "kupgrade" / "skew" / "examples"
+
 WIDTH = 100
 RULE_ID = re.compile(r"\bSPEC\b|\[SPEC|\bSPEC [A-HX]\d")
 
@@ -141,6 +143,17 @@ def test_help_imports_no_command() -> None:
     assert "kupgrade.cli.skew" in modules(["skew", "--help"])
 
 
+def _imported_by(argv: list[str], env: dict[str, str], code: int = 0) -> tuple[str, set[str]]:
+    """Run `kupgrade ARGV` in a fresh interpreter: (its stdout, every module it imported)."""
+    script = ("import sys\nfrom kupgrade.cli.main import run\n"
+              f"sys.argv = {['kupgrade', *argv]!r}\n"
+              f"try:\n    run()\nexcept SystemExit as exc:\n    assert exc.code == {code}, exc.code\n"
+              "print(sorted(sys.modules), file=sys.stderr)")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, check=True)  # fmt: skip
+    return done.stdout, set(json.loads(done.stderr.strip().splitlines()[-1].replace("'", '"')))
+
+
 def test_get_nodes_imports_only_what_it_prints(tmp_path: Path) -> None:
     """`kupgrade get nodes` on a simulated cluster, in a fresh interpreter, imports neither
     the YAML reader, the progress bar, pydantic (Typer 0.29 coerces options through it:
@@ -151,18 +164,37 @@ def test_get_nodes_imports_only_what_it_prints(tmp_path: Path) -> None:
     subprocess.run([kupgrade, "cluster", "create", "small", "--platform", "kubernetes",
                     "--version", "v1.30.4", "--control-planes", "1", "--workers", "2"],
                    env=env, capture_output=True, check=True)  # fmt: skip
-    code = ("import sys\nfrom kupgrade.cli.main import run\n"
-            "sys.argv = ['kupgrade', 'get', 'nodes', '--cluster', 'small']\n"
-            "try:\n    run()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
-            "print(sorted(sys.modules), file=sys.stderr)")  # fmt: skip
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          check=True)  # fmt: skip
-    assert done.stdout.startswith("NAME") and len(done.stdout.splitlines()) == 4, done.stdout
-    imported = set(json.loads(done.stderr.strip().splitlines()[-1].replace("'", '"')))
+    out, imported = _imported_by(["get", "nodes", "--cluster", "small"], env)
+    assert out.startswith("NAME") and len(out.splitlines()) == 4, out
     assert "kupgrade.cli.get" in imported  # the command did run
     unwanted = {"yaml", "pydantic", "rich.progress", "kupgrade.controllers.version.status",
                 "kupgrade.controllers.nodes.pool", "kupgrade.intake.yamldoc"}  # fmt: skip
     assert not unwanted & imported, unwanted & imported
+
+
+def test_skew_check_imports_what_its_case_needs(tmp_path: Path) -> None:
+    """`kupgrade skew check` on a clean inventory imports neither the findings table, the
+    step judge, the rules' texts, the file formats nor a live cluster's reader (SPEC H1);
+    an inventory with findings does import the table it prints them in."""
+    env = {**os.environ, "KUPGRADE_HOME": str(tmp_path)}
+    out, imported = _imported_by(["skew", "check", str(SKEW_EXAMPLES / "inventory.yaml")], env)
+    assert out.startswith("no skew violations"), out
+    assert "kupgrade.skew.k8s" in imported  # the check did run
+    unwanted = {
+        "rich.table",
+        "kupgrade.skew.step_rules",
+        "kupgrade.skew.explain",
+        "kupgrade.skew.reference",
+        "kupgrade.cluster.live",
+        "kupgrade.cluster.kubeadm",
+    }
+    assert not unwanted & imported, unwanted & imported
+    behind = tmp_path / "behind.yaml"
+    behind.write_text(
+        'apiservers: [{name: a1, version: "1.30.4"}]\nnodes: [{name: w1, kubelet: "1.26.0"}]\n'
+    )
+    out, imported = _imported_by(["skew", "check", str(behind), "--policy", "k8s-n2"], env, 1)
+    assert "w1" in out and "rich.table" in imported, out
 
 
 def test_every_lazy_module_is_declared_where_tools_see_it() -> None:
