@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 import typer._click as click  # Typer's own click (its classes are not the click package's)
-from typer.core import TyperCommand, TyperGroup
+from typer.core import HAS_RICH, TyperCommand, TyperGroup
 
 if TYPE_CHECKING:  # what `load` imports by name, said where type checkers and tools see it
     from kupgrade.cli import (  # noqa: F401
@@ -129,6 +129,17 @@ class LazyGroup(TyperGroup):
                 said = ", ".join(repr(m) for m in matches)
                 exc.message = f"{exc.message.rstrip('.')}. Did you mean {said}?"
             raise
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The listing as Typer draws it, without importing Typer's help module when
+        cli/listing.py can draw it the same (imported here: rich's tables and panels are
+        for a listing, not for every command's start)."""
+        from kupgrade.cli.listing import draw, drawable  # noqa: PLC0415
+
+        if HAS_RICH and self.rich_markup_mode == "markdown" and drawable(self, ctx):
+            draw(self, ctx)
+            return
+        super().format_help(ctx, formatter)
 
     def load_all(self) -> None:
         """Every command loaded (what tests walk to see them all)."""
