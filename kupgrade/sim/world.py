@@ -27,6 +27,7 @@ from kupgrade.cluster.olm import OWNER
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.profile import Fault, Olm, Spec, Workload, operators_of
 from kupgrade.sim.releases import OPERATOR_LABEL, rendered_config
+from kupgrade.sim.spread import Ring, takes_pods
 
 DRAIN_TIMEOUT = 3600.0
 MACHINE_CONFIG = "machine-config"
@@ -64,6 +65,8 @@ class World:
                 if label.startswith("node-role.kubernetes.io/"):
                     role = label.removeprefix("node-role.kubernetes.io/")
                     self.by_role.setdefault(role, []).append(node["metadata"]["name"])
+        self.rings: dict[str, Ring] = {}  # pool -> its nodes that take pods (sim/spread.py)
+        sim.store.observe("Node", self._node_changed)
 
     def fault(self, **match: str) -> Fault | None:
         for fault in self.spec.faults:
@@ -384,28 +387,32 @@ class World:
             (self.starved.add if missing > 0 else self.starved.discard)(owner)
         self.short.clear()
 
-    def _schedulable(self, name: str) -> bool:
-        node = self.sim.get("Node", name)
-        return (
-            node is not None
-            and not node["spec"].get("unschedulable")
-            and any(
-                c["type"] == "Ready" and c["status"] == "True" for c in node["status"]["conditions"]
-            )
-        )
-
     def _place(self, workload: Workload) -> str | None:
         """The next schedulable node of the pool, round robin (the scheduler's spreading)."""
         if workload.node is not None:
-            return workload.node if self._schedulable(workload.node) else None
-        names = self.by_role.get(workload.pool, [])
-        turn = int(self.sim.store.meta(f"turn:{workload.pool}", 0))
-        for i in range(len(names)):
-            name = names[(turn + i) % len(names)]
-            if self._schedulable(name):
-                self.sim.store.set_meta(f"turn:{workload.pool}", (turn + i + 1) % len(names))
-                return name
-        return None
+            return workload.node if takes_pods(self.sim.get("Node", workload.node)) else None
+        ring = self._ring(workload.pool)
+        key = f"turn:{workload.pool}"
+        position = ring.first_from(int(self.sim.store.meta(key, 0)))
+        if position is None:
+            return None
+        self.sim.store.set_meta(key, (position + 1) % len(ring.names))
+        return ring.names[position]
+
+    def _ring(self, pool: str) -> Ring:
+        """The pool's ring, made on first use: subclasses name the pools after this
+        class's constructor has run."""
+        ring = self.rings.get(pool)
+        if ring is None:
+            ring = self.rings[pool] = Ring(self.by_role.get(pool, []), self._node)
+        return ring
+
+    def _node(self, name: str) -> dict[str, Any] | None:
+        return self.sim.get("Node", name)
+
+    def _node_changed(self, key: tuple[str, str, str], node: dict[str, Any] | None) -> None:
+        for ring in self.rings.values():
+            ring.changed(key[2], node)
 
     def _create_pod(self, workload: Workload) -> bool:
         node_name = self._place(workload)
