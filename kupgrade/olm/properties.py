@@ -52,6 +52,11 @@ _STRUCTS: dict[str, tuple[str, dict[str, str]]] = {
 MISSING = object()  # a property without "value" (Go's empty json.RawMessage)
 
 
+# Go's encoding/json matches a key to a field case-insensitively when no field has the
+# exact name: each struct's fields by their folded names, made once.
+_FOLDED = {kind: {n.casefold(): n for n in fields} for kind, (_, fields) in _STRUCTS.items()}
+
+
 class PropertyError(Exception):
     """`parse property[i] of type "t": ...` (property.ParseError)."""
 
@@ -73,7 +78,7 @@ def _decode(kind: str, value: Any) -> dict[str, Any]:
         raise ValueError(
             f"json: cannot unmarshal {go_json_type(value)} into Go value of type property.{struct}"
         )
-    folded = {name.casefold(): name for name in fields}
+    folded = _FOLDED[kind]
     out: dict[str, Any] = {name: "" for name in fields}
     for key, item in value.items():
         name = key if key in fields else folded.get(str(key).casefold())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from kupgrade.errors import VersionError
@@ -26,6 +27,12 @@ _GO_ESCAPES = {
 }
 
 
+# Printable ASCII but the quote and the backslash: quoted as it is. Names, versions and
+# image references are such text, and a catalog's load quotes thousands of them for the
+# messages it might give (olm/validate.py).
+_AS_IS = re.compile(r"[ !#-\[\]-~]*")
+
+
 def _go_printable(char: str) -> bool:
     """Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and ASCII space."""
     return char == " " or unicodedata.category(char)[0] in "LMNPS"
@@ -38,6 +45,8 @@ def go_quote(text: str) -> str:
     the C escapes, other control and non-printable runes as \\x / \\u / \\U, and bytes
     that were not UTF-8 (surrogate escapes here) as \\xNN.
     """
+    if _AS_IS.fullmatch(text):
+        return f'"{text}"'
     out = ['"']
     for char in text:
         code = ord(char)

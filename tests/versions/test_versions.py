@@ -7,7 +7,7 @@ import re
 
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kupgrade.errors import VersionError
@@ -16,6 +16,7 @@ from kupgrade.versions import (
     GdcVersion,
     ReleaseLine,
     SemVer,
+    blang,
     format_kube,
     go_quote,
     parse_kube,
@@ -199,3 +200,17 @@ def test_gdc_conformance_versions_and_release_line() -> None:
 def test_go_quote_is_strconv_quote(text: str, quoted: str) -> None:
     """Go's %q as strconv.Quote writes it (rules from Go's strconv/quote.go appendQuotedWith)."""
     assert go_quote(text) == quoted
+
+
+@settings(max_examples=400)
+@given(text=st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x7F)) | st.text())
+def test_go_quote_plain_ascii_as_is_is_the_rune_by_rune_quote(text: str) -> None:
+    """The shortcut for printable ASCII (no quote, no backslash) gives what the rune-by-rune
+    rules give: for every text, the two agree."""
+    runes = blang._AS_IS
+    try:
+        blang._AS_IS = re.compile(r"(?!)")  # matches nothing: every text goes rune by rune
+        slow = go_quote(text)
+    finally:
+        blang._AS_IS = runes
+    assert go_quote(text) == slow
