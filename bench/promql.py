@@ -2,8 +2,9 @@
 
 The same snapshot is parsed by our engine and backfilled into a real Prometheus (Debian's
 package) on loopback; each side answers all 64 expressions, in alternating rounds; the
-figure is the median of the rounds' ratios (and each side's median time of one pass). Prometheus is timed over HTTP with a keep-alive client, as a
-version controller would ask it. Both answers are compared too (they must agree).
+figure is the median of the rounds' ratios (and each side's median time of one pass).
+Prometheus is timed over HTTP with a keep-alive client, as a version controller would
+ask it. Both answers are compared too (they must agree).
 Run by `make bench` (bench/run.py) or alone: `python bench/promql.py [--series 10000]`.
 """
 
@@ -64,7 +65,7 @@ def _line_by_line_seconds(text: str) -> float:
     """The same text through the line-by-line reader alone (the parser before the bulk
     reader, and still its fallback): the baseline of the parse's speed-up, in this run."""
     reader = _Reader("<bench>")
-    reader._bulk = lambda chunk, lines: False  # type: ignore[method-assign]
+    reader._bulk = lambda chunk: False  # type: ignore[method-assign]
     started = time.perf_counter()
     reader.read(_chunks(text))
     return time.perf_counter() - started

@@ -70,7 +70,7 @@ def plain(draw: Any) -> str:
 def _read(text: str, size: int, bulk: bool) -> Any:
     reader = _Reader("snap.om")
     if not bulk:
-        reader._bulk = lambda chunk, lines: False  # type: ignore[method-assign]
+        reader._bulk = lambda chunk: False  # type: ignore[method-assign]
     try:
         series = reader.read(_chunks(io.StringIO(text), size))
     except InputError as exc:

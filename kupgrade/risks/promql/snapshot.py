@@ -84,17 +84,38 @@ def _stamps(times: list[str]) -> list[int] | None:
     return stamps if all(-INT64 <= x < INT64 for x in stamps) else None
 
 
-def _plain_comments(lines: list[str]) -> bool | None:
-    """Whether the lines end the snapshot ('# EOF' and nothing but empty lines after),
-    or None when a comment is not one the bulk reader takes."""
-    for i, line in enumerate(lines):
-        if line and line[0] != "#":
-            continue
-        if line == "# EOF":
-            return None if any(lines[i + 1 :]) else True
-        if line and not line.startswith(("# HELP ", "# TYPE ", "# UNIT ")):
+# The lines of a chunk that are not samples, comments and empty lines, each matched with
+# the newline before it (a chunk's text is searched with one put in front): the search
+# skips from newline to newline, where a pattern anchored by ^ would try every character.
+_NOT_SAMPLE = re.compile(r"\n(?:#[^\n]*)?(?=\n|\Z)")
+_KEPT_COMMENTS = ("# HELP ", "# TYPE ", "# UNIT ")
+
+
+def _marked(body: str) -> tuple[str, bool, int] | None:
+    """A chunk's sample lines without its comment and empty lines, whether it ends the
+    snapshot ('# EOF' and nothing but empty lines after), and how many lines it left
+    out; None when a comment is not one the bulk reader takes."""
+    pieces: list[str] = []
+    at = others = 0
+    for match in _NOT_SAMPLE.finditer(f"\n{body}"):
+        start, end = match.start(), match.end() - 1  # the line's place in `body`
+        line = body[start:end]
+        if line and line != "# EOF" and not line.startswith(_KEPT_COMMENTS):
             return None
-    return False
+        others += 1
+        pieces.append(body[at:start])
+        at = end
+        if line == "# EOF":
+            rest = body[at:]
+            return None if rest.strip("\n") else (_joined(pieces), True, others + rest.count("\n"))
+    pieces.append(body[at:])
+    return _joined(pieces), False, others
+
+
+def _joined(pieces: list[str]) -> str:
+    """Runs of sample lines (each with the newlines of the lines left out around it) as
+    one text of lines."""
+    return "\n".join(kept for piece in pieces if (kept := piece.strip("\n")))
 
 
 class _NotPlain(Exception):  # noqa: N818 - a signal between two methods, never raised out
@@ -251,16 +272,17 @@ class _Reader:
         self.prev_key = ""
         self.current: Series | None = None
         self.seen_eof = False
+        self.before: dict[str, int | None] = {}  # series a bulk chunk touched: their lengths
 
     def fail(self, message: str) -> InputError:
         return InputError(message, file=self.source, field=f"line {self.lineno}", rule=RULE)
 
     def read(self, chunks: Iterable[str]) -> list[Series]:
         for chunk in chunks:
-            lines = chunk.split("\n")
-            if chunk.endswith("\n"):
-                lines.pop()  # what follows the last newline is not a line
-            if not self._bulk(chunk, lines):
+            if not self._bulk(chunk):
+                lines = chunk.split("\n")
+                if chunk.endswith("\n"):
+                    lines.pop()  # what follows the last newline is not a line
                 for line in lines:
                     self._line(line)
         if not self.seen_eof:
@@ -269,24 +291,32 @@ class _Reader:
 
     # --- in bulk ------------------------------------------------------------------------
 
-    def _bulk(self, chunk: str, lines: list[str]) -> bool:
-        """Read a chunk (and its lines) of plain lines at once; False (nothing changed) if
-        it is not one. After '# EOF' the line-by-line reader says what is wrong."""
+    def _bulk(self, chunk: str) -> bool:
+        """Read a chunk of plain lines at once; False (nothing changed) if it is not one.
+        After '# EOF' the line-by-line reader says what is wrong.
+
+        The chunk's text is never split into lines: its comment and empty lines are found
+        by one regex scan, and the samples between them become tokens by one replace and
+        one split of the whole text."""
         if self.seen_eof:
             return False
-        marked = chunk.startswith(("#", "\n")) or "\n#" in chunk or "\n\n" in chunk
-        eof = _plain_comments(lines) if marked else False
-        if eof is None:
-            return False
-        samples = [line for line in lines if line and line[0] != "#"] if marked else lines
-        tokens = " ".join(samples).split(" ")
-        if len(tokens) != 3 * len(samples):  # a space in a label value, an exemplar, ...
+        body = chunk[:-1] if chunk.endswith("\n") else chunk  # its lines, "\n"-joined
+        lines = count = body.count("\n") + 1
+        samples, eof = body, False
+        if chunk.startswith(("#", "\n")) or "\n#" in chunk or "\n\n" in chunk:
+            marked = _marked(body)
+            if marked is None:
+                return False
+            samples, eof, others = marked
+            count -= others
+        tokens = samples.replace("\n", " ").split(" ") if count else []
+        if len(tokens) != 3 * count:  # a space in a label value, an exemplar, ...
             return False
         keys, values, times = tokens[0::3], tokens[1::3], tokens[2::3]
         stamps, numbers = _stamps(times), _values(values)
         if stamps is None or numbers is None:
             return False
-        before = {key: len(s.ts) for key, s in self.series.items()}
+        self.before = {}
         where = (self.prev_key, self.current)
         try:
             start = 0
@@ -295,15 +325,17 @@ class _Reader:
                 self._run(key, numbers[start:end], stamps[start:end])
                 start = end
         except _NotPlain:
-            self._undo(before)
+            self._undo()
             self.prev_key, self.current = where
             return False
-        self.lineno += len(lines)
+        self.lineno += lines
         self.seen_eof = eof
         return True
 
     def _run(self, key: str, values: list[float], stamps: list[int]) -> None:
         series = self.series.get(key)
+        if key not in self.before:  # what to undo if the chunk turns out not plain
+            self.before[key] = None if series is None else len(series.ts)
         if series is None:
             try:
                 if self._series_key(f"{key} 0")[0] != key:
@@ -319,13 +351,14 @@ class _Reader:
         series.vals.extend(values)
         self.prev_key, self.current = key, series
 
-    def _undo(self, before: dict[str, int]) -> None:
-        for key in [k for k in self.series if k not in before]:
-            del self.series[key]
-        for key, n in before.items():
+    def _undo(self) -> None:
+        for key, length in self.before.items():
+            if length is None:
+                self.series.pop(key, None)
+                continue
             series = self.series[key]
-            del series.ts[n:]
-            del series.vals[n:]
+            del series.ts[length:]
+            del series.vals[length:]
 
     # --- line by line -------------------------------------------------------------------
 
