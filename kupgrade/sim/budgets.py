@@ -19,6 +19,7 @@ from typing import Any
 from kupgrade.cluster.backend import Key
 from kupgrade.cluster.disruption import budget_status
 from kupgrade.cluster.objects import is_ready_pod, key_of
+from kupgrade.sim.collector import paused
 from kupgrade.sim.store import Obj, Store
 
 PDB = "PodDisruptionBudget"
@@ -142,6 +143,7 @@ class BudgetLedger:
     def _budget_changed(self, key: Key, pdb: Obj | None) -> None:
         self.stale = True
 
+    @paused()  # a count per budget, a tuple per pod: none of them a cycle
     def _recount(self) -> None:
         self.stale = False
         self.counts, self.of_pod, self.seen, self.by_labels = {}, {}, {}, {}

@@ -4,7 +4,8 @@ A 5,000-node cluster is millions of small objects (100,000 pods as dicts). CPyth
 cycle collector runs after every 700 new containers and, every tenth time, rescans what
 survived: building or loading such a cluster triggers it thousands of times over a heap
 that only grows, none of it ever a cycle (the objects are JSON documents). Loading a
-store of 100,000 pods took 1.8 s with it and 0.4 s without.
+store of 100,000 pods took 1.8 s with it and 0.4 s without; indexing those pods by node
+when a cluster is opened, 1.5 s and 0.14 s.
 """
 
 from __future__ import annotations

@@ -311,6 +311,7 @@ class Store:
             self._watches.setdefault(kind, []).append(weakref.ref(watch))
         return watch
 
+    @paused()  # a set per value, a tuple per object: none of them a cycle
     def index(self, kind: str, name: str, fn: Callable[[Obj], Iterable[str]]) -> None:
         """Keep objects of `kind` findable by the values `fn` gives (a field or label selector)."""
         if name in self._indexes.get(kind, {}):

@@ -81,3 +81,42 @@ def test_few_collections_restores_the_thresholds() -> None:
     with few_collections():
         assert gc.get_threshold()[0] > before[0]
     assert gc.get_threshold() == before
+
+
+@pytest.mark.usefixtures("collector_restored")
+def test_a_cluster_indexes_and_counts_its_pods_with_the_collector_paused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a simulated cluster indexes its pods by node and counts them per budget
+    with the collector paused (at 5,000 nodes: 1.5 s with it, 0.14 s without); what it
+    indexed and counted is every pod, and collection is on again afterwards."""
+    from kupgrade.cluster.objects import is_ready_pod, pdb  # noqa: PLC0415
+    from kupgrade.sim import budgets  # noqa: PLC0415
+    from kupgrade.sim.cluster import SimCluster  # noqa: PLC0415
+
+    gc.enable()
+    store = Store(tmp_path / "c.db")
+    for i in range(30):
+        store.put(pod(f"p-{i}", "ns", owner="app", labels={"app": "app"},
+                      node_name=f"n-{i % 3}", created="2026-01-01T00:00:00Z"))  # fmt: skip
+    store.put(pdb("app", "ns", {"app": "app"}, {"maxUnavailable": 1}))
+    seen: list[bool] = []
+
+    def node_of(obj: dict[str, object]) -> list[str]:
+        seen.append(gc.isenabled())
+        return [str(obj["spec"]["nodeName"])]  # type: ignore[index]
+
+    store.index("Pod", "by-node", node_of)
+    assert seen and not any(seen) and gc.isenabled()
+    assert [len(store.lookup("Pod", "by-node", f"n-{n}")) for n in range(3)] == [10, 10, 10]
+    sim = SimCluster(store)
+    counting: list[bool] = []
+
+    def ready(obj: dict[str, object]) -> bool:
+        counting.append(gc.isenabled())
+        return is_ready_pod(obj)
+
+    monkeypatch.setattr(budgets, "is_ready_pod", ready)
+    budget = store.get("PodDisruptionBudget", "app", "ns")
+    assert budget is not None and sim.budget(budget)["expectedPods"] == 30  # the recount
+    assert len(counting) == 30 and not any(counting) and gc.isenabled()
