@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kupgrade.errors import VersionError
+from kupgrade.intake.collector import paused
 from kupgrade.olm.catalog import SCHEMA_BUNDLE, BundleBlob, Catalog
 from kupgrade.olm.graph import ChannelGraph
 from kupgrade.olm.properties import MISSING
@@ -48,6 +49,7 @@ class CatalogIndex:
     packages: dict[str, PackageIndex]
 
     @staticmethod
+    @paused()  # every package, channel and version of a catalog: see kupgrade.intake.collector
     def build(catalog: Catalog) -> CatalogIndex:
         packages: dict[str, PackageIndex] = {}
         for blob in catalog.packages:

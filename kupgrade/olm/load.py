@@ -19,6 +19,7 @@ import yaml
 from kupgrade import intake
 from kupgrade.errors import InputError
 from kupgrade.intake import YamlError
+from kupgrade.intake.collector import paused
 from kupgrade.olm.catalog import Catalog, Origin
 from kupgrade.olm.manifests import is_package_manifests, load_package_manifests
 
@@ -27,6 +28,7 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DECODER = json.JSONDecoder()
 
 
+@paused()  # a real catalog is a million small objects: see kupgrade.intake.collector
 def load_catalog(path: str | Path) -> Catalog:
     """Load the catalog at `path`; raise InputError naming the file on any load failure."""
     root = Path(path)

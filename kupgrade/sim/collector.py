@@ -1,31 +1,11 @@
-"""The cycle collector around the simulator's bulk work on whole clusters.
-
-A 5,000-node cluster is millions of small objects (100,000 pods as dicts). CPython's
-cycle collector runs after every 700 new containers and, every tenth time, rescans what
-survived: building or loading such a cluster triggers it thousands of times over a heap
-that only grows, none of it ever a cycle (the objects are JSON documents). Loading a
-store of 100,000 pods took 1.8 s with it and 0.4 s without; indexing those pods by node
-when a cluster is opened, 1.5 s and 0.14 s.
-"""
+"""The cycle collector around a simulator's run over a whole cluster (its loads and
+builds pause it with kupgrade.intake.collector.paused)."""
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-
-@contextmanager
-def paused() -> Iterator[None]:
-    """No cycle collection while a cluster's objects are built or loaded (acyclic
-    documents: nothing waits on the collector to be freed); it resumes as it was."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 @contextmanager

@@ -18,10 +18,10 @@ from kupgrade.cluster import mco
 from kupgrade.cluster import objects as o
 from kupgrade.controllers.nodes.controller import NodeController
 from kupgrade.errors import InputError
+from kupgrade.intake.collector import paused
 from kupgrade.release.payload import LoadOptions, load_payload
 from kupgrade.release.sources import open_payload
 from kupgrade.sim.cluster import SimCluster
-from kupgrade.sim.collector import paused
 from kupgrade.sim.gdc import populate_gdc
 from kupgrade.sim.kube_create import populate_kube
 from kupgrade.sim.olm import start_with

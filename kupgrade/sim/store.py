@@ -24,7 +24,7 @@ import msgspec
 
 from kupgrade.cluster.backend import Key, Watch
 from kupgrade.errors import KupgradeError
-from kupgrade.sim.collector import paused
+from kupgrade.intake.collector import paused
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (
