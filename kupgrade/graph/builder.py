@@ -17,12 +17,12 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kupgrade.collector import paused
 from kupgrade.errors import BuildError
 from kupgrade.graph import model as m
 from kupgrade.graph.graphdata import BlockedEdge, Channel, ConditionalBlock, GraphData
 from kupgrade.graph.model import Graph, Risk
 from kupgrade.graph.regex import RegexError, SafeRegex, compile_regex
-from kupgrade.intake.collector import paused
 from kupgrade.versions import Precedence, SemVer, split_arch, with_arch
 
 MATCH_ALL = ".*"
@@ -38,7 +38,7 @@ class RecordedRisk:
     risk: Risk
 
 
-@paused()  # every node and edge of the graph: see kupgrade.intake.collector
+@paused()  # every node and edge of the graph: see kupgrade.collector
 def build_graph(raw: Graph, data: GraphData) -> Graph:
     """Apply graph-data to a raw graph; the input graph is not modified."""
     graph = raw.copy()

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kupgrade import intake
+from kupgrade.collector import paused
 from kupgrade.errors import BuildError, InputError
 from kupgrade.graph.model import MatchingRule, Risk
 from kupgrade.graph.regex import RegexError, SafeRegex, compile_regex
 from kupgrade.graph.tree import Entry, Tree
 from kupgrade.intake import YamlError
-from kupgrade.intake.collector import paused
 from kupgrade.versions import SemVer
 
 _YAML_EXTENSION = re.compile(r"ya+ml")
@@ -88,7 +88,7 @@ def load_yaml(data: bytes, source: str = "") -> Any:
         raise ValueError(exc.message + (f"; {exc.hint}" if exc.hint else "")) from None
 
 
-@paused()  # thousands of documents: see kupgrade.intake.collector
+@paused()  # thousands of documents: see kupgrade.collector
 def load_graph_data(tree: Tree) -> GraphData:
     """Parse a graph-data tree; raises BuildError for what Cincinnati cannot build with."""
     data = GraphData(_schema_version(tree), _raw_metadata(tree))

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kupgrade.collector import paused
 from kupgrade.errors import VersionError
-from kupgrade.intake.collector import paused
 from kupgrade.olm.catalog import SCHEMA_BUNDLE, BundleBlob, Catalog
 from kupgrade.olm.graph import ChannelGraph
 from kupgrade.olm.properties import MISSING
@@ -49,7 +49,7 @@ class CatalogIndex:
     packages: dict[str, PackageIndex]
 
     @staticmethod
-    @paused()  # every package, channel and version of a catalog: see kupgrade.intake.collector
+    @paused()  # every package, channel and version of a catalog: see kupgrade.collector
     def build(catalog: Catalog) -> CatalogIndex:
         packages: dict[str, PackageIndex] = {}
         for blob in catalog.packages:

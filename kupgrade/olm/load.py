@@ -17,9 +17,9 @@ import pathspec
 import yaml
 
 from kupgrade import intake
+from kupgrade.collector import paused
 from kupgrade.errors import InputError
 from kupgrade.intake import YamlError
-from kupgrade.intake.collector import paused
 from kupgrade.olm.catalog import Catalog, Origin
 from kupgrade.olm.manifests import is_package_manifests, load_package_manifests
 
@@ -28,7 +28,7 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DECODER = json.JSONDecoder()
 
 
-@paused()  # a real catalog is a million small objects: see kupgrade.intake.collector
+@paused()  # a real catalog is a million small objects: see kupgrade.collector
 def load_catalog(path: str | Path) -> Catalog:
     """Load the catalog at `path`; raise InputError naming the file on any load failure."""
     root = Path(path)

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kupgrade.collector import paused
 from kupgrade.errors import VersionError
-from kupgrade.intake.collector import paused
 from kupgrade.olm import properties
 from kupgrade.olm.catalog import (
     SCHEMA_BUNDLE,
@@ -140,7 +140,7 @@ class Validation:
         return doc
 
 
-@paused()  # the model of a whole catalog: see kupgrade.intake.collector
+@paused()  # the model of a whole catalog: see kupgrade.collector
 def validate_catalog(catalog: Catalog) -> Validation:
     """Validate a loaded catalog as `opm validate` would (load errors are raised earlier)."""
     warnings = [

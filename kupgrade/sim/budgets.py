@@ -19,7 +19,7 @@ from typing import Any
 from kupgrade.cluster.backend import Key
 from kupgrade.cluster.disruption import budget_status
 from kupgrade.cluster.objects import is_ready_pod, key_of
-from kupgrade.intake.collector import paused
+from kupgrade.collector import paused
 from kupgrade.sim.store import Obj, Store
 
 PDB = "PodDisruptionBudget"

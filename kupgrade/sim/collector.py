@@ -1,5 +1,5 @@
 """The cycle collector around a simulator's run over a whole cluster (its loads and
-builds pause it with kupgrade.intake.collector.paused)."""
+builds pause it with kupgrade.collector.paused)."""
 
 from __future__ import annotations
 

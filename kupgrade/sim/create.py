@@ -16,9 +16,9 @@ import msgspec
 from kupgrade import intake
 from kupgrade.cluster import mco
 from kupgrade.cluster import objects as o
+from kupgrade.collector import paused
 from kupgrade.controllers.nodes.controller import NodeController
 from kupgrade.errors import InputError
-from kupgrade.intake.collector import paused
 from kupgrade.release.payload import LoadOptions, load_payload
 from kupgrade.release.sources import open_payload
 from kupgrade.sim.cluster import SimCluster

@@ -23,8 +23,8 @@ from typing import Any
 import msgspec
 
 from kupgrade.cluster.backend import Key, Watch
+from kupgrade.collector import paused
 from kupgrade.errors import KupgradeError
-from kupgrade.intake.collector import paused
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kupgrade.cluster.objects import pod
-from kupgrade.intake.collector import paused
+from kupgrade.collector import paused
 from kupgrade.sim import store as store_module
 from kupgrade.sim.collector import few_collections
 from kupgrade.sim.store import Store
