@@ -28,8 +28,12 @@ from kupgrade.errors import KupgradeError
 # Off a terminal Rich assumes 80 columns and truncates table cells; piped output and logs
 # should keep whole risk names and URLs.
 PIPE_WIDTH = 200
-stdout = Console(soft_wrap=True, width=None if sys.stdout.isatty() else PIPE_WIDTH)
-stderr = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else PIPE_WIDTH)
+# No emoji codes: names, messages and risk texts are printed as they are ("x:fire:y" is
+# not a flame), and rich's table of codes is not imported by every command that prints.
+stdout = Console(soft_wrap=True, emoji=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
+stderr = Console(
+    stderr=True, soft_wrap=True, emoji=False, width=None if sys.stderr.isatty() else PIPE_WIDTH
+)
 
 P = ParamSpec("P")
 R = TypeVar("R")

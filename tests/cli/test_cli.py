@@ -197,3 +197,16 @@ def test_every_command_documents_examples_and_json(command: list[str]) -> None:
 
 def test_version() -> None:
     assert kupgrade("--version").stdout.startswith("kupgrade ")
+
+
+def test_names_are_printed_as_they_are_not_as_emoji(tmp_path: Path) -> None:
+    """Rich replaces `:name:` codes with emoji unless told not to: a node called
+    w:smile:1 must be printed so (SPEC H1: the finding names the object)."""
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(
+        'apiservers: [{name: "a:fire:1", version: "1.30.4"}]\n'
+        'nodes: [{name: "w:smile:1", kubelet: "1.26.0"}]\n'
+    )
+    result = kupgrade("skew", "check", str(inventory), "--policy", "k8s-n2")
+    assert result.returncode == 1, result.stderr
+    assert "w:smile:1" in result.stdout, result.stdout
