@@ -11,7 +11,7 @@ from typing import Any
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from kupgrade.cli.output import Format, print_json, stderr, stdout
+from kupgrade.cli.output import Format, print_json, real, stderr, stdout
 from kupgrade.cluster.gdc import cluster_columns, own_clusters
 from kupgrade.controllers.gdc.request import STATE
 from kupgrade.controllers.version.progress import runlevel_rows
@@ -28,7 +28,7 @@ def live_view(runner: Runner, speed: float, started: float, wall: float) -> Iter
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        console=stderr,
+        console=real(stderr),
         transient=True,
         disable=not stderr.is_terminal,
     )

@@ -13,27 +13,63 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar, cast
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from kupgrade.errors import KupgradeError
 
-# YAML, the progress bar and the atomic writer are imported where they are used: every
-# command imports this module, and they cost a command that needs none of them ~30 ms of
-# its start (bench/cli_start.py).
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# YAML, the progress bar, the atomic writer and rich's console are imported where they are
+# used: every command imports this module, and they cost a command that needs none of them
+# ~45 ms of its start (bench/cli_start.py).
+
+
+class LazyConsole:
+    """A rich Console made when it is first used. `get`, `-o json` and one-line answers
+    print plain text; rich's console module is ~15 ms of a command's start."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    @property
+    def real(self) -> Console:
+        if self._console is None:
+            from rich.console import Console  # noqa: PLC0415 - see the imports above
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
 
 # Off a terminal Rich assumes 80 columns and truncates table cells; piped output and logs
 # should keep whole risk names and URLs.
 PIPE_WIDTH = 200
 # No emoji codes: names, messages and risk texts are printed as they are ("x:fire:y" is
 # not a flame), and rich's table of codes is not imported by every command that prints.
-stdout = Console(soft_wrap=True, emoji=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
-stderr = Console(
-    stderr=True, soft_wrap=True, emoji=False, width=None if sys.stderr.isatty() else PIPE_WIDTH
+stdout = cast(
+    "Console",
+    LazyConsole(soft_wrap=True, emoji=False, width=None if sys.stdout.isatty() else PIPE_WIDTH),
 )
+stderr = cast(
+    "Console",
+    LazyConsole(
+        stderr=True, soft_wrap=True, emoji=False, width=None if sys.stderr.isatty() else PIPE_WIDTH
+    ),
+)
+
+
+def say(line: str) -> None:
+    """One line of plain text on stdout, as `stdout.print(line, markup=False,
+    highlight=False)` prints it, without making the console."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -90,6 +126,8 @@ def atomic_write(path: Path, data: bytes) -> None:
 def report_error(error: KupgradeError, fmt: Format = Format.text) -> None:
     if fmt.data:
         print_json(error.to_dict())
+    from rich.text import Text  # noqa: PLC0415 - see the imports above
+
     # The message is the user's text (file names, fields like `nodes[a1]`): never markup.
     # One line, whatever a library put in the message (tarfile's ReadError lists methods).
     line = " ".join(str(error).split())
@@ -116,6 +154,11 @@ def user_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def real(console: Console) -> Console:
+    """The console itself, for rich objects that keep one (a progress bar, a live view)."""
+    return console.real if isinstance(console, LazyConsole) else console
+
+
 @contextmanager
 def progress(description: str, steps: int) -> Iterator[Callable[[str], None]]:
     """A bar over a known number of steps on stderr (silent when stderr is not a terminal).
@@ -137,7 +180,7 @@ def progress(description: str, steps: int) -> Iterator[Callable[[str], None]]:
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=stderr,
+        console=real(stderr),
         transient=True,
         disable=not stderr.is_terminal,
     ) as bar:

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend, local_kubectls
-from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, stdout, user_errors
+from kupgrade.cli.output import Format, OutputOpt, print_json, say, stderr, stdout, user_errors
 from kupgrade.errors import InputError
 from kupgrade.skew.fleet import Fleet, is_fleet_document, load_history, parse_fleet
 from kupgrade.skew.gdc import WARNINGS, check_fleet, judge_request, parse_request
@@ -203,7 +203,7 @@ def check_command(
             }
         )
     elif not everything:
-        stdout.print(f"no skew violations ({rules})", highlight=False)
+        say(f"no skew violations ({rules})")  # plain: no console made for one line
     else:
         if not found:
             stdout.print(f"no skew violations ({rules}); warnings:", highlight=False)

@@ -156,7 +156,7 @@ def _imported_by(argv: list[str], env: dict[str, str], code: int = 0) -> tuple[s
 
 def test_get_nodes_imports_only_what_it_prints(tmp_path: Path) -> None:
     """`kupgrade get nodes` on a simulated cluster, in a fresh interpreter, imports neither
-    the YAML reader, the progress bar, pydantic (Typer 0.29 coerces options through it:
+    the YAML reader, rich's console (it prints plain text), the progress bar, pydantic (Typer 0.29 coerces options through it:
     pinned at 0.28) nor the controllers: each cost its start tens of milliseconds
     (bench/cli_start.py)."""
     env = {**os.environ, "KUPGRADE_HOME": str(tmp_path)}
@@ -167,7 +167,8 @@ def test_get_nodes_imports_only_what_it_prints(tmp_path: Path) -> None:
     out, imported = _imported_by(["get", "nodes", "--cluster", "small"], env)
     assert out.startswith("NAME") and len(out.splitlines()) == 4, out
     assert "kupgrade.cli.get" in imported  # the command did run
-    unwanted = {"yaml", "pydantic", "rich.progress", "kupgrade.controllers.version.status",
+    unwanted = {"yaml", "pydantic", "rich.progress", "rich.console",
+                "kupgrade.controllers.version.status",
                 "kupgrade.controllers.nodes.pool", "kupgrade.intake.yamldoc"}  # fmt: skip
     assert not unwanted & imported, unwanted & imported
 
@@ -182,6 +183,7 @@ def test_skew_check_imports_what_its_case_needs(tmp_path: Path) -> None:
     assert "kupgrade.skew.k8s" in imported  # the check did run
     unwanted = {
         "rich.table",
+        "rich.console",
         "kupgrade.skew.step_rules",
         "kupgrade.skew.explain",
         "kupgrade.skew.reference",
