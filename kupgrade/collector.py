@@ -6,7 +6,7 @@ them). CPython's cycle collector runs after every 700 new containers and, every 
 time, rescans what survived: reading such a document triggers it thousands of times over
 a heap that only grows, none of it garbage. Loading a store of 100,000 pods took 1.8 s
 with it and 0.4 s without; indexing those pods by node when a cluster is opened, 1.5 s
-and 0.14 s; loading, validating and indexing the largest catalog, 0.22 s and 0.18 s in a
+and 0.14 s; loading, validating and indexing the largest catalog, 0.24 s and 0.20 s in a
 process holding what `make bench` holds.
 """
 
