@@ -3,6 +3,7 @@ of the value counted by recursion, on drawn values and limits (property test).""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -10,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kupgrade.errors import InputError
-from kupgrade.intake import check_depth
+from kupgrade.intake import check_depth, decode_json_stream
 
-SCALARS = st.none() | st.booleans() | st.integers() | st.text(max_size=3)
+SCALARS = st.none() | st.booleans() | st.integers() | st.text(alphabet="ab[]{}", max_size=3)
 VALUES = st.recursive(
     SCALARS,
     lambda inner: (
@@ -61,3 +62,22 @@ def test_the_default_limit_on_a_deep_chain(levels: int) -> None:
     else:
         with pytest.raises(InputError, match="nesting"):
             check_depth(_nested(levels), "deep.json")
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(VALUES, min_size=1, max_size=5), limit=st.integers(1, 6))
+def test_a_stream_refuses_exactly_a_value_deeper_than_the_limit(
+    values: list[Any], limit: int
+) -> None:
+    """opm's concatenated JSON: values with fewer brackets than the limit skip the walk,
+    and none deeper than the limit gets through (brackets in strings only count more)."""
+    text = "\n".join(json.dumps(v) for v in values)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KUPGRADE_MAX_DEPTH", str(limit))
+        deeper = any(depth(v) > limit for v in values)
+        try:
+            assert list(decode_json_stream(text, "catalog.json")) == values
+        except InputError as exc:
+            assert deeper, exc
+        else:
+            assert not deeper
