@@ -36,7 +36,6 @@ class LiveFindings:
         self.nodes: dict[str, Versions] | None = None  # in the order the API lists them
         self.order: dict[str, int] = {}
         self.stale: set[str] = set()  # changed since their findings were kept
-        self.context: tuple[object, ...] | None = None  # what `bad` was found under
         self.bad: dict[str, Violation] = {}  # node -> its first finding, when it has any
 
     def changed(self, names: list[str]) -> None:
@@ -52,10 +51,10 @@ class LiveFindings:
         found = check(plane, rules)
         if found:
             return found[0]
+        found_under = self.memo.context
         judge = NodeRules(plane, rules, self.memo)
-        context = (rules, *((a.name, a.version) for a in plane.apiservers))
-        if context != self.context:
-            self.context, self.bad, self.stale = context, {}, set(nodes)
+        if self.memo.context != found_under:  # other apiservers or rules: judge all anew
+            self.bad, self.stale = {}, set(nodes)
         for name in self.stale:
             self._judge(judge, name, *nodes[name][:2])
         self.stale = set()
@@ -93,5 +92,5 @@ class LiveFindings:
                 for n in listed
             }
             self.order = {name: i for i, name in enumerate(self.nodes)}
-            self.context = None  # every node judged anew
+            self.bad, self.stale = {}, set(self.nodes)  # every node judged anew
         return self.nodes
