@@ -55,7 +55,7 @@ def decode_json_stream(data: bytes | str, source: str) -> Iterator[Any]:
             raise DEPTH.exceeded("the nesting", source) from None
         # As check_depth's raw_hint, counted in place: most of a catalog's blobs have
         # fewer brackets than the limit, and need no walk.
-        if text.count("[", start, position) + text.count("{", start, position) > max_depth:
+        if _brackets(text, start, position) > max_depth:
             check_depth(value, source, max_depth=max_depth)
         yield value
         while position < end and text[position] in _WHITESPACE:
@@ -104,10 +104,12 @@ def check_depth(
         level, depth = below, depth + 1
 
 
-def _brackets(raw: bytes | str) -> int:
+def _brackets(raw: bytes | str, start: int = 0, end: int | None = None) -> int:
+    """Opening brackets in raw[start:end] (counted in place): no value in it is nested
+    deeper than that."""
     if isinstance(raw, bytes):
-        return raw.count(b"[") + raw.count(b"{")
-    return raw.count("[") + raw.count("{")
+        return raw.count(b"[", start, end) + raw.count(b"{", start, end)
+    return raw.count("[", start, end) + raw.count("{", start, end)
 
 
 @contextmanager
