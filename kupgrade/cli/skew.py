@@ -181,13 +181,13 @@ def check_command(
     if (inventory is None) == (kubeconfig is None):
         raise InputError("give an inventory file or --kubeconfig, one of them", field="INVENTORY",
                          hint="`kupgrade skew reference inventory` shows the file format")  # fmt: skip
+    loaded: Fleet | Inventory
     if kubeconfig is not None:
         from kupgrade.cluster.live import inventory_of  # noqa: PLC0415 - see above
-    loaded = (
-        inventory_of(backend(kubeconfig, context), local_kubectls())
-        if kubeconfig is not None
-        else load(inventory, policy, releases)  # type: ignore[arg-type]
-    )
+
+        loaded = inventory_of(backend(kubeconfig, context), local_kubectls())
+    else:
+        loaded = load(inventory, policy, releases)  # type: ignore[arg-type]
     if isinstance(loaded, Fleet):
         rules, everything = "gdc", check_fleet(loaded)
     else:
