@@ -7,7 +7,10 @@ started again replays the steps since the last commit and goes on exactly as if 
 not stopped. Steps are committed together at most every COMMIT_EVERY wall seconds: a
 commit costs a WAL write, and a 5,000-node rollout takes tens of thousands of steps.
 A commit of a big cluster writes thousands of pods; the next one waits long enough that
-committing stays a small share of the run (CommitPace).
+committing stays a small share of the run (CommitPace). Inside the loop a commit is only
+encoded on the run's thread and then written by a thread of its own while the run goes
+on (Store.commit behind, kupgrade/sim/commits.py); the next starts once it is on disk, so
+the file always holds whole steps, and the run's end waits for its last commit.
 """
 
 from __future__ import annotations
@@ -208,10 +211,11 @@ class Runner:
         """The event log, oldest first (the report's timeline)."""
         return self.store.events()
 
-    def commit(self) -> None:
+    def commit(self, *, behind: bool = False) -> None:
+        """Commit the steps so far; `behind`: written while the run goes on (Store.commit)."""
         with self.pace.committing():
             self.sim.save_rng()
-            self.store.commit()
+            self.store.commit(behind=behind)
 
     def updating(self) -> bool:
         state = self.api.state("version") or {}
@@ -284,14 +288,14 @@ class Runner:
             for action in self.store.pop_due(start):  # what was due when the run stopped
                 self.world.fire(action)
             self.settle()
-            self.commit()
+            self.commit(behind=True)
         while True:
             with self.store.lock:
                 outcome = self._advance(until, start, max_seconds, restart_on_handoff, tried)
                 if outcome is None:
                     steps += 1
-                    if self.pace.due():
-                        self.commit()
+                    if self.pace.due() and not self.store.writing():
+                        self.commit(behind=True)
             if outcome is not None:
                 return Outcome(outcome.reason, outcome.now, steps)
             if on_step is not None:
@@ -313,7 +317,7 @@ class Runner:
                 return Outcome("handoff", self.api.now(), 0)
             self.start_controllers()
             self.settle()
-            self.commit()
+            self.commit(behind=True)
         if not self.step(deadline=start + max_seconds):
             # Events still pending were due after the limit (a retry, a resync): they
             # are left for the next run instead of firing past it.

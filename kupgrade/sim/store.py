@@ -25,6 +25,8 @@ import msgspec
 from kupgrade.cluster.backend import Key, Watch
 from kupgrade.collector import paused
 from kupgrade.errors import KupgradeError
+from kupgrade.sim import commits
+from kupgrade.sim.commits import Batch
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (
@@ -209,6 +211,8 @@ class Store:
         self._events: list[tuple[float, str, str, str, str]] = []
         self.lock = threading.RLock()
         self.changes: ChangeLog | None = None  # kept while an API server serves this store
+        self._writer: threading.Thread | None = None  # a commit being written behind
+        self._failed: BaseException | None = None  # why a commit written behind failed
 
     @paused()  # hundreds of thousands of documents, none of them a cycle
     def _load(self) -> None:
@@ -230,6 +234,10 @@ class Store:
         ]
 
     def close(self) -> None:
+        """Close the file once a commit written behind is on disk (its error, if any,
+        was the caller's to take from `wait` or the next commit)."""
+        if self._writer is not None:
+            self._writer.join()
         self._db.close()
 
     # --- objects -----------------------------------------------------------------------
@@ -368,6 +376,7 @@ class Store:
         self._events.append((at, kind, obj, reason, message))
 
     def events(self) -> builtins.list[dict[str, Any]]:
+        self.wait()
         try:
             rows = self._db.execute(
                 "SELECT at, kind, object, reason, message FROM events ORDER BY seq"
@@ -382,40 +391,63 @@ class Store:
 
     # --- transactions -------------------------------------------------------------------
 
-    def commit(self) -> None:
-        """Write every change since the last commit in one transaction."""
+    def commit(self, *, behind: bool = False) -> None:
+        """Write every change since the last commit in one transaction.
+
+        `behind`: the changes are encoded now and written by a thread of their own while
+        the caller goes on (see kupgrade/sim/commits.py); the next commit, `wait`,
+        `events` and `close` wait for it first. A commit written behind that fails leaves
+        the file at the commit before it, and every later commit raises its error: the
+        changes it held are no longer kept in memory, so none may be written after it.
+        """
+        self.wait()
+        batch = self._batch()
+        if not behind:
+            self._write(batch)
+            self._clear()
+            return
+        self._clear()
+        self._writer = threading.Thread(
+            target=self._write_behind, args=(batch,), name="store-commit", daemon=True
+        )
+        self._writer.start()
+
+    def writing(self) -> bool:
+        """Whether a commit is still being written behind the caller."""
+        return self._writer is not None and self._writer.is_alive()
+
+    def wait(self) -> None:
+        """Return once a commit written behind is on disk; raise its error if it failed."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.join()
+        if self._failed is not None:
+            raise self._failed
+
+    def _batch(self) -> Batch:
+        """Every row the changes since the last commit write, encoded now: the objects
+        change in place as soon as the caller goes on."""
+        dirty = self._dirty  # in no order: the writing sorts them (commits.AT_ONCE)
+        objects, born = self._objects, self._born
+        added = {seq for seq, _, _ in self._added}
+        removed = set(self._removed)
+        return Batch(
+            gone=[key for key in dirty if key not in objects and key not in born],
+            objects=[(*key, _encode(objects[key])) for key in dirty if key in objects],
+            meta=[(name, _encode(self._meta[name])) for name in self._dirty_meta],
+            unscheduled=[(s,) for s in self._removed if s not in added],
+            scheduled=[(s, at, _encode(a)) for s, at, a in self._added if s not in removed],
+            events=list(self._events),
+        )
+
+    def _write(self, batch: Batch, *, behind: bool = False) -> None:
         db = self._db
         try:
             db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             raise store_error(exc, self.path, "write") from None
         try:
-            # In key order: consecutive rows land on the same pages of the table.
-            dirty = sorted(self._dirty)
-            objects, born = self._objects, self._born
-            gone = [key for key in dirty if key not in objects and key not in born]
-            db.executemany("DELETE FROM objects WHERE kind=? AND namespace=? AND name=?", gone)
-            db.executemany(
-                "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?)",
-                [(*key, _encode(objects[key])) for key in dirty if key in objects],
-            )
-            db.executemany(
-                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                [(name, _encode(self._meta[name])) for name in self._dirty_meta],
-            )
-            added = {seq for seq, _, _ in self._added}
-            db.executemany(
-                "DELETE FROM schedule WHERE seq=?", [(s,) for s in self._removed if s not in added]
-            )
-            removed = set(self._removed)
-            db.executemany(
-                "INSERT INTO schedule VALUES (?, ?, ?)",
-                [(s, at, _encode(a)) for s, at, a in self._added if s not in removed],
-            )
-            db.executemany(
-                "INSERT INTO events (at, kind, object, reason, message) VALUES (?, ?, ?, ?, ?)",
-                self._events,
-            )
+            commits.write(db, batch, at_once=behind)
             db.execute("COMMIT")
         except BaseException as exc:
             # SQLite may have rolled back itself (a full disk does): only roll back what
@@ -425,6 +457,14 @@ class Store:
             if isinstance(exc, sqlite3.Error):
                 raise store_error(exc, self.path, "write") from None
             raise
+
+    def _write_behind(self, batch: Batch) -> None:
+        try:
+            self._write(batch, behind=True)
+        except BaseException as exc:  # raised in the caller's thread by the next wait
+            self._failed = exc
+
+    def _clear(self) -> None:
         self._dirty.clear()
         self._born.clear()
         self._dirty_meta.clear()
