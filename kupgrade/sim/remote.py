@@ -99,7 +99,7 @@ class _Remote:
         self.settle(self.api.step(max(at, now)))
         return True
 
-    def commit(self) -> None:
+    def commit(self, *, behind: bool = False) -> None:
         """The server commits what it is sent; nothing is kept here."""
 
     def events(self) -> list[dict[str, Any]]:
