@@ -233,10 +233,11 @@ def key_of(obj: Obj) -> str:
 def is_ready_pod(obj: Obj) -> bool:
     if obj["metadata"].get("deletionTimestamp"):
         return False
-    return any(
-        c.get("type") == "Ready" and c.get("status") == "True"
-        for c in obj.get("status", {}).get("conditions") or []
-    )
+    # A loop, not any() over a generator: a 5,000-node rehearsal asks ~1M times.
+    for c in obj.get("status", {}).get("conditions") or ():  # noqa: SIM110
+        if c.get("type") == "Ready" and c.get("status") == "True":
+            return True
+    return False
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

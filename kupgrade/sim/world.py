@@ -54,11 +54,17 @@ class World:
         # Each component watches what it reacts to, as the real ones do.
         self.deployments = sim.watch("Deployment")
         self.nodes = sim.watch("Node")
-        self.pods = sim.watch("Pod")
         self.short: set[tuple[str, str]] = set(self.workloads)  # may be missing replicas
         self.starved: set[tuple[str, str]] = set()  # missing replicas and no node for them
         self.alive: set[tuple[str, str, str]] = set()  # pods counted in `live`
         self.live: dict[tuple[str, str], int] = {}  # running (not terminating) pods per owner
+        # The ReplicaSets follow every pod change as it happens (as the ledger does), not
+        # through a watch: a watch hands over each changed pod once more, sorted, only for
+        # the count of running pods per owner that every change already tells.
+        for found in sim.list("Pod"):
+            meta = found["metadata"]
+            self._pod_changed(("Pod", meta.get("namespace", ""), meta["name"]), found)
+        sim.store.observe("Pod", self._pod_changed)
         self.by_role: dict[str, list[str]] = {}
         for node in sim.list("Node"):
             for label in node["metadata"].get("labels") or {}:
@@ -368,17 +374,22 @@ class World:
                 self.sim.write(node)
                 self.sim.record(key_of(node), "Done", f"running {desired}")
 
-    def _replicasets(self) -> None:
-        for key in self.pods.drain():
-            owner = (key[1], key[2].rsplit("-", 1)[0])
-            if owner not in self.workloads:
-                continue
-            found = self.sim.get("Pod", key[2], key[1])
-            alive = found is not None and not found["metadata"].get("deletionTimestamp")
-            if alive != (key in self.alive):
-                (self.alive.add if alive else self.alive.discard)(key)
-                self.live[owner] = self.live.get(owner, 0) + (1 if alive else -1)
+    def _pod_changed(self, key: tuple[str, str, str], found: dict[str, Any] | None) -> None:
+        """A pod that starts or stops running changes what its owner is short of. Every
+        change is seen, so a pod created and evicted between two reactions counts too."""
+        owner = (key[1], key[2].rsplit("-", 1)[0])
+        if owner not in self.workloads:
+            return
+        alive = found is not None and not found["metadata"].get("deletionTimestamp")
+        if alive != (key in self.alive):
+            (self.alive.add if alive else self.alive.discard)(key)
+            self.live[owner] = self.live.get(owner, 0) + (1 if alive else -1)
             self.short.add(owner)
+
+    def _replicasets(self) -> None:
+        """Replace the missing replicas of the owners that may be short of some. One that
+        could not be placed is looked at again when nodes change (changed_nodes); until
+        then nothing could place it, and its pods becoming ready change nothing either."""
         for owner in sorted(self.short):
             workload = self.workloads[owner]
             missing = workload.replicas - self.live.get(owner, 0)
