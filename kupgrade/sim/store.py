@@ -206,7 +206,9 @@ class Store:
         # gone between two commits (most of a big rollout's replacements) costs no DELETE.
         self._born: set[Key] = set()
         self._dirty_meta: set[str] = set()
-        self._added: list[tuple[int, float, Any]] = []
+        # Actions scheduled since the last commit, by number (one fired before the commit
+        # is dropped from here and never written), and those fired that the file holds.
+        self._added: dict[int, tuple[float, Any]] = {}
         self._removed: list[int] = []
         self._events: list[tuple[float, str, str, str, str]] = []
         self.lock = threading.RLock()
@@ -355,7 +357,7 @@ class Store:
         seq = self._next_seq
         self._next_seq += 1
         heapq.heappush(self._schedule, (at, seq, action))
-        self._added.append((seq, at, action))
+        self._added[seq] = (at, action)
 
     def next_at(self) -> float | None:
         return self._schedule[0][0] if self._schedule else None
@@ -365,7 +367,8 @@ class Store:
         due = []
         while self._schedule and self._schedule[0][0] <= now:
             _, seq, action = heapq.heappop(self._schedule)
-            self._removed.append(seq)
+            if self._added.pop(seq, None) is None:
+                self._removed.append(seq)
             due.append(action)
         return due
 
@@ -427,16 +430,20 @@ class Store:
     def _batch(self) -> Batch:
         """Every row the changes since the last commit write, encoded now: the objects
         change in place as soon as the caller goes on."""
-        dirty = self._dirty  # in no order: the writing sorts them (commits.AT_ONCE)
         objects, born = self._objects, self._born
-        added = {seq for seq, _, _ in self._added}
-        removed = set(self._removed)
+        written, gone = [], []
+        for key in self._dirty:  # in no order: the writing sorts them (commits.AT_ONCE)
+            obj = objects.get(key)
+            if obj is not None:
+                written.append((*key, _encode(obj)))
+            elif key not in born:  # a key born since the last commit is not in the file
+                gone.append(key)
         return Batch(
-            gone=[key for key in dirty if key not in objects and key not in born],
-            objects=[(*key, _encode(objects[key])) for key in dirty if key in objects],
+            gone=gone,
+            objects=written,
             meta=[(name, _encode(self._meta[name])) for name in self._dirty_meta],
-            unscheduled=[(s,) for s in self._removed if s not in added],
-            scheduled=[(s, at, _encode(a)) for s, at, a in self._added if s not in removed],
+            unscheduled=[(seq,) for seq in self._removed],
+            scheduled=[(seq, at, _encode(a)) for seq, (at, a) in self._added.items()],
             events=list(self._events),
         )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -217,4 +218,26 @@ def test_the_run_commits_behind_and_ends_written(tmp_path: Path, monkeypatch: An
     store.close()
     again = Store(root / "cluster.db")
     assert again.events() == events and again.list("Node") == pods
+    again.close()
+
+
+@pytest.mark.parametrize("behind", [False, True])
+def test_the_schedule_on_disk_is_the_schedule_in_memory(tmp_path: Path, behind: bool) -> None:
+    """An action fired before any commit saw it is never written; one the file holds is
+    deleted when fired; the rest are pending after a restart, in order."""
+    path = tmp_path / "c.db"
+    store = Store(path)
+    store.schedule(10.0, ["wake", "Node", "", "kept"])
+    store.schedule(5.0, ["wake", "Node", "", "fired-after-commit"])
+    store.commit(behind=behind)
+    store.schedule(1.0, ["wake", "Node", "", "fired-before-commit"])
+    store.schedule(20.0, ["wake", "Node", "", "new"])
+    assert [a[-1] for a in store.pop_due(6.0)] == ["fired-before-commit", "fired-after-commit"]
+    store.commit(behind=behind)
+    store.close()
+    with closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT seq FROM schedule ORDER BY seq").fetchall() == [(1,), (4,)]
+    again = Store(path)
+    assert again.pending() == 2
+    assert [a[-1] for a in again.pop_due(100.0)] == ["kept", "new"]
     again.close()
