@@ -92,8 +92,9 @@ def write(db: sqlite3.Connection, batch: Batch, *, at_once: bool) -> None:
         rows = getattr(batch, name)
         if not rows:
             continue
-        text, blob = packed(rows) if at_once else (_NUL, None)
-        if _NUL in text:
-            db.executemany(ROW_BY_ROW[name], sorted(rows) if name == "objects" else rows)
-        else:
-            db.execute(statement, (text,) if blob is None else (text, blob))
+        if at_once:
+            text, blob = packed(rows)
+            if _NUL not in text:
+                db.execute(statement, (text,) if blob is None else (text, blob))
+                continue
+        db.executemany(ROW_BY_ROW[name], sorted(rows) if name == "objects" else rows)
