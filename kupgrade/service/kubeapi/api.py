@@ -452,6 +452,10 @@ class KubeAPI:
 
     def _virtual_write(self, t: Target, obj: dict[str, Any], code: int) -> Reply:
         """An Event (logged) or the controllers' state (kept in the store's meta)."""
+        # As _create: a body may leave kind and apiVersion to the path (an Event echoed
+        # back without them answered 500).
+        obj.setdefault("kind", t.resource.kind)
+        obj.setdefault("apiVersion", t.resource.group_version)
         if t.resource.kind == "Event":
             problem = self.virtual.record_event(obj)
             shown = obj
