@@ -180,8 +180,11 @@ class NodeController:
         """One drain attempt: kubectl drain's filters pick the pods, then each is evicted
         through the eviction API. Returns what blocked it and how many pods must still go."""
         name = node["metadata"]["name"]
-        pods = {key_of(p).removeprefix("pod/"): p for p in self.api.pods_on(name)}
-        decision = drain([drain_pod(p, now) for p in pods.values()], self._flags(name))
+        on_node = self.api.pods_on(name)
+        seen = [drain_pod(p, now) for p in on_node]
+        # By the filters' own namespace/name, which the decision names pods by.
+        pods = {d.key: p for d, p in zip(seen, on_node, strict=True)}
+        decision = drain(seen, self._flags(name))
         warned = set(state.get("warned") or [])
         for message, names in decision.warnings.items():
             if message not in warned:
