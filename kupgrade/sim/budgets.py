@@ -146,9 +146,8 @@ class BudgetLedger:
     def _recount(self) -> None:
         self.stale = False
         self.counts, self.seen, self.by_labels = {}, {}, {}
-        for pod in self.store.list("Pod"):
-            meta = pod["metadata"]
-            self._pod_changed(("Pod", meta.get("namespace", ""), meta["name"]), pod)
+        for key, pod in self.store.keyed("Pod"):
+            self._pod_changed(key, pod)
 
 
 _LEDGERS: weakref.WeakKeyDictionary[Store, BudgetLedger] = weakref.WeakKeyDictionary()

@@ -250,10 +250,19 @@ class Store:
     def list(self, kind: str) -> builtins.list[Obj]:
         """Objects of one kind, in (namespace, name) order."""
         objs = self._by_kind.get(kind, {})
+        return [objs[k] for k in self._keys(kind)]
+
+    def keyed(self, kind: str) -> builtins.list[tuple[Key, Obj]]:
+        """Objects of one kind with their keys, in (namespace, name) order: what an
+        observer (`observe`) is given, for one that starts from what is there."""
+        objs = self._by_kind.get(kind, {})
+        return [(k, objs[k]) for k in self._keys(kind)]
+
+    def _keys(self, kind: str) -> builtins.list[Key]:
         keys = self._sorted.get(kind)
         if keys is None:
-            keys = self._sorted[kind] = sorted(objs)
-        return [objs[k] for k in keys]
+            keys = self._sorted[kind] = sorted(self._by_kind.get(kind, {}))
+        return keys
 
     def put(self, obj: Obj) -> Obj:
         meta = obj["metadata"]

@@ -61,9 +61,8 @@ class World:
         # The ReplicaSets follow every pod change as it happens (as the ledger does), not
         # through a watch: a watch hands over each changed pod once more, sorted, only for
         # the count of running pods per owner that every change already tells.
-        for found in sim.list("Pod"):
-            meta = found["metadata"]
-            self._pod_changed(("Pod", meta.get("namespace", ""), meta["name"]), found)
+        for key, found in sim.store.keyed("Pod"):
+            self._pod_changed(key, found)
         sim.store.observe("Pod", self._pod_changed)
         self.by_role: dict[str, list[str]] = {}
         for node in sim.list("Node"):
