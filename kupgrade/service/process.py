@@ -171,6 +171,17 @@ class RegistryProcess(ChildProcess):
             workdir / "registry.log",
         )
 
+    def start(self) -> Self:
+        """Started and answering: a push right after it must not find the port closed
+        (under load the registry took longer to listen than the first push waited)."""
+        super().start()
+        try:
+            self.wait_for("/v2/")
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
     @property
     def host(self) -> str:
         return f"127.0.0.1:{self.port}"
