@@ -49,6 +49,7 @@ from kupgrade.release.oci import (
 from kupgrade.release.payload import LoadOptions, PayloadFiles, load_payload
 from kupgrade.release.registry import Reference, RegistryClient
 from kupgrade.release.sources import Opened, open_payload, open_source, pull_spec, write_tree
+from kupgrade.release.staged import TreeWriter
 from kupgrade.release.taskgraph import MODES, Mode, build_graph, workers
 from kupgrade.release.verify import (
     VALID_DIGEST,
@@ -268,9 +269,11 @@ def extract_command(
         step("manifest")
         image = open_image(source)
         step("layers")
-        tree = read_tree(image)
-        step("writing")
-        write_tree(to, tree.files, PAYLOAD_DIRS)
+        # Files are written as the layers are read, into a directory renamed into place
+        # only once every check passed (SPEC B2): nothing is written otherwise.
+        with TreeWriter(to, PAYLOAD_DIRS) as out:
+            tree = read_tree(image, sink=out)
+            step("writing")
     if output.data:
         print_json(
             {"digest": image.digest, "to": str(to), "files": len(tree.files), "bytes": tree.total}

@@ -21,8 +21,11 @@ import re
 import tarfile
 import zlib
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import closing
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import IO, Any, BinaryIO, Protocol, cast
+
+from isal import igzip_threaded, isal_zlib
 
 from kupgrade.errors import InputError
 from kupgrade.intake import decode_json
@@ -305,31 +308,40 @@ def open_image(source: ImageSource) -> Image:
     )
 
 
-class _LayerReader(io.RawIOBase):
-    """The unpacked layer as a stream: hashed as it is read (its diff_id) and bounded, so a
-    small gzip that inflates to terabytes stops at the limit instead of filling memory."""
+# igzip raises OSError (BadGzipFile) or EOFError as gzip does, and its own error type
+# where zlib would raise zlib.error (isal_zlib's stub leaves that type untyped).
+_INFLATE_ERRORS: tuple[type[Exception], ...] = (
+    OSError,
+    EOFError,
+    zlib.error,
+    cast("type[Exception]", isal_zlib.error),
+)
 
-    def __init__(self, source: io.BufferedIOBase, limit: int, where: str) -> None:
+
+class _LayerReader:
+    """The unpacked layer as a stream: hashed as it is read (its diff_id) and bounded, so a
+    small gzip that inflates to terabytes stops at the limit instead of filling memory.
+
+    Only `read` is offered, which is all tarfile's stream mode calls: io.RawIOBase's
+    read would copy every piece twice more (into a buffer for readinto, then out)."""
+
+    def __init__(self, source: BinaryIO, limit: int, where: str) -> None:
         self.source = source
         self.limit = limit
         self.where = where
         self.hash = hashlib.sha256()
         self.count = 0
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
+    def read(self, size: int = -1) -> bytes:
         try:
-            data = self.source.read(len(buffer))
-        except (OSError, EOFError, zlib.error) as exc:
+            data = self.source.read(size)
+        except _INFLATE_ERRORS as exc:
             raise IntegrityError(f"layer does not decompress: {exc}", file=self.where) from None
         self.count += len(data)
         if self.count > self.limit:
             raise IntegrityError(f"layer unpacks to more than {self.limit} bytes", file=self.where)
         self.hash.update(data)
-        buffer[: len(data)] = data
-        return len(data)
+        return data
 
     def drain(self) -> str:
         """Read to the end (tar padding included) and give the digest of everything."""
@@ -337,11 +349,18 @@ class _LayerReader(io.RawIOBase):
             pass
         return "sha256:" + self.hash.hexdigest()
 
+    def close(self) -> None:
+        """Stop the inflating thread, read to the end or not (an error halfway)."""
+        self.source.close()
+
 
 def _layer_stream(image: Image, layer: Descriptor, limits: Limits) -> _LayerReader:
+    """The layer's tar, inflated by ISA-L in a thread of its own while tarfile reads the
+    headers in this one (igzip is about twice zlib's speed here, and runs beside the
+    parsing as gzip beside `tar -xzf`); the stream must be closed to stop that thread."""
     data = io.BytesIO(image.source.blob(layer))
     if layer.media_type in GZIP_LAYERS:
-        source: io.BufferedIOBase = gzip.GzipFile(fileobj=data, mode="rb")
+        source: BinaryIO = igzip_threaded.open(data, "rb")  # type: ignore[no-untyped-call]
     elif layer.media_type == LAYER_TAR:
         source = data
     else:
@@ -402,13 +421,23 @@ def _data_filter(member: tarfile.TarInfo) -> str | None:
     return None
 
 
+class Sink(Protocol):
+    """Where the tree's files go as they are read (a directory being written)."""
+
+    def put(self, relative: str, data: bytes) -> None: ...
+
+    def remove(self, relative: str) -> None: ...
+
+
 @dataclass
 class Tree:
-    """The payload directories of an image after all its layers, held in memory."""
+    """The payload directories of an image after all its layers, held in memory (and
+    given to `sink` as they change, when there is one)."""
 
     files: dict[str, bytes] = field(default_factory=dict)
     dirs: set[str] = field(default_factory=set)
     total: int = 0
+    sink: Sink | None = None
 
     def payload_files(self, origin: str) -> PayloadFiles:
         """The top-level files of both directories, as the loader reads them."""
@@ -416,17 +445,31 @@ class Tree:
         present = {p.split("/", 1)[0] for p in self.files} | self.dirs
         return PayloadFiles(top, frozenset(d for d in PAYLOAD_DIRS if d in present), origin)
 
+    def set(self, path: str, data: bytes, limits: Limits, where: str) -> None:
+        """A file added or replaced, within the payload's size bound."""
+        self.total += len(data) - len(self.files.get(path, b""))
+        if self.total > limits.max_total:
+            raise IntegrityError(f"payload exceeds {limits.max_total} bytes", file=where)
+        self.files[path] = data
+        if self.sink is not None:
+            self.sink.put(path, data)
+
+    def drop(self, path: str) -> None:
+        self.total -= len(self.files.pop(path))
+        if self.sink is not None:
+            self.sink.remove(path)
+
 
 def _apply_whiteout(tree: Tree, path: str) -> bool:
     parent, name = posixpath.split(path)
     if name == ".wh..wh..opq":
         for key in [k for k in tree.files if k.startswith(parent + "/")]:
-            tree.total -= len(tree.files.pop(key))
+            tree.drop(key)
         return True
     if name.startswith(".wh."):
         target = posixpath.join(parent, name[4:])
         for key in [k for k in tree.files if k == target or k.startswith(target + "/")]:
-            tree.total -= len(tree.files.pop(key))
+            tree.drop(key)
         return True
     return False
 
@@ -441,7 +484,9 @@ def _members(
     try:
         # 64 KiB pieces (the default is one 10 KiB record): fewer reads through the hashing,
         # bounded stream. A larger buffer is slower: tarfile slices it on every read.
-        tar = tarfile.open(fileobj=stream, mode="r|", bufsize=1 << 16)  # noqa: SIM115 - closed below
+        # The stream mode only ever calls read(), all _LayerReader offers.
+        reader = cast("IO[bytes]", stream)
+        tar = tarfile.open(fileobj=reader, mode="r|", bufsize=1 << 16)  # noqa: SIM115 - closed below
     except tarfile.TarError as exc:
         raise IntegrityError(f"layer is not a tar: {exc}", file=where) from None
     with tar:
@@ -454,40 +499,47 @@ def _members(
 
 
 def read_tree(
-    image: Image, limits: Limits | None = None, keep: Callable[[str], bool] | None = None
+    image: Image,
+    limits: Limits | None = None,
+    keep: Callable[[str], bool] | None = None,
+    sink: Sink | None = None,
 ) -> Tree:
     """Unpack the payload directories of every layer (or the paths `keep` takes) in
-    memory, checking as it goes."""
+    memory, checking as it goes; each change also goes to `sink` as it is made."""
     limits = limits or Limits()
     wanted = keep or _in_payload
     where = image.source.name
-    tree = Tree()
+    tree = Tree(sink=sink)
     for index, layer in enumerate(image.layers):
-        links: list[tuple[str, str]] = []
-        stream = _layer_stream(image, layer, limits)
-        for member, path, tar in _members(stream, where, limits):
-            if not wanted(path) or _apply_whiteout(tree, path):
-                continue
-            if member.isdir():
-                tree.dirs.add(path.split("/", 1)[0])
-            elif member.isreg():
-                if member.size > limits.max_file:
-                    raise IntegrityError(
-                        f"{path} is {member.size} bytes, over the {limits.max_file}-byte limit",
-                        file=where,
-                    )
-                handle = tar.extractfile(member)
-                data = handle.read() if handle else b""
-                tree.total += len(data) - len(tree.files.get(path, b""))
-                if tree.total > limits.max_total:
-                    raise IntegrityError(f"payload exceeds {limits.max_total} bytes", file=where)
-                tree.files[path] = data
-            elif member.issym() or member.islnk():
-                base = posixpath.dirname(path) if member.issym() else ""
-                links.append((path, posixpath.normpath(posixpath.join(base, member.linkname))))
-        _check_diff_id(image, index, layer, stream.drain())
+        with closing(_layer_stream(image, layer, limits)) as stream:
+            links = _read_layer(tree, stream, wanted, where, limits)
+            _check_diff_id(image, index, layer, stream.drain())
         _resolve_links(tree, links, where, limits)
     return tree
+
+
+def _read_layer(
+    tree: Tree, stream: _LayerReader, wanted: Callable[[str], bool], where: str, limits: Limits
+) -> list[tuple[str, str]]:
+    """One layer's entries into the tree; its links, to be resolved once it is read."""
+    links: list[tuple[str, str]] = []
+    for member, path, tar in _members(stream, where, limits):
+        if not wanted(path) or _apply_whiteout(tree, path):
+            continue
+        if member.isdir():
+            tree.dirs.add(path.split("/", 1)[0])
+        elif member.isreg():
+            if member.size > limits.max_file:
+                raise IntegrityError(
+                    f"{path} is {member.size} bytes, over the {limits.max_file}-byte limit",
+                    file=where,
+                )
+            handle = tar.extractfile(member)
+            tree.set(path, handle.read() if handle else b"", limits, where)
+        elif member.issym() or member.islnk():
+            base = posixpath.dirname(path) if member.issym() else ""
+            links.append((path, posixpath.normpath(posixpath.join(base, member.linkname))))
+    return links
 
 
 def _resolve_links(tree: Tree, links: list[tuple[str, str]], where: str, limits: Limits) -> None:
@@ -497,10 +549,7 @@ def _resolve_links(tree: Tree, links: list[tuple[str, str]], where: str, limits:
     for _ in range(len(pending) + 1):
         progress = [(p, t) for p, t in pending.items() if t in tree.files]
         for path, target in progress:
-            tree.files[path] = tree.files[target]
-            tree.total += len(tree.files[target])
-            if tree.total > limits.max_total:
-                raise IntegrityError(f"payload exceeds {limits.max_total} bytes", file=where)
+            tree.set(path, tree.files[target], limits, where)
             del pending[path]
         if not progress:
             break

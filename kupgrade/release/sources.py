@@ -6,8 +6,6 @@ image manifest, and a blob by descriptor) and every answer is checked against it
 
 from __future__ import annotations
 
-import os
-import shutil
 import tarfile
 import zlib
 from collections.abc import Iterable, Mapping
@@ -18,7 +16,6 @@ from typing import Any
 from kupgrade.errors import InputError
 from kupgrade.intake import decode_json
 from kupgrade.intake.files import open_regular, os_problem, require_regular
-from kupgrade.outputs import staging_dir
 from kupgrade.release.oci import (
     Descriptor,
     Image,
@@ -33,6 +30,7 @@ from kupgrade.release.oci import (
 )
 from kupgrade.release.payload import RELEASE_DIR, PayloadFiles, read_directory
 from kupgrade.release.registry import Reference, RegistryClient, RegistrySource
+from kupgrade.release.staged import TreeWriter
 
 
 def _json(data: bytes, where: str) -> Any:
@@ -164,37 +162,9 @@ def open_source(ref: str, *, plain_http: bool = False) -> ImageSource:
 
 def write_tree(target: Path, files: Mapping[str, bytes], directories: Iterable[str] = ()) -> None:
     """Write files under a new directory, all or nothing: a sibling temp dir, then rename."""
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise InputError(
-            "already exists and is not empty; choose a new directory", file=str(target)
-        )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = staging_dir(target.parent, f".{target.name}.")
-    try:
-        parents = {str(Path(relative).parent) for relative in files} | set(directories)
-        for relative in sorted(parents):
-            (staging / relative).mkdir(parents=True, exist_ok=True)
+    with TreeWriter(target, directories) as out:
         for relative, data in files.items():
-            _write_new(staging / relative, data)
-        if target.exists():
-            target.rmdir()
-        os.replace(staging, target)
-    except OSError as exc:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise InputError(f"cannot write: {os_problem(exc)}", file=str(target)) from None
-
-
-def _write_new(path: Path, data: bytes) -> None:
-    """A new file in the staging directory, written with one system call where the data
-    allows: Path.write_bytes' buffered file object costs as much as the write itself for
-    the small files a payload has, a thousand at a time."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
+            out.put(relative, data)
 
 
 @dataclass(frozen=True)
