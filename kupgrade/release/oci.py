@@ -455,6 +455,7 @@ class Tree:
             self.sink.put(path, data)
 
     def drop(self, path: str) -> None:
+        """A file removed by a later layer's whiteout."""
         self.total -= len(self.files.pop(path))
         if self.sink is not None:
             self.sink.remove(path)

@@ -1,6 +1,6 @@
 """A directory written all or nothing, while what goes into it is still being read.
 
-`release extract` must write nothing unless every check passes (SPEC B2, B3), and it
+`release extract` must write nothing unless every check passes (SPEC B2), and it
 should cost no more than `tar -xzf`, which writes each entry as soon as it is read while
 gzip inflates in a process of its own. So the files go into a hidden sibling directory
 from a thread of their own as the layers are read; the directory is renamed into place

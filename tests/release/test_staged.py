@@ -1,4 +1,4 @@
-"""A directory written while its layers are read (SPEC B2, B3): the files the reading
+"""A directory written while its layers are read (SPEC B2): the files the reading
 ended with, in place only when everything passed; nothing at all otherwise."""
 
 from __future__ import annotations
