@@ -2,4 +2,5 @@
 
 from kupgrade.cli.main import run
 
-run()
+if __name__ == "__main__":  # not when a worker process imports it (multiprocessing)
+    run()

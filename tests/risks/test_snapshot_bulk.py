@@ -69,10 +69,14 @@ def plain(draw: Any) -> str:
 
 def _read(text: str, size: int, bulk: bool) -> Any:
     reader = _Reader("snap.om")
-    if not bulk:
-        reader._bulk = lambda chunk: False  # type: ignore[method-assign]
+    chunks = _chunks(io.StringIO(text), size)
     try:
-        series = reader.read(_chunks(io.StringIO(text), size))
+        if bulk:
+            series = reader.read(chunks)
+        else:  # every chunk line by line: no plain reading taken
+            for chunk in chunks:
+                reader.lines(chunk)
+            series = reader.finish()
     except InputError as exc:
         return ("error", exc.message, exc.field)
     return sorted((s.labels, s.ts.tobytes(), s.vals.tobytes()) for s in series)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from operator import lt
 from pathlib import Path
-from typing import TextIO, TypeVar, cast
+from typing import BinaryIO, NamedTuple, TextIO, TypeVar, cast
 
 from kupgrade.errors import InputError
 from kupgrade.graph.regex import RegexError, compile_regex
@@ -120,6 +120,67 @@ def _joined(pieces: list[str]) -> str:
 
 class _NotPlain(Exception):  # noqa: N818 - a signal between two methods, never raised out
     """A chunk the bulk reader leaves to the line-by-line one."""
+
+
+class Plain(NamedTuple):
+    """A chunk of plain lines, read without regard to what came before it: its runs of
+    one series (key, values, milliseconds, each run's times increasing), how many lines
+    it has, whether it ends the snapshot, and (when asked for) the labels of each key,
+    None for a key that is not well formed."""
+
+    runs: list[tuple[str, array[float], array[int]]]
+    lines: int
+    eof: bool
+    labels: dict[str, Labels | None] | None = None
+
+
+def plain_chunk(chunk: str, *, labels: bool = False) -> Plain | None:
+    """The plain reading of a chunk, or None if any line is not a plain sample, a
+    HELP/TYPE/UNIT comment or empty (or a run's times do not increase).
+
+    The chunk's text is never split into lines: its comment and empty lines are found by
+    one regex scan, and the samples between them become tokens by one replace and one
+    split of the whole text. It depends on nothing else, so a chunk can be read in
+    another process (`snapshot_pool`) and taken in order here."""
+    body = chunk[:-1] if chunk.endswith("\n") else chunk  # its lines, "\n"-joined
+    lines = count = body.count("\n") + 1
+    samples, eof = body, False
+    if chunk.startswith(("#", "\n")) or "\n#" in chunk or "\n\n" in chunk:
+        marked = _marked(body)
+        if marked is None:
+            return None
+        samples, eof, others = marked
+        count -= others
+    tokens = samples.replace("\n", " ").split(" ") if count else []
+    if len(tokens) != 3 * count:  # a space in a label value, an exemplar, ...
+        return None
+    keys, values, times = tokens[0::3], tokens[1::3], tokens[2::3]
+    stamps, numbers = _stamps(times), _values(values)
+    if stamps is None or numbers is None:
+        return None
+    runs: list[tuple[str, array[float], array[int]]] = []
+    start = 0
+    for key, group in groupby(keys):
+        end = start + len(list(group))
+        run = array("q", stamps[start:end])
+        if not all(map(lt, run, run[1:])):
+            return None
+        runs.append((key, array("d", numbers[start:end]), run))
+        start = end
+    known = {key: series_labels(key) for key, _, _ in runs} if labels else None
+    return Plain(runs, lines, eof, known)
+
+
+def series_labels(key: str) -> Labels | None:
+    """The labels of a series key (`name{a="b",...}`), or None if it is not exactly a
+    well-formed one; the line-by-line reader says what is wrong, and where."""
+    reader = _Reader("")
+    try:
+        if reader._series_key(f"{key} 0")[0] != key:
+            return None
+        return reader._labels(key)
+    except InputError:
+        return None
 
 
 _UNESCAPE = {"\\": "\\", '"': '"', "n": "\n"}
@@ -279,73 +340,64 @@ class _Reader:
 
     def read(self, chunks: Iterable[str]) -> list[Series]:
         for chunk in chunks:
-            if not self._bulk(chunk):
-                lines = chunk.split("\n")
-                if chunk.endswith("\n"):
-                    lines.pop()  # what follows the last newline is not a line
-                for line in lines:
-                    self._line(line)
+            self.take(chunk, plain_chunk(chunk) if not self.seen_eof else None)
+        return self.finish()
+
+    def take(self, chunk: str, plain: Plain | None) -> None:
+        """A chunk of whole lines, with its plain reading when it has one (`plain_chunk`):
+        taken in bulk if it fits what came before, else line by line."""
+        if plain is None or not self.apply(plain):
+            self.lines(chunk)
+
+    def lines(self, chunk: str) -> None:
+        lines = chunk.split("\n")
+        if chunk.endswith("\n"):
+            lines.pop()  # what follows the last newline is not a line
+        for line in lines:
+            self._line(line)
+
+    def finish(self) -> list[Series]:
         if not self.seen_eof:
             raise self.fail("missing '# EOF' at the end (is the snapshot truncated?)")
         return list(self.series.values())
 
     # --- in bulk ------------------------------------------------------------------------
 
-    def _bulk(self, chunk: str) -> bool:
-        """Read a chunk of plain lines at once; False (nothing changed) if it is not one.
-        After '# EOF' the line-by-line reader says what is wrong.
-
-        The chunk's text is never split into lines: its comment and empty lines are found
-        by one regex scan, and the samples between them become tokens by one replace and
-        one split of the whole text."""
+    def apply(self, plain: Plain) -> bool:
+        """Take a chunk's plain reading; False (nothing changed) if it does not follow
+        what came before (a series' time going back, a series key that is not well
+        formed). After '# EOF' the line-by-line reader says what is wrong."""
         if self.seen_eof:
-            return False
-        body = chunk[:-1] if chunk.endswith("\n") else chunk  # its lines, "\n"-joined
-        lines = count = body.count("\n") + 1
-        samples, eof = body, False
-        if chunk.startswith(("#", "\n")) or "\n#" in chunk or "\n\n" in chunk:
-            marked = _marked(body)
-            if marked is None:
-                return False
-            samples, eof, others = marked
-            count -= others
-        tokens = samples.replace("\n", " ").split(" ") if count else []
-        if len(tokens) != 3 * count:  # a space in a label value, an exemplar, ...
-            return False
-        keys, values, times = tokens[0::3], tokens[1::3], tokens[2::3]
-        stamps, numbers = _stamps(times), _values(values)
-        if stamps is None or numbers is None:
             return False
         self.before = {}
         where = (self.prev_key, self.current)
         try:
-            start = 0
-            for key, group in groupby(keys):
-                end = start + len(list(group))
-                self._run(key, numbers[start:end], stamps[start:end])
-                start = end
+            for key, values, stamps in plain.runs:
+                self._run(key, values, stamps, plain.labels)
         except _NotPlain:
             self._undo()
             self.prev_key, self.current = where
             return False
-        self.lineno += lines
-        self.seen_eof = eof
+        self.lineno += plain.lines
+        self.seen_eof = plain.eof
         return True
 
-    def _run(self, key: str, values: list[float], stamps: list[int]) -> None:
+    def _run(
+        self,
+        key: str,
+        values: array[float],
+        stamps: array[int],
+        known: dict[str, Labels | None] | None,
+    ) -> None:
         series = self.series.get(key)
         if key not in self.before:  # what to undo if the chunk turns out not plain
             self.before[key] = None if series is None else len(series.ts)
         if series is None:
-            try:
-                if self._series_key(f"{key} 0")[0] != key:
-                    raise _NotPlain
-                series = self.series[key] = Series(self._labels(key))
-            except InputError:  # the line-by-line reader names the line
-                raise _NotPlain from None
+            labels = known[key] if known is not None and key in known else series_labels(key)
+            if labels is None:  # the line-by-line reader names the line
+                raise _NotPlain
+            series = self.series[key] = Series(labels)
         if len(series.ts) and stamps[0] <= series.ts[-1]:
-            raise _NotPlain
-        if not all(map(lt, stamps, stamps[1:])):
             raise _NotPlain
         series.ts.extend(stamps)
         series.vals.extend(values)
@@ -492,11 +544,31 @@ def load_snapshot(path: Path) -> Snapshot:
         raise InputError("is a directory, expected an OpenMetrics file", file=str(path))
     try:
         with open_regular(path, "metrics snapshot") as raw:
-            if os.fstat(raw.fileno()).st_size > BYTES.value():
+            size = os.fstat(raw.fileno()).st_size
+            if size > BYTES.value():
                 raise BYTES.exceeded("the snapshot's size", str(path))
+            if (series := _in_parallel(raw, str(path), size)) is not None:
+                return Snapshot(series, source=str(path))
             with io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as handle:
                 return parse_snapshot(handle, source=str(path))
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path), rule=RULE) from None
     except OSError as exc:
         raise InputError(f"cannot read: {os_problem(exc)}", file=str(path)) from None
+
+
+def _in_parallel(raw: BinaryIO, path: str, size: int) -> list[Series] | None:
+    """A large file's series read by worker processes, or None to read it here: a small
+    file, one core, or workers that could not start or died (their work is redone here,
+    where an error, if there is one, is raised the usual way)."""
+    from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415
+
+    from kupgrade.risks.promql import snapshot_pool  # noqa: PLC0415 - only for large files
+
+    if not snapshot_pool.parallel_wanted(size):
+        return None
+    try:
+        return snapshot_pool.read_in_parallel(raw, path, size)
+    except (BrokenProcessPool, OSError):
+        raw.seek(0)
+        return None

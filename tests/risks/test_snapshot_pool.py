@@ -1,0 +1,129 @@
+"""A snapshot file read by worker processes gives what one process gives: the same series,
+points and values, or the same error on the same line (or the same decoding error), for
+drawn snapshots cut into pieces of any size. The pieces are made tiny and the size
+threshold zero so that small files take the parallel way."""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kupgrade.errors import InputError
+from kupgrade.risks.promql import snapshot_pool
+from kupgrade.risks.promql.snapshot import load_snapshot, parse_snapshot
+from tests.risks.test_snapshot_bulk import snapshots
+
+
+def _outcome(read: Any) -> Any:
+    try:
+        series = read()
+    except InputError as exc:
+        return ("error", exc.message, exc.field)
+    return sorted((s.labels, s.ts.tobytes(), s.vals.tobytes()) for s in series)
+
+
+def _in_workers(data: bytes, piece: int, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Read by the workers themselves: no way back to one process that would hide them."""
+    monkeypatch.setattr(snapshot_pool, "PIECE", piece)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "snap.om"
+        path.write_bytes(data)
+        with path.open("rb") as handle:
+            # An error's message and line are compared; its file name differs.
+            return _outcome(lambda: snapshot_pool.read_in_parallel(handle, str(path), len(data)))
+
+
+def _in_one(text: str) -> Any:
+    return _outcome(lambda: parse_snapshot(text, source="snap.om").series)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=snapshots(), piece=st.integers(1, 300))
+def test_workers_read_what_one_process_reads(
+    text: str, piece: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _in_workers(text.encode(), piece, monkeypatch) == _in_one(text)
+
+
+def test_a_large_plain_file_is_read_in_pieces_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Series that run across pieces, a series whose time goes back in a later piece (an
+    error only the taking in order can see), comments between pieces."""
+    lines = ["# TYPE up gauge"]
+    lines += [f'up{{job="a"}} {i} {1000 + i}' for i in range(3000)]
+    lines += ["# HELP m help"]
+    lines += [f'm{{x="{i % 7}"}} {i}.5 {i}' for i in range(2000)]
+    lines += [f'up{{job="a"}} 1 {5000 + i}' for i in range(500)]
+    good = "\n".join([*lines, "# EOF", ""])
+    assert _in_workers(good.encode(), 4096, monkeypatch) == _in_one(good)
+    back = good.replace('up{job="a"} 1 5000\n', 'up{job="a"} 1 2000\n')
+    outcome = _in_workers(back.encode(), 4096, monkeypatch)
+    assert outcome == _in_one(back)
+    assert outcome[0] == "error"
+    assert "out of order" in outcome[1]
+
+
+def test_a_piece_that_is_not_utf8_is_named_as_one_process_names_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    head = "".join(f"up {i} {i}\n" for i in range(2000)).encode()
+    data = head + b'up{a="\xff"} 1 99999\n# EOF\n'
+    workers = _in_workers(data, 1024, monkeypatch)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "snap.om"
+        path.write_bytes(data)
+        one = _outcome(lambda: load_snapshot(path).series)
+    assert workers[0] == one[0] == "error"
+    assert workers[1] == one[1]
+    assert "not UTF-8" in workers[1]
+
+
+def test_the_pieces_cover_the_file_and_end_after_newlines(tmp_path: Path) -> None:
+    data = b"a 1 1\n" * 100 + b"no newline at the end"
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    for piece in (1, 5, 6, 7, 64, 10_000):
+        with path.open("rb") as handle:
+            pieces = list(snapshot_pool._pieces(handle, len(data), piece))
+        assert pieces[0][0] == 0
+        assert pieces[-1][1] == len(data)
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(pieces))
+        assert all(data[end - 1 : end] == b"\n" for _, end in pieces[:-1])
+
+
+def test_small_files_and_one_core_stay_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not snapshot_pool.parallel_wanted(snapshot_pool.PARALLEL_BYTES - 1)
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    assert not snapshot_pool.parallel_wanted(snapshot_pool.PARALLEL_BYTES * 10)
+
+
+def test_load_snapshot_takes_the_workers_way_for_a_large_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command's reader hands a file over the threshold to the workers, and gives
+    what they read."""
+    text = "".join(f'up{{i="{i % 50}"}} {i} {i}\n' for i in range(20_000)) + "# EOF\n"
+    path = tmp_path / "big.om"
+    path.write_text(text)
+    taken: list[int] = []
+    real = snapshot_pool.read_in_parallel
+
+    def spy(handle: Any, name: str, size: int) -> Any:
+        series = real(handle, name, size)
+        taken.append(len(series))
+        return series
+
+    monkeypatch.setattr(snapshot_pool, "PARALLEL_BYTES", len(text) // 2)
+    monkeypatch.setattr(snapshot_pool, "PIECE", 32 << 10)
+    monkeypatch.setattr(snapshot_pool, "read_in_parallel", spy)
+    snapshot = load_snapshot(path)
+    assert taken == [50]
+    assert snapshot.sample_count == 20_000
+    assert _outcome(lambda: snapshot.series) == _in_one(text)
