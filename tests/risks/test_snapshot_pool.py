@@ -127,3 +127,27 @@ def test_load_snapshot_takes_the_workers_way_for_a_large_file(
     assert taken == [50]
     assert snapshot.sample_count == 20_000
     assert _outcome(lambda: snapshot.series) == _in_one(text)
+
+
+def test_a_lost_worker_sends_the_reading_back_to_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file vanishes between our open and the workers' (a rotation, say): they end
+    without a piece, and the reading is done here, from the descriptor still open."""
+    text = "".join(f"up {i} {i}\n" for i in range(5_000)) + "# EOF\n"
+    path = tmp_path / "rotated.om"
+    path.write_text(text)
+    real = snapshot_pool._start
+
+    def start_after_unlink(name: str, ranges: list[tuple[int, int]]) -> Any:
+        Path(name).unlink(missing_ok=True)
+        return real(name, ranges)
+
+    with path.open("rb") as handle:
+        monkeypatch.setattr(snapshot_pool, "_start", start_after_unlink)
+        with pytest.raises(snapshot_pool.WorkerLost):
+            snapshot_pool.read_in_parallel(handle, str(path), len(text))
+    path.write_text(text)
+    monkeypatch.setattr(snapshot_pool, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(snapshot_pool, "PIECE", 4096)
+    assert _outcome(lambda: load_snapshot(path).series) == _in_one(text)

@@ -561,14 +561,12 @@ def _in_parallel(raw: BinaryIO, path: str, size: int) -> list[Series] | None:
     """A large file's series read by worker processes, or None to read it here: a small
     file, one core, or workers that could not start or died (their work is redone here,
     where an error, if there is one, is raised the usual way)."""
-    from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415
-
     from kupgrade.risks.promql import snapshot_pool  # noqa: PLC0415 - only for large files
 
     if not snapshot_pool.parallel_wanted(size):
         return None
     try:
         return snapshot_pool.read_in_parallel(raw, path, size)
-    except (BrokenProcessPool, OSError):
+    except (snapshot_pool.WorkerLost, OSError):
         raw.seek(0)
         return None

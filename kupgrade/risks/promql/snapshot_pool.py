@@ -8,18 +8,21 @@ series' times going on increasing, '# EOF' last, line numbers. A chunk that is n
 is read line by line here, as in one process, so every error names the same line with
 the same words either way.
 
-Workers are spawned, never forked: the CLI may run a progress thread, the service its
-serving threads, and a fork copies their locks in whatever state they are.
+Workers are new processes of this module alone, never forks: the CLI may run a progress
+thread, the service its serving threads, and a fork copies their locks in whatever state
+they are.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import json
 import os
+import pickle
+import subprocess
+import sys
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
-from itertools import repeat
-from typing import BinaryIO
+from pathlib import Path
+from typing import IO, BinaryIO
 
 from kupgrade.errors import InputError
 from kupgrade.risks.promql.snapshot import RULE, Plain, Series, _Reader, plain_chunk
@@ -27,8 +30,12 @@ from kupgrade.risks.promql.snapshot import RULE, Plain, Series, _Reader, plain_c
 # Below this a file is read in this process: two workers cost about 0.1 s to start,
 # which a file of this size (about 600,000 samples) repays.
 PARALLEL_BYTES = 48 << 20
-PIECE = 1 << 22  # bytes per worker task: about 45,000 samples, a few ms to send back
+PIECE = 1 << 22  # bytes per piece: about 45,000 samples, a few ms to send back
 WORKERS = 2
+
+
+class WorkerLost(Exception):  # noqa: N818 - a signal to read in one process instead
+    """A worker ended before giving all its pieces (killed, out of memory, ...)."""
 
 
 def parallel_wanted(size: int) -> bool:
@@ -38,16 +45,13 @@ def parallel_wanted(size: int) -> bool:
 
 def read_in_parallel(handle: BinaryIO, path: str, size: int) -> list[Series]:
     """The series of the file `handle` is open on (`path`, `size` bytes), read by workers
-    in pieces of whole lines and taken here in order."""
+    in pieces of whole lines (piece i by worker i mod 2) and taken here in order."""
     pieces = list(_pieces(handle, size, PIECE))
     reader = _Reader(path)
-    context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=WORKERS, mp_context=context)
+    workers = [_start(path, pieces[i::WORKERS]) for i in range(min(WORKERS, len(pieces)))]
     try:
-        starts, ends = [p[0] for p in pieces], [p[1] for p in pieces]
-        for (start, end), (kind, value) in zip(
-            pieces, pool.map(_read_piece, repeat(path), starts, ends), strict=True
-        ):
+        for index, (start, end) in enumerate(pieces):
+            kind, value = _receive(workers[index % len(workers)])
             if kind == "undecodable":
                 raise InputError(f"not UTF-8 text ({value})", file=path, rule=RULE)
             if isinstance(value, Plain):
@@ -58,9 +62,55 @@ def read_in_parallel(handle: BinaryIO, path: str, size: int) -> list[Series]:
             else:
                 reader.lines(value)
     finally:
-        # An error stops what has not started; at most one piece per worker is finished.
-        pool.shutdown(wait=True, cancel_futures=True)
+        # An error stops the workers at once; each has at most one piece in hand.
+        for worker in workers:
+            worker.kill()
+            worker.wait()
+            assert worker.stdout is not None
+            worker.stdout.close()
     return reader.finish()
+
+
+def _start(path: str, ranges: list[tuple[int, int]]) -> subprocess.Popen[bytes]:
+    """A worker: this module run by the same Python, finding kupgrade where this process
+    found it, and nothing else imported (multiprocessing's spawn would import the
+    caller's main module in each worker, and a fork would copy other threads' locks)."""
+    root = str(Path(__file__).resolve().parents[3])
+    paths = os.environ.get("PYTHONPATH", "")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, paths) if p)}
+    return subprocess.Popen(
+        [sys.executable, "-m", __name__, path, json.dumps(ranges)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+
+
+def _receive(worker: subprocess.Popen[bytes]) -> tuple[str, Plain | str]:
+    """A worker's next piece, sent as a length and a pickle (of objects of this module's
+    own types, from a process this one started)."""
+    assert worker.stdout is not None
+    head = _exactly(worker.stdout, 8)
+    result: tuple[str, Plain | str] = pickle.loads(_exactly(worker.stdout, int.from_bytes(head)))
+    return result
+
+
+def _exactly(stream: IO[bytes], count: int) -> bytes:
+    data = stream.read(count)
+    if len(data) != count:
+        raise WorkerLost
+    return data
+
+
+def _work(path: str, ranges: list[list[int]]) -> None:
+    """In a worker: each range's reading, in order, to stdout."""
+    out = sys.stdout.buffer
+    for start, end in ranges:
+        data = pickle.dumps(_read_piece(path, start, end), protocol=pickle.HIGHEST_PROTOCOL)
+        out.write(len(data).to_bytes(8))
+        out.write(data)
+        out.flush()
 
 
 def _pieces(handle: BinaryIO, size: int, piece: int) -> Iterator[tuple[int, int]]:
@@ -107,3 +157,7 @@ def _read_piece(path: str, start: int, end: int) -> tuple[str, Plain | str]:
         return "undecodable", str(exc.reason)
     plain = plain_chunk(text, labels=True)
     return ("plain", plain) if plain is not None else ("text", text)
+
+
+if __name__ == "__main__":
+    _work(sys.argv[1], json.loads(sys.argv[2]))
