@@ -151,3 +151,22 @@ def test_a_lost_worker_sends_the_reading_back_to_this_process(
     monkeypatch.setattr(snapshot_pool, "PARALLEL_BYTES", 0)
     monkeypatch.setattr(snapshot_pool, "PIECE", 4096)
     assert _outcome(lambda: load_snapshot(path).series) == _in_one(text)
+
+
+def test_a_huge_file_is_cut_into_a_bounded_number_of_pieces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each worker's ranges travel in one argument (Linux caps one at 128 KiB): however
+    small the configured piece, the pieces stay under MAX_PIECES."""
+    text = "".join(f"up {i} {i}\n" for i in range(20_000)) + "# EOF\n"
+    monkeypatch.setattr(snapshot_pool, "MAX_PIECES", 7)
+    seen: list[int] = []
+    real = snapshot_pool._start
+
+    def counting(name: str, ranges: list[tuple[int, int]]) -> Any:
+        seen.append(len(ranges))
+        return real(name, ranges)
+
+    monkeypatch.setattr(snapshot_pool, "_start", counting)
+    assert _in_workers(text.encode(), 1, monkeypatch) == _in_one(text)
+    assert 0 < sum(seen) <= 7

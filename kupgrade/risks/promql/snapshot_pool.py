@@ -31,6 +31,9 @@ from kupgrade.risks.promql.snapshot import RULE, Plain, Series, _Reader, plain_c
 # which a file of this size (about 600,000 samples) repays.
 PARALLEL_BYTES = 48 << 20
 PIECE = 1 << 22  # bytes per piece: about 45,000 samples, a few ms to send back
+# At most this many pieces (larger ones for a larger file): a worker's ranges travel in
+# one argument, which Linux caps at 128 KiB.
+MAX_PIECES = 2000
 WORKERS = 2
 
 
@@ -46,7 +49,7 @@ def parallel_wanted(size: int) -> bool:
 def read_in_parallel(handle: BinaryIO, path: str, size: int) -> list[Series]:
     """The series of the file `handle` is open on (`path`, `size` bytes), read by workers
     in pieces of whole lines (piece i by worker i mod 2) and taken here in order."""
-    pieces = list(_pieces(handle, size, PIECE))
+    pieces = list(_pieces(handle, size, max(PIECE, -(-size // MAX_PIECES))))
     reader = _Reader(path)
     workers = [_start(path, pieces[i::WORKERS]) for i in range(min(WORKERS, len(pieces)))]
     try:
