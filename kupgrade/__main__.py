@@ -2,5 +2,5 @@
 
 from kupgrade.cli.main import run
 
-if __name__ == "__main__":  # not when a worker process imports it (multiprocessing)
+if __name__ == "__main__":  # only when run, not when imported
     run()

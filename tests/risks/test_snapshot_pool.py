@@ -71,15 +71,26 @@ def test_a_large_plain_file_is_read_in_pieces_in_order(monkeypatch: pytest.Monke
 
 
 def test_a_piece_that_is_not_utf8_is_named_as_one_process_names_it(
-    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The workers' decoding error reaches `load_snapshot`, which words it as it does
+    for one process (the same file read both ways)."""
     head = "".join(f"up {i} {i}\n" for i in range(2000)).encode()
-    data = head + b'up{a="\xff"} 1 99999\n# EOF\n'
-    workers = _in_workers(data, 1024, monkeypatch)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "snap.om"
-        path.write_bytes(data)
-        one = _outcome(lambda: load_snapshot(path).series)
+    path = tmp_path / "snap.om"
+    path.write_bytes(head + b'up{a="\xff"} 1 99999\n# EOF\n')
+    one = _outcome(lambda: load_snapshot(path).series)
+    taken: list[str] = []
+    real = snapshot_pool.read_in_parallel
+
+    def spy(handle: Any, name: str, size: int) -> Any:
+        taken.append(name)
+        return real(handle, name, size)
+
+    monkeypatch.setattr(snapshot_pool, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(snapshot_pool, "PIECE", 1024)
+    monkeypatch.setattr(snapshot_pool, "read_in_parallel", spy)
+    workers = _outcome(lambda: load_snapshot(path).series)
+    assert taken == [str(path)]
     assert workers[0] == one[0] == "error"
     assert workers[1] == one[1]
     assert "not UTF-8" in workers[1]

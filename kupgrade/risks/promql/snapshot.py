@@ -340,7 +340,7 @@ class _Reader:
 
     def read(self, chunks: Iterable[str]) -> list[Series]:
         for chunk in chunks:
-            self.take(chunk, plain_chunk(chunk) if not self.seen_eof else None)
+            self.take(chunk, plain_chunk(chunk))
         return self.finish()
 
     def take(self, chunk: str, plain: Plain | None) -> None:

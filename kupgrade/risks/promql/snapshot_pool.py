@@ -24,8 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, BinaryIO
 
-from kupgrade.errors import InputError
-from kupgrade.risks.promql.snapshot import RULE, Plain, Series, _Reader, plain_chunk
+from kupgrade.risks.promql.snapshot import Plain, Series, _Reader, plain_chunk
 
 # Below this a file is read in this process: two workers cost about 0.1 s to start,
 # which a file of this size (about 600,000 samples) repays.
@@ -35,6 +34,11 @@ PIECE = 1 << 22  # bytes per piece: about 45,000 samples, a few ms to send back
 # one argument, which Linux caps at 128 KiB.
 MAX_PIECES = 2000
 WORKERS = 2
+
+
+# What a worker sends for a piece: its plain reading, or its text when it has none, or
+# why it does not decode.
+Piece = Plain | str | UnicodeDecodeError
 
 
 class WorkerLost(Exception):  # noqa: N818 - a signal to read in one process instead
@@ -48,22 +52,22 @@ def parallel_wanted(size: int) -> bool:
 
 def read_in_parallel(handle: BinaryIO, path: str, size: int) -> list[Series]:
     """The series of the file `handle` is open on (`path`, `size` bytes), read by workers
-    in pieces of whole lines (piece i by worker i mod 2) and taken here in order."""
+    in pieces of whole lines (piece i by worker i mod 2) and taken here in order. A piece
+    that is not UTF-8 raises UnicodeDecodeError, which `load_snapshot` reports."""
     pieces = list(_pieces(handle, size, max(PIECE, -(-size // MAX_PIECES))))
     reader = _Reader(path)
     workers = [_start(path, pieces[i::WORKERS]) for i in range(min(WORKERS, len(pieces)))]
     try:
         for index, (start, end) in enumerate(pieces):
-            kind, value = _receive(workers[index % len(workers)])
-            if kind == "undecodable":
-                raise InputError(f"not UTF-8 text ({value})", file=path, rule=RULE)
-            if isinstance(value, Plain):
-                if reader.apply(value):
+            piece = _receive(workers[index % len(workers)])
+            if isinstance(piece, UnicodeDecodeError):
+                raise piece  # load_snapshot names the file, as for one process
+            if isinstance(piece, Plain):
+                if reader.apply(piece):
                     continue
                 # Plain, but not a continuation of what came before: line by line here.
-                reader.lines(_decoded(handle, start, end, path))
-            else:
-                reader.lines(value)
+                piece = _decoded(handle, start, end)
+            reader.lines(piece)
     finally:
         # An error stops the workers at once; each has at most one piece in hand.
         for worker in workers:
@@ -90,13 +94,13 @@ def _start(path: str, ranges: list[tuple[int, int]]) -> subprocess.Popen[bytes]:
     )
 
 
-def _receive(worker: subprocess.Popen[bytes]) -> tuple[str, Plain | str]:
+def _receive(worker: subprocess.Popen[bytes]) -> Piece:
     """A worker's next piece, sent as a length and a pickle (of objects of this module's
     own types, from a process this one started)."""
     assert worker.stdout is not None
     head = _exactly(worker.stdout, 8)
-    result: tuple[str, Plain | str] = pickle.loads(_exactly(worker.stdout, int.from_bytes(head)))
-    return result
+    piece: Piece = pickle.loads(_exactly(worker.stdout, int.from_bytes(head)))
+    return piece
 
 
 def _exactly(stream: IO[bytes], count: int) -> bytes:
@@ -140,26 +144,22 @@ def _line_end(handle: BinaryIO, at: int, size: int) -> int:
     return size
 
 
-def _decoded(handle: BinaryIO, start: int, end: int, path: str) -> str:
+def _decoded(handle: BinaryIO, start: int, end: int) -> str:
+    """A piece's text; UnicodeDecodeError as a text stream of the file would raise it."""
     handle.seek(start)
-    try:
-        return handle.read(end - start).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason})", file=path, rule=RULE) from None
+    return handle.read(end - start).decode("utf-8")
 
 
-def _read_piece(path: str, start: int, end: int) -> tuple[str, Plain | str]:
+def _read_piece(path: str, start: int, end: int) -> Piece:
     """In a worker: one piece's plain reading, or its text when it has none, or why it
     does not decode."""
     with open(path, "rb") as handle:
-        handle.seek(start)
-        data = handle.read(end - start)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return "undecodable", str(exc.reason)
+        try:
+            text = _decoded(handle, start, end)
+        except UnicodeDecodeError as exc:
+            return exc
     plain = plain_chunk(text, labels=True)
-    return ("plain", plain) if plain is not None else ("text", text)
+    return text if plain is None else plain
 
 
 if __name__ == "__main__":
