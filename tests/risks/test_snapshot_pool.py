@@ -1,11 +1,13 @@
 """A snapshot file read by worker processes gives what one process gives: the same series,
 points and values, or the same error on the same line (or the same decoding error), for
 drawn snapshots cut into pieces of any size. The pieces are made tiny and the size
-threshold zero so that small files take the parallel way."""
+threshold zero so that small files take the parallel way. The snapshots feed the risks'
+matching rules (SPEC A4)."""
 
 from __future__ import annotations
 
 import itertools
+import random
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,8 @@ from kupgrade.errors import InputError
 from kupgrade.risks.promql import snapshot_pool
 from kupgrade.risks.promql.snapshot import load_snapshot, parse_snapshot
 from tests.risks.test_snapshot_bulk import snapshots
+from tests.support import promkit
+from tests.support.conformance import SHARED
 
 
 def _outcome(read: Any) -> Any:
@@ -181,3 +185,17 @@ def test_a_huge_file_is_cut_into_a_bounded_number_of_pieces(
     monkeypatch.setattr(snapshot_pool, "_start", counting)
     assert _in_workers(text.encode(), 1, monkeypatch) == _in_one(text)
     assert 0 < sum(seen) <= 7
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_cluster_shaped_like_the_conformance_rules_reads_the_same(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every metric the shared conformance rules select (conformance/promql/metrics.yaml:
+    names, labels, matcher values), as a cluster's two hours of samples: the workers read
+    what one process reads. SPEC A4."""
+    metrics = promkit.rule_metrics(SHARED)
+    text = promkit.rule_snapshot(metrics, random.Random(seed), 1_767_724_497, "single", 2)
+    one = _in_one(text)
+    assert one[0] != "error" and len(one) > 10
+    assert _in_workers(text.encode(), 8192, monkeypatch) == one

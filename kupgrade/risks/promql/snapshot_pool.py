@@ -1,5 +1,7 @@
 """A large snapshot file read by two processes at once, taken in order by this one.
 
+The snapshot is what the risks' matching rules are evaluated on (SPEC A4).
+
 One process reads a 2-million-sample snapshot in about 1.5 s here, nearly all of it
 turning text into numbers: work that needs no state, so each chunk of whole lines is read
 by a worker of its own (`plain_chunk`, which also parses each new key's labels) and this
