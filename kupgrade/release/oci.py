@@ -31,6 +31,7 @@ from kupgrade.errors import InputError
 from kupgrade.intake import decode_json
 from kupgrade.intake.limits import BYTES
 from kupgrade.release.payload import CVO_DIR, RELEASE_DIR, PayloadFiles
+from kupgrade.release.tarstream import TarStream, Unusual
 
 OCI_LAYOUT = {"imageLayoutVersion": "1.0.0"}
 INDEX_MEDIA = "application/vnd.oci.image.index.v1+json"
@@ -479,24 +480,43 @@ def _in_payload(path: str) -> bool:
     return path.split("/", 1)[0] in PAYLOAD_DIRS
 
 
+class _Members(Protocol):
+    """A layer's members in order, and the content of the one just given."""
+
+    def __iter__(self) -> Iterator[tarfile.TarInfo]: ...
+
+    def data(self, member: tarfile.TarInfo) -> bytes: ...
+
+
+class _TarfileMembers:
+    """tarfile's stream mode: every case, errors included (see kupgrade/release/tarstream.py)."""
+
+    def __init__(self, stream: _LayerReader, where: str) -> None:
+        try:
+            # 64 KiB pieces (the default is one 10 KiB record): fewer reads through the
+            # hashing, bounded stream. A larger buffer is slower: tarfile slices it on
+            # every read. The stream mode only ever calls read(), all _LayerReader offers.
+            reader = cast("IO[bytes]", stream)
+            self.tar = tarfile.open(fileobj=reader, mode="r|", bufsize=1 << 16)  # noqa: SIM115 - closed by read_tree
+        except tarfile.TarError as exc:
+            raise IntegrityError(f"layer is not a tar: {exc}", file=where) from None
+
+    def __iter__(self) -> Iterator[tarfile.TarInfo]:
+        with self.tar:
+            yield from self.tar
+
+    def data(self, member: tarfile.TarInfo) -> bytes:
+        handle = self.tar.extractfile(member)
+        return handle.read() if handle else b""
+
+
 def _members(
-    stream: _LayerReader, where: str, limits: Limits
-) -> Iterator[tuple[tarfile.TarInfo, str, tarfile.TarFile]]:
-    try:
-        # 64 KiB pieces (the default is one 10 KiB record): fewer reads through the hashing,
-        # bounded stream. A larger buffer is slower: tarfile slices it on every read.
-        # The stream mode only ever calls read(), all _LayerReader offers.
-        reader = cast("IO[bytes]", stream)
-        tar = tarfile.open(fileobj=reader, mode="r|", bufsize=1 << 16)  # noqa: SIM115 - closed below
-    except tarfile.TarError as exc:
-        raise IntegrityError(f"layer is not a tar: {exc}", file=where) from None
-    with tar:
-        for count, member in enumerate(tar, start=1):
-            if count > limits.max_entries:
-                raise IntegrityError(
-                    f"layer has more than {limits.max_entries} entries", file=where
-                )
-            yield member, _check_member(member, where), tar
+    members: _Members, where: str, limits: Limits
+) -> Iterator[tuple[tarfile.TarInfo, str]]:
+    for count, member in enumerate(members, start=1):
+        if count > limits.max_entries:
+            raise IntegrityError(f"layer has more than {limits.max_entries} entries", file=where)
+        yield member, _check_member(member, where)
 
 
 def read_tree(
@@ -512,19 +532,40 @@ def read_tree(
     where = image.source.name
     tree = Tree(sink=sink)
     for index, layer in enumerate(image.layers):
-        with closing(_layer_stream(image, layer, limits)) as stream:
-            links = _read_layer(tree, stream, wanted, where, limits)
-            _check_diff_id(image, index, layer, stream.drain())
+        try:
+            links, digest = _read_layer(tree, image, layer, wanted, limits, fast=True)
+        except Unusual:
+            # Read again from the start by tarfile, which decides every case: what was
+            # applied already is applied again in order, to the same end.
+            links, digest = _read_layer(tree, image, layer, wanted, limits, fast=False)
+        _check_diff_id(image, index, layer, digest)
         _resolve_links(tree, links, where, limits)
     return tree
 
 
 def _read_layer(
-    tree: Tree, stream: _LayerReader, wanted: Callable[[str], bool], where: str, limits: Limits
+    tree: Tree,
+    image: Image,
+    layer: Descriptor,
+    wanted: Callable[[str], bool],
+    limits: Limits,
+    *,
+    fast: bool,
+) -> tuple[list[tuple[str, str]], str]:
+    """One layer's entries into the tree: its links, to be resolved once it is read, and
+    the digest of the whole unpacked layer (its diff_id)."""
+    where = image.source.name
+    with closing(_layer_stream(image, layer, limits)) as stream:
+        members: _Members = TarStream(stream.read) if fast else _TarfileMembers(stream, where)
+        links = _entries(tree, members, wanted, where, limits)
+        return links, stream.drain()
+
+
+def _entries(
+    tree: Tree, members: _Members, wanted: Callable[[str], bool], where: str, limits: Limits
 ) -> list[tuple[str, str]]:
-    """One layer's entries into the tree; its links, to be resolved once it is read."""
     links: list[tuple[str, str]] = []
-    for member, path, tar in _members(stream, where, limits):
+    for member, path in _members(members, where, limits):
         if not wanted(path) or _apply_whiteout(tree, path):
             continue
         if member.isdir():
@@ -535,8 +576,7 @@ def _read_layer(
                     f"{path} is {member.size} bytes, over the {limits.max_file}-byte limit",
                     file=where,
                 )
-            handle = tar.extractfile(member)
-            tree.set(path, handle.read() if handle else b"", limits, where)
+            tree.set(path, members.data(member), limits, where)
         elif member.issym() or member.islnk():
             base = posixpath.dirname(path) if member.issym() else ""
             links.append((path, posixpath.normpath(posixpath.join(base, member.linkname))))

@@ -8,6 +8,7 @@ import io
 import posixpath
 import tarfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,7 @@ from tests.support.cli import kupgrade
 PAYLOAD = ("manifests", "release-manifests")
 
 
-def _tar(entries: list[tuple[str, bytes | str]]) -> bytes:
+def _tar(entries: Sequence[tuple[str, bytes | str]]) -> bytes:
     """A tar of regular files (bytes) and symlinks (str, the link's target)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
@@ -49,9 +50,10 @@ def _tar(entries: list[tuple[str, bytes | str]]) -> bytes:
     return buffer.getvalue()
 
 
-def _image(tmp: Path, layers: list[list[tuple[str, bytes | str]]]) -> Path:
-    """An OCI layout whose digests are all right, with one gzip layer per list."""
-    raws = [_tar(entries) for entries in layers]
+def _image(tmp: Path, layers: Sequence[Sequence[tuple[str, bytes | str]] | bytes]) -> Path:
+    """An OCI layout whose digests are all right, with one gzip layer per list (or per
+    tar given whole)."""
+    raws = [entries if isinstance(entries, bytes) else _tar(entries) for entries in layers]
     blobs = [gzip.compress(raw, mtime=0) for raw in raws]
     config = canonical_json({"rootfs": {"type": "layers", "diff_ids": [sha256(r) for r in raws]}})
     manifest = canonical_json(
@@ -183,7 +185,7 @@ def test_extract_writes_the_layers_final_state(tmp_path: Path) -> None:
         ("manifests/cvo.yaml", b"c"),
         ("ignored/elsewhere", b"not payload"),
     ]
-    second = [
+    second: list[tuple[str, bytes | str]] = [
         ("release-manifests/a.yaml", b"a2"),
         ("release-manifests/.wh.gone.yaml", b""),
         ("release-manifests/.wh.sub", b""),
