@@ -497,7 +497,7 @@ class _TarfileMembers:
             # hashing, bounded stream. A larger buffer is slower: tarfile slices it on
             # every read. The stream mode only ever calls read(), all _LayerReader offers.
             reader = cast("IO[bytes]", stream)
-            self.tar = tarfile.open(fileobj=reader, mode="r|", bufsize=1 << 16)  # noqa: SIM115 - closed by read_tree
+            self.tar = tarfile.open(fileobj=reader, mode="r|", bufsize=1 << 16)  # noqa: SIM115 - closed as it is iterated
         except tarfile.TarError as exc:
             raise IntegrityError(f"layer is not a tar: {exc}", file=where) from None
 

@@ -137,11 +137,18 @@ class TarStream:
         return joined[:size] if have > size else joined
 
     def _skip_rest(self) -> None:
-        """Past the current member's unread data and its padding."""
+        """Past the current member's unread data and its padding, a piece at a time (a
+        file outside the payload may be as large as the layer)."""
         skip = self._pending + self._padding
         self._pending = self._padding = 0
-        if skip:
-            self._take(skip)
+        held = len(self._buf) - self._pos
+        while skip > held:
+            skip -= held
+            self._buf, self._pos = self._read(_CHUNK), 0
+            held = len(self._buf)
+            if not held:
+                raise Unusual  # truncated: tarfile says how
+        self._pos += skip
 
     def _header(self, first: bool) -> bytes | None:
         """The next header block; None at the end (a block of zeros)."""
