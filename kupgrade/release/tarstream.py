@@ -12,8 +12,9 @@ follow are the same code either way.
 
 Anything else, or anything wrong, raises `Unusual`: the caller reads the layer again
 with tarfile from its start, so every case this reader does not take (global pax
-headers, sparse files, devices, base-256 checksums, a bad checksum, a truncated
-stream, a malformed pax record) gets exactly tarfile's answer, errors included.
+headers, sparse files, devices, a checksum that holds only summed as signed bytes, a
+bad checksum, a truncated stream, a malformed pax record) gets exactly tarfile's
+answer, errors included.
 Re-reading is safe because a layer's entries applied twice in order leave what they
 leave once.
 """
