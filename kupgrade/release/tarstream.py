@@ -98,14 +98,12 @@ class TarStream:
         self._padding = 0  # and the padding after them
 
     def __iter__(self) -> Iterator[tarfile.TarInfo]:
-        first = True
         while True:
             self._skip_rest()
-            block = self._header(first)
+            block = self._header()
             if block is None:
                 return
             member = self._member(block)
-            first = False
             self._pending = member.size if member.type in _REGULAR else 0
             self._padding = -self._pending % BLOCK
             yield member
@@ -151,26 +149,11 @@ class TarStream:
                 raise Unusual  # truncated: tarfile says how
         self._pos += skip
 
-    def _header(self, first: bool) -> bytes | None:
-        """The next header block; None at the end (a block of zeros)."""
-        end = self._pos + BLOCK
-        if end <= len(self._buf):
-            block = self._buf[self._pos : end]
-            self._pos = end
-        else:
-            if not first and self._at_end():
-                raise Unusual  # no end-of-archive block: tarfile ends or refuses
-            block = self._take(BLOCK)
-        if block == _ZEROS:
-            return None
-        return block
-
-    def _at_end(self) -> bool:
-        if self._pos < len(self._buf):
-            return False
-        chunk = self._read(_CHUNK)
-        self._buf, self._pos = chunk, 0
-        return not chunk
+    def _header(self) -> bytes | None:
+        """The next header block; None at the end (a block of zeros). A stream that ends
+        without one is Unusual (`_take`): tarfile ends there or refuses it."""
+        block = self._take(BLOCK)
+        return None if block == _ZEROS else block
 
     # --- headers -------------------------------------------------------------------
 
@@ -200,8 +183,8 @@ class TarStream:
 
     def _required_header(self) -> bytes:
         """The header a pax or long-name header applies to: one must follow."""
-        block = self._take(BLOCK)
-        if block == _ZEROS:
+        block = self._header()
+        if block is None:
             raise Unusual  # tarfile: a subsequent header error
         return block
 
