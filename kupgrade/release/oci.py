@@ -21,7 +21,7 @@ import re
 import tarfile
 import zlib
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import closing
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any, BinaryIO, Protocol, cast
 
@@ -492,6 +492,7 @@ class _TarfileMembers:
     """tarfile's stream mode: every case, errors included (see kupgrade/release/tarstream.py)."""
 
     def __init__(self, stream: _LayerReader, where: str) -> None:
+        self.where = where
         try:
             # 64 KiB pieces (the default is one 10 KiB record): fewer reads through the
             # hashing, bounded stream. A larger buffer is slower: tarfile slices it on
@@ -502,12 +503,22 @@ class _TarfileMembers:
             raise IntegrityError(f"layer is not a tar: {exc}", file=where) from None
 
     def __iter__(self) -> Iterator[tarfile.TarInfo]:
-        with self.tar:
+        with self.tar, self._refused():
             yield from self.tar
 
     def data(self, member: tarfile.TarInfo) -> bytes:
-        handle = self.tar.extractfile(member)
-        return handle.read() if handle else b""
+        with self._refused():
+            handle = self.tar.extractfile(member)
+            return handle.read() if handle else b""
+
+    @contextmanager
+    def _refused(self) -> Iterator[None]:
+        """tarfile's errors past the first header (a stream cut short in a member or
+        its padding, a bad header after a long name) in the same words as at the first."""
+        try:
+            yield
+        except tarfile.TarError as exc:
+            raise IntegrityError(f"layer is not a tar: {exc}", file=self.where) from None
 
 
 def _members(

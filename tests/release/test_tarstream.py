@@ -11,18 +11,23 @@ reader leaves to tarfile is read again from its start with the same result.
 from __future__ import annotations
 
 import io
+import subprocess
 import tarfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from kupgrade.release.oci import open_image, read_tree
+from kupgrade.release.payload import read_directory
 from kupgrade.release.sources import LayoutDir
 from kupgrade.release.tarstream import TarStream, Unusual
 from tests.release.test_staged import _image
+from tests.support.cli import kupgrade
+from tests.support.conformance import CONFORMANCE, conformance_path, need_case
 
 FORMATS = {"ustar": tarfile.USTAR_FORMAT, "gnu": tarfile.GNU_FORMAT, "pax": tarfile.PAX_FORMAT}
 
@@ -216,3 +221,51 @@ def test_a_pax_size_outranks_the_header_field() -> None:
         ("manifests/big.yaml", 700),
         ("manifests/next.yaml", 0),
     ]
+
+
+def _fixtures() -> list[Any]:
+    """The version controller's payload fixtures (cvo/payloads/expected.yaml), by path."""
+    path = CONFORMANCE / "cvo" / "payloads" / "expected.yaml"
+    if not path.exists():
+        return [pytest.param(None, id="conformance-data-missing")]
+    fixtures = yaml.safe_load(path.read_text())["fixtures"]
+    return [pytest.param(f, id=f["path"].strip("/")) for f in fixtures]
+
+
+@pytest.mark.parametrize("fmt", ["gnu", "posix", "ustar"])
+@pytest.mark.parametrize("fixture", _fixtures())
+def test_conformance_payloads_packed_by_gnu_tar(tmp_path: Path, fixture: Any, fmt: str) -> None:
+    """SPEC B2, C5: each of the controller's payload fixtures, packed by GNU tar itself
+    in its three formats, reads here as tarfile reads it, and through read_tree gives
+    the payload files the fixture's directory gives."""
+    fixture = need_case(fixture, "cvo", "payloads", "expected.yaml")
+    root = conformance_path("cvo", "payloads") / fixture["path"]
+    packed = subprocess.run(
+        ["tar", f"--format={fmt}", "-cf", "-", "-C", str(root), "."],
+        check=True, capture_output=True,
+    ).stdout  # fmt: skip
+    fast = _by_fast(packed)
+    assert fast is not None and fast == _by_tarfile(packed)
+    image = _image(tmp_path, [packed])
+    tree = read_tree(open_image(LayoutDir(image)))
+    got, want = tree.payload_files("layer"), read_directory(root)
+    assert want.files and got.files == want.files
+    assert got.directories == want.directories
+
+
+def test_a_layer_cut_inside_a_file_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Cut short inside a file's content: the fast reader hands it back, and tarfile's
+    error past the first header is the command's one line (it was an internal error),
+    exit 1, nothing written."""
+    raw = _archive(
+        tarfile.USTAR_FORMAT, [("file", f"manifests/{i}.yaml", b"a" * 2000) for i in range(5)]
+    )
+    image = _image(tmp_path, [raw[:5000]])
+    assert _by_fast(raw[:5000]) is None and _by_tarfile(raw[:5000]) == "error"
+    target = tmp_path / "out"
+    result = kupgrade("release", "extract", str(image), "--to", str(target))
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"error: {image}: layer is not a tar: unexpected end of data"
+    ]
+    assert not target.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
