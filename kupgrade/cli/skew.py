@@ -71,7 +71,17 @@ def load(path: Path, policy: str, releases: Path | None) -> Fleet | Inventory:
         )  # fmt: skip
     if releases is not None:
         raise InputError("--releases applies to distributed-cloud fleets only", field="--releases")
-    return parse_inventory(data, str(path))
+    inventory = parse_inventory(data, str(path))
+    if not inventory.apiservers:
+        # Every rule measures a component against the apiservers (SPEC H2-H5): without one
+        # nothing is checked, and "no violations" would pass an empty or mistaken file.
+        # `plan` and fleet files refuse the same (plan/kube_fleet.py, sim/fleet/doc.py).
+        raise InputError(
+            "the inventory lists no kube-apiserver, so there is nothing to check against",
+            file=str(path), field="apiservers",
+            hint="`kupgrade skew reference inventory` shows the file format",
+        )  # fmt: skip
+    return inventory
 
 
 def print_findings(found: list[Violation]) -> None:

@@ -210,3 +210,33 @@ def test_names_are_printed_as_they_are_not_as_emoji(tmp_path: Path) -> None:
     result = kupgrade("skew", "check", str(inventory), "--policy", "k8s-n2")
     assert result.returncode == 1, result.stderr
     assert "w:smile:1" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "command"),
+    [
+        ("", ["skew", "check"]),
+        ("{}\n", ["skew", "check", "-o", "json"]),
+        ('nodes: [{name: n1, kubelet: "1.30.2"}]\n', ["skew", "check"]),
+        ('kubectl: [{name: me, version: "1.30.2"}]\n', ["skew", "check-step"]),
+    ],
+)
+def test_an_inventory_without_an_apiserver_is_refused(
+    tmp_path: Path, text: str, command: list[str]
+) -> None:
+    """Every skew rule measures a component against the apiservers (SPEC H2-H5): an
+    inventory that lists none has nothing to check, and "no violations" with exit 0 would
+    pass an empty or mistaken file, as `plan` and fleet files already refuse."""
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(text)
+    step = ["--step", "node/n1 -> 1.30.2"] if command[-1] == "check-step" else []
+    result = kupgrade(*command, str(inventory), *step)
+    assert result.returncode == 1, result.stdout
+    [line] = result.stderr.splitlines()
+    assert str(inventory) in line and "lists no kube-apiserver" in line, line
+    assert "skew reference inventory" in line, line
+    if "json" in command:  # the same refusal, as a document for scripts
+        error = json.loads(result.stdout)
+        assert error["file"] == str(inventory) and error["field"] == "apiservers", error
+    else:
+        assert result.stdout == ""
