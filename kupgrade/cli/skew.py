@@ -71,14 +71,20 @@ def load(path: Path, policy: str, releases: Path | None) -> Fleet | Inventory:
         )  # fmt: skip
     if releases is not None:
         raise InputError("--releases applies to distributed-cloud fleets only", field="--releases")
-    inventory = parse_inventory(data, str(path))
+    return with_apiservers(parse_inventory(data, str(path)), str(path))
+
+
+def with_apiservers(inventory: Inventory, where: str) -> Inventory:
+    """The inventory, refused when it lists no kube-apiserver.
+
+    Every rule measures a component against the apiservers (SPEC H2-H5): without one
+    nothing is checked, and "no violations" would pass an empty or mistaken file, or a
+    cluster whose version the API server does not say. `plan` and fleet files refuse the
+    same (plan/kube_fleet.py, sim/fleet/doc.py)."""
     if not inventory.apiservers:
-        # Every rule measures a component against the apiservers (SPEC H2-H5): without one
-        # nothing is checked, and "no violations" would pass an empty or mistaken file.
-        # `plan` and fleet files refuse the same (plan/kube_fleet.py, sim/fleet/doc.py).
         raise InputError(
             "the inventory lists no kube-apiserver, so there is nothing to check against",
-            file=str(path), field="apiservers",
+            file=where, field="apiservers",
             hint="`kupgrade skew reference inventory` shows the file format",
         )  # fmt: skip
     return inventory
@@ -195,7 +201,9 @@ def check_command(
     if kubeconfig is not None:
         from kupgrade.cluster.live import inventory_of  # noqa: PLC0415 - see above
 
-        loaded = inventory_of(backend(kubeconfig, context), local_kubectls())
+        loaded = with_apiservers(
+            inventory_of(backend(kubeconfig, context), local_kubectls()), "the cluster"
+        )
     else:
         loaded = load(inventory, policy, releases)  # type: ignore[arg-type]
     if isinstance(loaded, Fleet):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kupgrade.errors import InputError
 from tests.support.cli import kupgrade
 from tests.support.conformance import conformance_path
 
@@ -240,3 +241,31 @@ def test_an_inventory_without_an_apiserver_is_refused(
         assert error["file"] == str(inventory) and error["field"] == "apiservers", error
     else:
         assert result.stdout == ""
+
+
+class _Quiet:
+    """An API server that shows no control-plane pod and whose /version names no release
+    (a Readable, kupgrade/cluster/live.py): what a real cluster cannot be made to do."""
+
+    def list(self, kind: str, **selectors: object) -> list[dict[str, object]]:
+        if kind == "Node":
+            return [
+                {"metadata": {"name": "n1"}, "status": {"nodeInfo": {"kubeletVersion": "v1.30.2"}}}
+            ]
+        return []
+
+    def server_version(self) -> dict[str, object]:
+        return {"gitVersion": "unknown"}
+
+
+def test_a_cluster_that_names_no_apiserver_version_is_refused() -> None:
+    """`skew check --kubeconfig` on such a cluster has nothing to measure against either
+    (SPEC H2-H5): the same refusal, naming the cluster."""
+    from kupgrade.cli.skew import with_apiservers  # noqa: PLC0415 - the unit under test
+    from kupgrade.cluster.live import inventory_of  # noqa: PLC0415
+
+    inventory = inventory_of(_Quiet(), [("kubectl", "1.30.2")])
+    assert [n.kubelet for n in inventory.nodes] == ["1.30.2"]
+    with pytest.raises(InputError, match="lists no kube-apiserver") as raised:
+        with_apiservers(inventory, "the cluster")
+    assert raised.value.file == "the cluster"
