@@ -12,7 +12,7 @@ import typer
 from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend, local_kubectls
 from kupgrade.cli.output import Format, OutputOpt, print_json, say, stderr, stdout, user_errors
 from kupgrade.errors import InputError
-from kupgrade.skew.fleet import Fleet, is_fleet_document, load_history, parse_fleet
+from kupgrade.skew.fleet import Fleet, is_fleet_document, listed_fleet, load_history
 from kupgrade.skew.gdc import WARNINGS, check_fleet, judge_request, parse_request
 from kupgrade.skew.inventory import Inventory, parse_inventory, read_yaml
 from kupgrade.skew.k8s import check, resolve_policy
@@ -63,7 +63,7 @@ def load(path: Path, policy: str, releases: Path | None) -> Fleet | Inventory:
                 f"{path} lists distributed-cloud clusters; policy {policy!r} is for Kubernetes "
                 "inventories", field="--policy", hint="use --policy gdc",
             )  # fmt: skip
-        return parse_fleet(data, str(path), load_history(releases) if releases else None)
+        return listed_fleet(data, str(path), load_history(releases) if releases else None)
     if policy == "gdc":
         raise InputError(
             "policy gdc needs a fleet inventory (clusters: {NAME: {version, role, ...}})",

@@ -14,7 +14,7 @@ from kupgrade.plan.kube import KubeCluster, plan_cluster
 from kupgrade.plan.kube_fleet import fleet_clusters, is_kube_fleet, kube_cluster, plan_kube_fleet
 from kupgrade.plan.stages import stage_plan
 from kupgrade.plan.steps import Plan
-from kupgrade.skew.fleet import History, is_fleet_document, parse_fleet
+from kupgrade.skew.fleet import History, is_fleet_document, listed_fleet
 from kupgrade.skew.inventory import kube_field
 
 STAGE_FIELDS = {"workerNodePools", "controlPlaneLoadBalancer", "loadBalancerNodePool"}
@@ -55,7 +55,7 @@ def plan_document(data: Any, where: str, request: PlanRequest) -> Plan | dict[st
         if policy not in ("gdc", "auto"):
             raise InputError(f"policy {policy!r} does not apply to a fleet", field="--policy",
                              hint="use --policy gdc")  # fmt: skip
-        fleet = parse_fleet(data, where, request.history)
+        fleet = listed_fleet(data, where, request.history)
         return plan_fleet(fleet, Goal.of(target, available, fleet.history))
     if policy == "gdc":
         raise InputError("policy gdc needs a fleet (clusters: ...)", file=where, field="--policy")

@@ -164,6 +164,19 @@ def parse_fleet(data: Any, where: str, history: History | None = None) -> Fleet:
     return Fleet(clusters, history)
 
 
+def listed_fleet(data: Any, where: str, history: History | None = None) -> Fleet:
+    """`parse_fleet` for a user's fleet file: one that lists no cluster is refused.
+
+    Nothing would be checked or planned, and "no violations" or an empty plan with exit 0
+    would pass an empty or mistaken file; `fleet create` and Kubernetes fleets refuse the
+    same (sim/fleet/doc.py, plan/kube_fleet.py)."""
+    fleet = parse_fleet(data, where, history)
+    if not fleet.clusters:
+        raise InputError("the fleet lists no cluster", file=where, field="clusters",
+                         hint="see `kupgrade skew reference fleet` for the format")  # fmt: skip
+    return fleet
+
+
 def _document(data: Any, where: str) -> FleetDoc:
     if isinstance(data, dict) and "fleet" in data:
         fleet = data["fleet"]

@@ -269,3 +269,37 @@ def test_a_cluster_that_names_no_apiserver_version_is_refused() -> None:
     with pytest.raises(InputError, match="lists no kube-apiserver") as raised:
         with_apiservers(inventory, "the cluster")
     assert raised.value.file == "the cluster"
+
+
+@pytest.mark.parametrize(
+    ("text", "command"),
+    [
+        ("clusters: {}\n", ["skew", "check", "FILE"]),
+        (
+            "clusters: {}\nrelease_order: ['1.28.0', '1.29.0']\n",
+            ["skew", "check", "FILE", "--policy", "gdc"],
+        ),
+        (
+            "fleet: {clusters: {}}\n",
+            ["skew", "check-step", "FILE", "--step", "cluster/a -> 1.29.0"],
+        ),
+        ("clusters: {}\n", ["plan", "FILE", "--to", "1.30.0"]),
+        ("platform: kubernetes\nclusters: {}\n", ["plan", "FILE", "--to", "1.30.0", "-o", "json"]),
+    ],
+)
+def test_a_fleet_without_a_cluster_is_refused(
+    tmp_path: Path, text: str, command: list[str]
+) -> None:
+    """A fleet that lists no cluster has nothing to check or plan: one line naming the file
+    and exit 1, not "no skew violations" or a plan of 0 steps with exit 0 (`fleet create`
+    refuses it too)."""
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(text)
+    result = kupgrade(*(str(fleet) if word == "FILE" else word for word in command))
+    assert result.returncode == 1, result.stdout
+    [line] = result.stderr.splitlines()
+    assert str(fleet) in line and "the fleet lists no cluster" in line, line
+    if "json" in command:
+        assert json.loads(result.stdout)["field"] == "clusters"
+    else:
+        assert result.stdout == ""
