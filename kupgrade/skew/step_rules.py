@@ -215,6 +215,13 @@ def judge(inventory: Inventory, step: Step, policy: str, force: bool = False) ->
     """
     rules = resolve_policy(policy, inventory)
     current = _instances(inventory, step.component)
+    if not current:
+        # Nothing would move: "allowed" would judge a step the cluster cannot take.
+        raise InputError(
+            f"the inventory lists no {step.component}, so the step moves nothing",
+            field="--step",
+            hint="name a component the inventory lists, or add its instances to the file",
+        )
     for name in step.instances:
         if name not in current:
             raise InputError(

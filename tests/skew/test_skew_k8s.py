@@ -188,6 +188,9 @@ def test_check_step_cli(tmp_path: Path) -> None:
         ("kube-apiserver 1.30.4", "is not a step"),
         ("etcd/e1 -> 3.5.0", "unknown component"),
         ("kube-apiserver/a1 -> 1.x", "not a Kubernetes version"),
+        # The inventory lists none: the step would move nothing, not be "allowed".
+        ("kube-scheduler -> 1.29.8", "lists no kube-scheduler, so the step moves nothing"),
+        ("kubectl -> 1.29.0", "lists no kubectl, so the step moves nothing"),
     ):
         done = kupgrade("skew", "check-step", str(inv), "--step", bad)
         assert done.returncode == 1 and expected in done.stderr, done.stderr
