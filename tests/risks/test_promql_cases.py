@@ -94,3 +94,29 @@ def test_cli_prints_the_api_shape_for_an_exprs_file(tmp_path: Path) -> None:
     expected = json.loads((folder / case["expected"]).read_text())
     assert list(actual) == list(expected)
     assert _compare_module().compare(expected, actual)[1] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("expressions: []\n", "the file lists no expression"),
+        ("expressions: {a: up}\n", "expected a list under 'expressions'"),
+        ("expressions: [{id: a}]\n", "each entry needs a string 'expr'"),
+        ("expressions: [{id: a, expr: up}, {id: a, expr: up}]\n", "id 'a' appears twice"),
+    ],
+)
+def test_an_exprs_file_that_evaluates_nothing_is_refused(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    """An empty list would print an empty table with exit 0: nothing was evaluated."""
+    exprs = tmp_path / "exprs.yaml"
+    exprs.write_text(text)
+    metrics = conformance_path("promql", "cases") / _cases()[0]["metrics"]
+    done = subprocess.run(
+        [sys.executable, "-m", "kupgrade", "promql", "eval", "--metrics", str(metrics),
+         "--exprs", str(exprs)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout
+    [line] = done.stderr.splitlines()
+    assert str(exprs) in line and expected in line, line

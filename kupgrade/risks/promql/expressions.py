@@ -15,9 +15,12 @@ def load_expressions(path: Path) -> dict[str, str]:
     """Read `{expressions: [{id, expr}]}` (the conformance cases' format)."""
     doc = intake.load_yaml(intake.read_file(path, "expressions file"), str(path))
     items = doc.get("expressions") if isinstance(doc, dict) else None
-    if not isinstance(items, list):
+    if not isinstance(items, list) or not items:
+        # An empty list would print an empty table with exit 0: nothing was evaluated.
         raise InputError(
-            "expected a list under 'expressions'",
+            "expected a list under 'expressions'"
+            if not isinstance(items, list)
+            else "the file lists no expression",
             file=str(path),
             field="expressions",
             rule=EXPRS_RULE,
