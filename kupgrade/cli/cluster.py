@@ -41,7 +41,14 @@ from kupgrade.cli.output import (
 from kupgrade.cli.skew import BmctlOpt, ReleasesOpt
 from kupgrade.cli.upgrade_status import Details, show_status
 from kupgrade.cluster.backend import Backend
-from kupgrade.cluster.clusterversion import request_update, requested_release
+from kupgrade.cluster.clusterversion import (
+    bypassed_risk,
+    clear_request,
+    latest_release,
+    request_update,
+    requested_release,
+)
+from kupgrade.cluster.conditions import find
 from kupgrade.cluster.kube import KubeBackend
 from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.remote import InformedBackend
@@ -447,42 +454,137 @@ def refresh_availability(store: Store, spec: Spec) -> list[str]:
 # --- upgrade -----------------------------------------------------------------------------
 
 
-def live_upgrade(
-    api: KubeBackend, to: str | None, image: str | None, explicit: bool, not_recommended: bool,
-    force: bool, output: Format,
-) -> None:  # fmt: skip
+@dataclass(frozen=True)
+class Ask:
+    """What `upgrade` was asked, in `oc adm upgrade`'s flags."""
+
+    to: str | None = None
+    image: str | None = None
+    latest: bool = False
+    clear: bool = False
+    explicit: bool = False  # --allow-explicit-upgrade
+    include_not_recommended: bool = False  # shows them; also allows --to, as it always has
+    allow_not_recommended: bool = False
+    with_warnings: bool = False  # --allow-upgrade-with-warnings
+    force: bool = False
+
+    @property
+    def target(self) -> bool:
+        return bool(self.to or self.image or self.latest)
+
+    def check(self) -> None:
+        """oc's Complete: the flags that do not go together."""
+        if self.clear and self.target:
+            raise InputError("--clear may not be specified with any other flags", field="--clear")
+        if sum(map(bool, (self.to, self.image, self.latest))) > 1:
+            raise InputError("give one of --to, --to-image or --to-latest", field="--to")
+
+
+def live_upgrade(api: KubeBackend, ask: Ask, output: Format) -> None:
     """`upgrade --kubeconfig`: the status as `oc adm upgrade` prints it, or a request with
     the same guards, written to the cluster's ClusterVersion."""
     cv = api.get("ClusterVersion", "version")
     if cv is None:
         raise InputError("the cluster has no ClusterVersion (it is not OpenShift)",
                          field="--kubeconfig", hint="use `kupgrade skew check --kubeconfig`")  # fmt: skip
-    desired = status_or_request(api, cv, (to, image, explicit, not_recommended, force), output)
+    desired = status_or_request(api, cv, ask, output)
     if desired is not None:
         said(desired, output, ".")
 
 
 def status_or_request(
-    api: Backend, cv: dict[str, Any], asked: tuple[str | None, str | None, bool, bool, bool],
-    output: Format,
-) -> dict[str, Any] | None:  # fmt: skip
-    """Print the status as `oc adm upgrade` does, or set spec.desiredUpdate with its
-    guards (the release requested, which the caller commits and reports)."""
-    to, image, explicit, not_recommended, force = asked
-    if not to and not image:
+    api: Backend, cv: dict[str, Any], ask: Ask, output: Format
+) -> dict[str, Any] | None:
+    """Print the status as `oc adm upgrade` does, or clear or set spec.desiredUpdate with
+    its guards: the release requested, which the caller commits and reports (None when
+    nothing was requested; a clear is written and said here, for the caller to commit).
+
+    The order and the words of openshift/oc pkg/cli/admin/upgrade/upgrade.go Run."""
+    if ask.clear:
+        _info(clear_request(api), api, output)
+        return None
+    if not ask.target:
         if output.data:
             print_json(cv)
             return None
-        out, err = render_upgrade(cv, not_recommended)
+        out, err = render_upgrade(cv, ask.include_not_recommended)
         sys.stdout.write("".join(line + "\n" for line in out))
         sys.stderr.write("".join(line + "\n" for line in err))
         return None
+    at = cv["status"].get("desired") or {}
+    if ask.to and ask.to == at.get("version"):
+        _info(f"info: Cluster is already at version {ask.to}", api, output)
+        return None
+    if ask.image and ask.image == at.get("image"):
+        _info(f"info: Cluster is already at {ask.image}", api, output)
+        return None
+    allow = ask.include_not_recommended or ask.allow_not_recommended
+    if ask.latest:
+        found = latest_release(cv, allow)
+        if found is None:
+            _no_latest(cv, ask, api, output)
+            return None
+        desired, risk = found
+    else:
+        desired = requested_release(cv, ask.to, ask.image, ask.explicit, allow)
+        risk = bypassed_risk(cv, ask.to) if ask.to else None
+    if risk is not None:
+        _warn(f"with --allow-not-recommended you have accepted the risks with "
+              f"{desired['version']} and bypassed Recommended={risk.get('status', '')} "
+              f"{risk.get('reason', '')}: {risk.get('message', '')}")  # fmt: skip
+    if ask.force:
+        _warn(FORCE_WARNING)
     problem = check_for_upgrade(cv)
-    if problem is not None and not force:
-        raise InputError(problem, hint="wait for the current update, or pass --force")
-    desired = requested_release(cv, to, image, explicit, not_recommended)
-    request_update(api, desired, force)
+    if problem is not None and not (ask.with_warnings or ask.force):
+        raise InputError(problem, hint="If you want to upgrade anyway, use "
+                         "--allow-upgrade-with-warnings")  # fmt: skip
+    if problem is not None and ask.with_warnings:
+        _warn(f"--allow-upgrade-with-warnings is bypassing: {problem}")
+    request_update(api, desired, ask.force)
     return desired
+
+
+# openshift/oc pkg/cli/admin/upgrade/upgrade.go, printed when --force is set.
+FORCE_WARNING = (
+    "--force overrides cluster verification of your supplied release image and waives any "
+    "update precondition failures. Only use this if you are testing unsigned release images "
+    "or you are working around a known bug in the cluster-version operator and you have "
+    "verified the authenticity of the provided image yourself."
+)
+
+
+def _no_latest(cv: dict[str, Any], ask: Ask, api: Backend, output: Format) -> None:
+    """--to-latest with nothing to go to: oc's three answers, in its order."""
+    retrieved = find(cv["status"].get("conditions"), "RetrievedUpdates")
+    if retrieved is not None and retrieved.get("status") != "True":
+        raise InputError(
+            "cannot refresh available updates:\n  Reason: "
+            f"{retrieved.get('reason', '')}\n  Message: "
+            + str(retrieved.get("message", "")).replace("\n", "\n  ")
+            + "\n\nspecify --to-image to continue with an update.",
+            field="--to-latest",
+        )
+    if ask.include_not_recommended or ask.allow_not_recommended:
+        raise InputError(
+            "no recommended or conditional updates, specify --to-image to continue with an "
+            "update or wait for new updates to be available.",
+            field="--to-latest",
+        )
+    version = (cv["status"].get("desired") or {}).get("version", "")
+    _info(f"info: Cluster is already at the latest available version {version}", api, output)
+
+
+def _info(text: str, api: Backend, output: Format) -> None:
+    """What oc prints on stdout when nothing (more) is requested; as data with -o json."""
+    if output.data:
+        cv = api.get("ClusterVersion", "version") or {}
+        print_json({"desiredUpdate": (cv.get("spec") or {}).get("desiredUpdate"), "message": text})
+    else:
+        stdout.print(text, highlight=False, markup=False)
+
+
+def _warn(text: str) -> None:
+    sys.stderr.write(f"warning: {text}\n")
 
 
 def said(desired: dict[str, Any], output: Format, then: str) -> None:
@@ -514,6 +616,16 @@ def upgrade_command(
     to_image: Annotated[
         str | None, typer.Option("--to-image", help="Update to this release image.")
     ] = None,
+    to_latest: Annotated[
+        bool,
+        typer.Option("--to-latest", help="Update to the highest available version."),
+    ] = False,
+    clear: Annotated[
+        bool,
+        typer.Option(
+            "--clear", help="Cancel a requested update that has not started (no effect after)."
+        ),
+    ] = False,
     allow_explicit_upgrade: Annotated[
         bool,
         typer.Option(
@@ -524,6 +636,20 @@ def upgrade_command(
         bool,
         typer.Option(
             "--include-not-recommended", help="Show, or allow --to, updates with known issues."
+        ),
+    ] = False,
+    allow_not_recommended: Annotated[
+        bool,
+        typer.Option(
+            "--allow-not-recommended",
+            help="Allow --to or --to-latest to pick an update with known issues.",
+        ),
+    ] = False,
+    allow_upgrade_with_warnings: Annotated[
+        bool,
+        typer.Option(
+            "--allow-upgrade-with-warnings",
+            help="Request an update while the cluster is updating, failing or invalid.",
         ),
     ] = False,
     force: Annotated[
@@ -600,6 +726,8 @@ def upgrade_command(
     ```
     kupgrade upgrade --cluster demo --include-not-recommended
     kupgrade upgrade --cluster demo --to 4.14.27
+    kupgrade upgrade --cluster demo --to-latest
+    kupgrade upgrade --cluster demo --clear
     kupgrade upgrade --cluster demo --to-image quay.io/ocp/release@sha256:<64 hex> \\
         --allow-explicit-upgrade
     kupgrade upgrade --cluster admin --to 1.29.100-gke.251 --use-bootstrap
@@ -611,10 +739,12 @@ def upgrade_command(
     kupgrade upgrade status --context prod -o json
     ```
     """
+    ask = Ask(to, to_image, to_latest, clear, allow_explicit_upgrade, include_not_recommended,
+              allow_not_recommended, allow_upgrade_with_warnings, force)  # fmt: skip
     if action is UpgradeAction.status:
-        if to or to_image:
-            raise InputError("`upgrade status` shows the update: it takes no --to or --to-image",
-                             field="--to")  # fmt: skip
+        if ask.target or clear:
+            raise InputError("`upgrade status` shows the update: it takes no --to, --to-image, "
+                             "--to-latest or --clear", field="--to")  # fmt: skip
         if kubeconfig is not None or context is not None:
             show_status(backend(kubeconfig, context), details, output)
             return
@@ -624,18 +754,16 @@ def upgrade_command(
                 return
             show_status(SimCluster(store), details, output)
         return
-    if to and to_image:
-        raise InputError("give --to or --to-image, not both", field="--to")
+    ask.check()
     gdc_only = {"--bmctl": bmctl, "--leave-pools": leave_pools, "--nodepool": nodepool,
                 "--use-bootstrap": use_bootstrap, "--releases": releases}  # fmt: skip
     if kubeconfig is not None:
-        live_upgrade(backend(kubeconfig, context), to, to_image, allow_explicit_upgrade,
-                     include_not_recommended, force, output)  # fmt: skip
+        live_upgrade(backend(kubeconfig, context), ask, output)
         return
     kube_only = {"--kubeadm": kubeadm, "--allow-experimental-upgrades": allow_experimental,
                  "--allow-release-candidate-upgrades": allow_rcs}  # fmt: skip
     with opened(cluster) as (_, store, spec):
-        fleet = rehearsing(store) if to or to_image else None
+        fleet = rehearsing(store) if ask.target or clear else None
         if fleet is not None:
             raise InputError(f"cluster {store.meta('name')} is being upgraded by the rehearsal of "
                              f"fleet {fleet}", field="--to",
@@ -643,6 +771,13 @@ def upgrade_command(
         wrong = [flag for flag, value in kube_only.items() if value]
         if wrong and spec.platform != "kubernetes":
             raise InputError(f"{wrong[0]} applies to Kubernetes clusters", field=wrong[0])
+        oc_only = {"--to-latest": to_latest, "--clear": clear,
+                   "--allow-not-recommended": allow_not_recommended,
+                   "--allow-upgrade-with-warnings": allow_upgrade_with_warnings}  # fmt: skip
+        wrong = [flag for flag, value in oc_only.items() if value]
+        if wrong and spec.platform in ("gdc", "kubernetes"):
+            raise InputError(f"{wrong[0]} applies to OpenShift clusters", field=wrong[0],
+                             hint="give the version with --to")  # fmt: skip
         if spec.platform == "kubernetes":
             if to_image:
                 raise InputError("a Kubernetes cluster upgrades to a version", field="--to-image",
@@ -679,11 +814,10 @@ def upgrade_command(
             stderr.print(f"[yellow]note:[/] {note}", highlight=False)
         cv = store.get("ClusterVersion", "version")
         assert cv is not None
-        asked = (to, to_image, allow_explicit_upgrade, include_not_recommended, force)
-        desired = status_or_request(SimCluster(store), cv, asked, output)
+        desired = status_or_request(SimCluster(store), cv, ask, output)
+        store.commit()  # a request, or a cleared one
         if desired is None:
             return
-        store.commit()
     said(desired, output, "; run `kupgrade controller run` to carry it out.")
 
 

@@ -1,0 +1,249 @@
+"""`kupgrade upgrade` with the rest of `oc adm upgrade`'s flags: --to-latest, --clear,
+--allow-not-recommended, --allow-upgrade-with-warnings, and "already at" answers, read
+from openshift/oc pkg/cli/admin/upgrade/upgrade.go (Run and Complete). A cluster's
+ClusterVersion is filled by a real `kupgrade serve` over loopback on the sample data."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kupgrade.cli.cluster import Ask, status_or_request
+from kupgrade.cli.output import Format
+from kupgrade.cluster.clusterversion import bypassed_risk, clear_request, latest_release
+from kupgrade.cluster.conditions import find
+from kupgrade.cluster.upgrade_text import sort_versions_desc
+from kupgrade.errors import InputError
+from kupgrade.service.app import DEFAULT_PREFIX
+from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.create import create_cluster
+from kupgrade.sim.profile import Profile, Spec
+from kupgrade.sim.store import Store
+from tests.support.cli import kupgrade
+from tests.support.service import running_server
+
+
+@pytest.fixture(scope="module")
+def upstream(sample_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    log = tmp_path_factory.mktemp("svc") / "serve.log"
+    with running_server(sample_dir / "releases", sample_dir / "graph-data", log) as server:
+        yield f"{server.base}{DEFAULT_PREFIX}/graph"
+
+
+def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return kupgrade(*args, env={"KUPGRADE_HOME": str(home)})
+
+
+def _cluster(home: Path, upstream: str, name: str = "c1") -> dict[str, Any]:
+    """A cluster at 4.13.40 on stable-4.14 of the sample; its ClusterVersion after the
+    update service was asked (what `upgrade` shows)."""
+    made = _cli(home, "cluster", "create", name, "--version", "4.13.40", "--channel",
+                "stable-4.14", "--upstream", upstream)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert _cli(home, "upgrade", "--cluster", name).returncode == 0
+    return _cv(home, name)
+
+
+def _cv(home: Path, name: str = "c1") -> dict[str, Any]:
+    done = _cli(home, "get", "clusterversion", "--cluster", name, "-o", "json")
+    found = json.loads(done.stdout)
+    return dict(found["items"][0] if "items" in found else found)
+
+
+def _not_recommended(cv: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        u["release"]
+        for u in cv["status"].get("conditionalUpdates") or []
+        if (find(u.get("conditions"), "Recommended") or {}).get("status") != "True"
+    ]
+
+
+def test_to_latest_asks_for_the_highest_version_offered(tmp_path: Path, upstream: str) -> None:
+    cv = _cluster(tmp_path, upstream)
+    offered = [u["version"] for u in cv["status"]["availableUpdates"]]
+    assert len(offered) > 1 and _not_recommended(cv), "the sample offers both kinds"
+    done = _cli(tmp_path, "upgrade", "--cluster", "c1", "--to-latest", "-o", "json")
+    assert done.returncode == 0, done.stderr
+    wanted = json.loads(done.stdout)["desiredUpdate"]
+    assert wanted["version"] == sort_versions_desc(offered)[0]
+    spec = _cv(tmp_path)["spec"]["desiredUpdate"]
+    assert (spec["version"], spec["image"]) == (wanted["version"], wanted["image"])
+
+
+def test_clear_cancels_a_request_and_says_so(tmp_path: Path, upstream: str) -> None:
+    cv = _cluster(tmp_path, upstream)
+    done = _cli(tmp_path, "upgrade", "--cluster", "c1", "--clear")
+    assert (done.returncode, done.stdout) == (0, "info: No update in progress\n")
+    target = sort_versions_desc([u["version"] for u in cv["status"]["availableUpdates"]])[-1]
+    assert _cli(tmp_path, "upgrade", "--cluster", "c1", "--to", target).returncode == 0
+    done = _cli(tmp_path, "upgrade", "--cluster", "c1", "--clear")
+    assert (done.returncode, done.stdout) == (0, f"Cancelled requested upgrade to {target}\n")
+    assert "desiredUpdate" not in _cv(tmp_path)["spec"]  # stored: the next command sees it
+    assert _cli(tmp_path, "upgrade", "--cluster", "c1", "--clear").stdout.startswith("info: No")
+
+
+def test_already_there_is_said_and_nothing_is_requested(tmp_path: Path, upstream: str) -> None:
+    cv = _cluster(tmp_path, upstream)
+    at = cv["status"]["desired"]
+    done = _cli(tmp_path, "upgrade", "--cluster", "c1", "--to", at["version"])
+    assert (done.returncode, done.stdout) == (
+        0,
+        f"info: Cluster is already at version {at['version']}\n",
+    )
+    done = _cli(tmp_path, "upgrade", "--cluster", "c1", "--to-image", at["image"], "-o", "json")
+    assert done.returncode == 0
+    assert json.loads(done.stdout) == {
+        "desiredUpdate": None,
+        "message": f"info: Cluster is already at {at['image']}",
+    }
+    assert "desiredUpdate" not in _cv(tmp_path)["spec"]
+
+
+def test_a_not_recommended_update_needs_allow_not_recommended(
+    tmp_path: Path, upstream: str
+) -> None:
+    cv = _cluster(tmp_path, upstream)
+    risky = sort_versions_desc([r["version"] for r in _not_recommended(cv)])[0]
+    refused = _cli(tmp_path, "upgrade", "--cluster", "c1", "--to", risky)
+    assert refused.returncode == 1 and "--allow-not-recommended" in refused.stderr
+    done = _cli(tmp_path, "upgrade", "--cluster", "c1", "--to", risky, "--allow-not-recommended")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith(
+        f"warning: with --allow-not-recommended you have accepted the risks with {risky} "
+        "and bypassed Recommended=False "
+    )
+    assert _cv(tmp_path)["spec"]["desiredUpdate"]["version"] == risky
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--clear", "--to-latest"], "--clear may not be specified with any other flags"),
+        (["--clear", "--to", "4.14.27"], "--clear may not be specified with any other flags"),
+        (["--to-latest", "--to", "4.14.27"], "give one of --to, --to-image or --to-latest"),
+        (["status", "--clear"], "it takes no --to, --to-image, --to-latest or --clear"),
+    ],
+)
+def test_flags_that_do_not_go_together(
+    tmp_path: Path, upstream: str, args: list[str], expected: str
+) -> None:
+    _cluster(tmp_path, upstream)
+    done = _cli(tmp_path, "upgrade", *args, "--cluster", "c1")
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert expected in line, line
+    assert "desiredUpdate" not in _cv(tmp_path)["spec"]
+
+
+# --- the same verbs on a ClusterVersion in a store, for the states a run passes through ----
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Iterator[SimCluster]:
+    root = create_cluster(tmp_path, "u", Profile(spec=Spec()))
+    store = Store(root / "cluster.db")
+    yield SimCluster(store)
+    store.close()
+
+
+def _set(api: SimCluster, **status: Any) -> dict[str, Any]:
+    cv = api.get("ClusterVersion", "version")
+    assert cv is not None
+    cv["status"].update(status)
+    api.write(cv)
+    return cv
+
+
+def _release(version: str) -> dict[str, str]:
+    return {
+        "version": version,
+        "image": f"example.com/ocp/release@sha256:{version.replace('.', '') * 8}"[:90],
+    }
+
+
+def _conditional(version: str, status: str) -> dict[str, Any]:
+    return {
+        "release": _release(version),
+        "risks": [{"name": "R", "url": "https://example.com", "message": "m"}],
+        "conditions": [{"type": "Recommended", "status": status, "reason": "R", "message": "m"}],
+    }
+
+
+def test_latest_is_by_semantic_version_and_counts_risky_ones_only_when_allowed(
+    api: SimCluster,
+) -> None:
+    # oc's sortReleasesBySemanticVersions: 4.14.10 above 4.14.9; not-SemVer last.
+    cv = _set(
+        api,
+        availableUpdates=[_release("4.14.9"), _release("not-semver"), _release("4.14.10")],
+        conditionalUpdates=[_conditional("4.15.1", "False"), _conditional("4.16.0", "True")],
+    )
+    found = latest_release(cv, allow_not_recommended=False)
+    assert found is not None and found[0]["version"] == "4.14.10" and found[1] is None
+    found = latest_release(cv, allow_not_recommended=True)
+    assert found is not None and found[0]["version"] == "4.15.1"
+    assert found[1] is not None and found[1]["status"] == "False"
+    # Recommended=True conditional updates are the availableUpdates' business, not a risk.
+    assert bypassed_risk(cv, "4.16.0") is None and bypassed_risk(cv, "4.14.9") is None
+    assert (bypassed_risk(cv, "4.15.1") or {}).get("status") == "False"
+
+
+def test_to_latest_with_nothing_offered_answers_as_oc_does(
+    api: SimCluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    version = api.get("ClusterVersion", "version")["status"]["desired"]["version"]  # type: ignore[index]
+    retrieved = {"type": "RetrievedUpdates", "status": "True", "reason": "", "message": ""}
+    cv = _set(api, availableUpdates=[], conditionalUpdates=[], conditions=[retrieved])
+    assert status_or_request(api, cv, Ask(latest=True), Format.text) is None
+    assert (
+        capsys.readouterr().out
+        == f"info: Cluster is already at the latest available version {version}\n"
+    )
+    with pytest.raises(InputError, match="no recommended or conditional updates"):
+        status_or_request(api, cv, Ask(latest=True, allow_not_recommended=True), Format.text)
+    failed = {**retrieved, "status": "False", "reason": "RemoteFailed", "message": "a\nb"}
+    cv = _set(api, conditions=[failed])
+    with pytest.raises(InputError) as raised:
+        status_or_request(api, cv, Ask(latest=True), Format.text)
+    assert raised.value.message == (
+        "cannot refresh available updates:\n  Reason: RemoteFailed\n  Message: a\n  b\n\n"
+        "specify --to-image to continue with an update."
+    )
+
+
+def test_the_guards_and_allow_upgrade_with_warnings(
+    api: SimCluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    progressing = {"type": "Progressing", "status": "True", "reason": "R", "message": "Working"}
+    cv = _set(api, availableUpdates=[_release("4.99.1")], conditions=[progressing])
+    with pytest.raises(InputError) as raised:
+        status_or_request(api, cv, Ask(latest=True), Format.text)
+    assert raised.value.message.startswith("the cluster is already upgrading:")
+    assert "--allow-upgrade-with-warnings" in (raised.value.hint or "")
+    assert "desiredUpdate" not in api.get("ClusterVersion", "version")["spec"]  # type: ignore[index]
+    asked = Ask(latest=True, with_warnings=True)
+    assert status_or_request(api, cv, asked, Format.text) == _release("4.99.1")
+    assert capsys.readouterr().err.startswith(
+        "warning: --allow-upgrade-with-warnings is bypassing: the cluster is already upgrading:"
+    )
+
+
+def test_clear_knows_a_started_update(api: SimCluster) -> None:
+    cv = _set(api)
+    at = cv["status"]["desired"]
+    cv["spec"]["desiredUpdate"] = {"version": "", "image": at["image"], "force": False}
+    api.write(cv)
+    # The request is what the cluster already runs (an update that started): oc's
+    # updateIsEquivalent, by image.
+    assert clear_request(api) == f"Cleared the update field, still at {at['version']}"
+    assert "desiredUpdate" not in api.get("ClusterVersion", "version")["spec"]  # type: ignore[index]
+    cv = _set(api)
+    cv["spec"]["desiredUpdate"] = {"version": "", "image": "example.com/x@sha256:" + "a" * 64}
+    api.write(cv)
+    assert clear_request(api) == "Cancelled requested upgrade to example.com/x@sha256:" + "a" * 64
+    assert "desiredUpdate" not in api.get("ClusterVersion", "version")["spec"]  # type: ignore[index]
