@@ -132,10 +132,12 @@ def clear_request(api: Backend) -> str:
     if not original:
         return "info: No update in progress"
     cv = copy.deepcopy(found)
-    # oc keeps spec.desiredUpdate.acceptRisks (a feature-gated field) when it clears; the
-    # version controller here does not read it, and a desiredUpdate left with neither a
-    # version nor an image is one it would report Invalid, so the whole field goes.
-    del cv["spec"]["desiredUpdate"]
+    # Null, as oc sends it: a merge patch (a real API server, KubeBackend) removes the
+    # field, and a store keeps a null every reader takes as no request. oc keeps
+    # desiredUpdate.acceptRisks (a feature-gated field) when it clears; the version
+    # controller here does not read it, and a desiredUpdate left with neither a version
+    # nor an image is one it would report Invalid, so the whole field goes.
+    cv["spec"]["desiredUpdate"] = None
     api.write(cv)
     desired = (cv.get("status") or {}).get("desired") or {}
     if _equivalent(original, desired):

@@ -343,6 +343,18 @@ def test_commands_through_a_kubeconfig_see_what_the_cluster_has(served: Served) 
     with served.http() as http:
         spec = http.get("/apis/config.openshift.io/v1/clusterversions/version").json()["spec"]
     assert spec["desiredUpdate"]["image"] == image
+    # `--clear` through the API is oc's merge patch with a null: the field is gone. The
+    # served cluster's controllers may have taken the request already (status.desired is
+    # then the target, and oc says the field was cleared with the update going on).
+    cleared = _kupgrade(served.home, "upgrade", "--kubeconfig", kubeconfig, "--clear")
+    assert cleared.returncode == 0, cleared.stderr
+    assert cleared.stdout in (
+        f"Cancelled requested upgrade to {image}\n",
+        "Cleared the update field, still at 4.14.27\n",
+    )
+    with served.http() as http:
+        spec = http.get("/apis/config.openshift.io/v1/clusterversions/version").json()["spec"]
+    assert "desiredUpdate" not in spec
 
 
 def test_a_wrong_kubeconfig_is_one_line_naming_it(tmp_path: Path) -> None:
