@@ -52,7 +52,7 @@ from kupgrade.cluster.conditions import find
 from kupgrade.cluster.kube import KubeBackend
 from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.remote import InformedBackend
-from kupgrade.cluster.upgrade_text import check_for_upgrade, render_upgrade
+from kupgrade.cluster.upgrade_text import check_for_upgrade, reason_message, render_upgrade
 from kupgrade.controllers.availability import AvailabilityController
 from kupgrade.controllers.nodes import metrics as node_metrics
 from kupgrade.errors import InputError
@@ -527,11 +527,14 @@ def status_or_request(
         desired, risk = found
     else:
         desired = requested_release(cv, ask.to, ask.image, ask.explicit, allow)
-        risk = bypassed_risk(cv, ask.to) if ask.to else None
+        risk = bypassed_risk(cv, desired)
     if risk is not None:
         _warn(f"with --allow-not-recommended you have accepted the risks with "
               f"{desired['version']} and bypassed Recommended={risk.get('status', '')} "
               f"{risk.get('reason', '')}: {risk.get('message', '')}")  # fmt: skip
+    if ask.image and not desired["version"]:  # taken by --allow-explicit-upgrade alone
+        _warn("The requested upgrade image is not one of the available updates. You have used "
+              "--allow-explicit-upgrade for the update to proceed anyway")  # fmt: skip
     if ask.force:
         _warn(FORCE_WARNING)
     problem = check_for_upgrade(cv)
@@ -557,11 +560,10 @@ def _no_latest(cv: dict[str, Any], ask: Ask, api: Backend, output: Format) -> No
     """--to-latest with nothing to go to: oc's three answers, in its order."""
     retrieved = find(cv["status"].get("conditions"), "RetrievedUpdates")
     if retrieved is not None and retrieved.get("status") != "True":
+        lines = "\n".join(reason_message(retrieved))
         raise InputError(
-            "cannot refresh available updates:\n  Reason: "
-            f"{retrieved.get('reason', '')}\n  Message: "
-            + str(retrieved.get("message", "")).replace("\n", "\n  ")
-            + "\n\nspecify --to-image to continue with an update.",
+            f"cannot refresh available updates:\n{lines}\n\n"
+            "specify --to-image to continue with an update.",
             field="--to-latest",
         )
     if ask.include_not_recommended or ask.allow_not_recommended:

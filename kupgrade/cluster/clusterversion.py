@@ -9,9 +9,10 @@ from typing import Any
 
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import find
-from kupgrade.cluster.upgrade_text import sort_versions_desc
+from kupgrade.cluster.upgrade_text import reason_message, sort_versions_desc
 from kupgrade.errors import InputError
 from kupgrade.release.assemble import PINNED
+from kupgrade.versions import SemVer
 
 
 def request_update(api: Backend, desired: dict[str, Any], force: bool) -> None:
@@ -33,43 +34,93 @@ def request_update(api: Backend, desired: dict[str, Any], force: bool) -> None:
 def requested_release(
     cv: dict[str, Any], to: str | None, image: str | None, explicit: bool, not_recommended: bool
 ) -> dict[str, Any]:
-    """The release `--to`/`--to-image` names, with the guards of `oc adm upgrade`."""
-    status = cv["status"]
-    if image:
-        if not PINNED.match(image):
-            raise InputError(
-                f"{image!r} is not pinned by digest (registry/repository@sha256:<64 hex>)",
-                field="--to-image",
-                rule="SPEC C3",
-            )
-        if not explicit:
-            raise InputError(
-                "--to-image names a release the update graph may not offer",
-                field="--to-image",
-                hint="pass --allow-explicit-upgrade to request it anyway",
-            )
-        return {"version": "", "image": image}
-    for update in status.get("availableUpdates") or []:
-        if update.get("version") == to:
-            return {"version": to, "image": update["image"]}
-    for update in status.get("conditionalUpdates") or []:
-        release = update.get("release") or {}
-        if release.get("version") != to:
-            continue
-        recommended = find(update.get("conditions"), "Recommended") or {}
-        if recommended.get("status") == "True" or not_recommended:
-            return {"version": to, "image": release["image"]}
+    """The release `--to`/`--to-image` names, as `oc adm upgrade` finds it, with its
+    refusals in its words (openshift/oc pkg/cli/admin/upgrade/upgrade.go: Complete, then
+    Run's targetMatch over availableUpdates, then over the conditional updates that are
+    not recommended, then --allow-explicit-upgrade, then the errors of its switch).
+
+    An image offered by the graph (the same pull spec, or the same digest) needs no
+    --allow-explicit-upgrade, and the requested pull spec is kept; a release taken with
+    --allow-explicit-upgrade has no version. One rule stricter than oc's on purpose: an
+    image must be pinned by digest even with --force (SPEC C3 verifies signatures over the
+    digest; oc lets a tag through with --force and a warning)."""
+    if to and SemVer.try_parse(to) is None:
         raise InputError(
-            f"the update {to} is not one of the recommended updates, but is available as a conditional update. "
-            f"Reason: {recommended.get('reason', '')}. Message: {recommended.get('message', '')}",
+            f"--to must be a semantic version (e.g. 4.0.1 or 4.1.0-nightly-20181104): {to!r}",
             field="--to",
-            hint="pass --allow-not-recommended to accept the risks",
         )
-    offered = ", ".join(u["version"] for u in status.get("availableUpdates") or []) or "none"
-    raise InputError(
-        f"the update {to} is not one of the available updates: {offered}",
-        field="--to",
-        hint="see `kupgrade upgrade`, or use --to-image with --allow-explicit-upgrade",
+    if image and not PINNED.match(image):
+        raise InputError(
+            f"{image!r} is not pinned by digest (registry/repository@sha256:<64 hex>)",
+            field="--to-image",
+            rule="SPEC C3",
+        )
+    status = cv["status"]
+    targets: list[dict[str, Any]] = []  # oc's possibleUpgradeTargets
+    for available in status.get("availableUpdates") or []:
+        if _matches(available, to, image):
+            return {"version": available.get("version", ""), "image": image or available["image"]}
+        targets.append(available)
+    for update in status.get("conditionalUpdates") or []:
+        recommended = find(update.get("conditions"), "Recommended")
+        if recommended is None or recommended.get("status") == "True":
+            continue
+        release = update.get("release") or {}
+        if _matches(release, to, image):
+            if not not_recommended:
+                raise InputError(
+                    f"the update {release.get('version', '')} is not one of the recommended "
+                    "updates, but is available as a conditional update. To accept the "
+                    f"Recommended={recommended.get('status', '')} risk and to proceed with "
+                    "update use --allow-not-recommended.\n"
+                    + "\n".join(reason_message(recommended)),
+                    field="--to" if to else "--to-image",
+                )
+            return {"version": release.get("version", ""), "image": release["image"]}
+        if not_recommended:
+            targets.append(release)
+    if image and explicit:
+        return {"version": "", "image": image}
+    raise _no_target(status, targets, image, not_recommended)
+
+
+def _matches(release: dict[str, Any], to: str | None, image: str | None) -> bool:
+    """oc's targetMatch: the version asked, or the image asked by pull spec or digest."""
+    if to and release.get("version") == to:
+        return True
+    if not image:
+        return False
+    offered = str(release.get("image") or "")
+    return offered == image or offered.partition("@")[2] == image.partition("@")[2]
+
+
+def _no_target(
+    status: dict[str, Any], targets: list[dict[str, Any]], image: str | None, not_recommended: bool
+) -> InputError:
+    """oc's answer when nothing matched, in the order of its switch."""
+    then = f"{'--allow-explicit-upgrade' if image else '--to-image'} to continue with the update"
+    field = "--to-image" if image else "--to"
+    retrieved = find(status.get("conditions"), "RetrievedUpdates")
+    if retrieved is not None and retrieved.get("status") != "True":
+        lines = "\n".join(reason_message(retrieved))
+        return InputError(
+            f"cannot refresh available updates:\n{lines}\n\nspecify {then}.", field=field
+        )
+    if not targets and not_recommended:
+        return InputError(
+            f"no recommended or conditional updates, specify {then} or wait for new updates "
+            "to be available.",
+            field=field,
+        )
+    if not targets:
+        return InputError(
+            f"no recommended updates, specify {then} or wait for new updates to be available.",
+            field=field,
+        )
+    versions = sort_versions_desc([str(t.get("version", "")) for t in targets])
+    return InputError(
+        f"the update is not one of the possible targets: {', '.join(versions)}. specify {then}.",
+        field=field,
     )
 
 
@@ -102,17 +153,19 @@ def latest_release(
     return {"version": release.get("version", ""), "image": release["image"]}, bypassed
 
 
-def bypassed_risk(cv: dict[str, Any], version: str) -> dict[str, Any] | None:
-    """The Recommended condition a request for `version` accepts: set when the version is
-    offered only as a conditional update that is not recommended."""
+def bypassed_risk(cv: dict[str, Any], desired: dict[str, Any]) -> dict[str, Any] | None:
+    """The Recommended condition a request for `desired` accepts: set when the release is
+    offered only as a conditional update that is not recommended (what oc warns about)."""
     status = cv.get("status") or {}
-    if any(u.get("version") == version for u in status.get("availableUpdates") or []):
+    version, image = desired.get("version") or None, desired.get("image") or None
+    if any(_matches(u, version, image) for u in status.get("availableUpdates") or []):
         return None
     for update in status.get("conditionalUpdates") or []:
-        if (update.get("release") or {}).get("version") == version:
-            recommended = find(update.get("conditions"), "Recommended")
-            if recommended is not None and recommended.get("status") != "True":
-                return dict(recommended)
+        recommended = find(update.get("conditions"), "Recommended")
+        if recommended is None or recommended.get("status") == "True":
+            continue
+        if _matches(update.get("release") or {}, version, image):
+            return dict(recommended)
     return None
 
 

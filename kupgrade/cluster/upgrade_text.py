@@ -33,7 +33,7 @@ def _indent(text: str) -> str:
     return str(text).replace("\n", "\n  ")
 
 
-def _reason_message(c: dict[str, Any]) -> list[str]:
+def reason_message(c: dict[str, Any]) -> list[str]:
     return [f"  Reason: {c.get('reason', '')}", f"  Message: {_indent(c.get('message', ''))}"]
 
 
@@ -61,7 +61,7 @@ def _status_blocks(cv: dict[str, Any], out: list[str], err: list[str]) -> None:
             "warning: No current Failing info, see `oc describe clusterversion` for more details."
         )
     elif failing.get("status") != "False":
-        out += [f"Failing={failing.get('status')}:", "", *_reason_message(failing), ""]
+        out += [f"Failing={failing.get('status')}:", "", *reason_message(failing), ""]
     progressing = _condition(cv, "Progressing")
     if progressing is not None and progressing.get("message"):
         prefix = "info: An upgrade is in progress. " if progressing.get("status") == "True" else ""
@@ -73,10 +73,10 @@ def _status_blocks(cv: dict[str, Any], out: list[str], err: list[str]) -> None:
     out.append("")
     upgradeable = _condition(cv, "Upgradeable")
     if upgradeable is not None and upgradeable.get("status") == "False":
-        out += ["Upgradeable=False", "", *_reason_message(upgradeable), ""]
+        out += ["Upgradeable=False", "", *reason_message(upgradeable), ""]
     accepted = _condition(cv, "ReleaseAccepted")
     if accepted is not None and accepted.get("status") != "True":
-        out += [f"ReleaseAccepted={accepted.get('status')}", "", *_reason_message(accepted), ""]
+        out += [f"ReleaseAccepted={accepted.get('status')}", "", *reason_message(accepted), ""]
 
 
 def _channel_block(cv: dict[str, Any], out: list[str]) -> None:
@@ -114,11 +114,11 @@ def _recommended_block(cv: dict[str, Any], out: list[str], err: list[str]) -> No
         if cannot:
             err += [
                 "warning: Cannot refresh available updates:",
-                *_reason_message(retrieved or {}),
+                *reason_message(retrieved or {}),
                 "",
             ]
     elif cannot:
-        err += ["warning: Cannot display available updates:", *_reason_message(retrieved or {}), ""]
+        err += ["warning: Cannot display available updates:", *reason_message(retrieved or {}), ""]
     else:
         out.append(
             "No updates available. You may still upgrade to a specific release image with --to-image "
@@ -180,17 +180,17 @@ def check_for_upgrade(cv: dict[str, Any]) -> str | None:
     if invalid is not None and invalid.get("status") == "True":
         problems.append(
             "the cluster version object is invalid, you must correct the invalid state first:\n\n"
-            + "\n".join(_reason_message(invalid))
+            + "\n".join(reason_message(invalid))
         )
     failing = _condition(cv, "Failing")
     if failing is not None and failing.get("status") == "True":
         problems.append(
             f'the cluster is experiencing an error reconciling "{desired}":\n\n'
-            + "\n".join(_reason_message(failing))
+            + "\n".join(reason_message(failing))
         )
     progressing = _condition(cv, "Progressing")
     if progressing is not None and progressing.get("status") == "True":
         problems.append(
-            "the cluster is already upgrading:\n\n" + "\n".join(_reason_message(progressing))
+            "the cluster is already upgrading:\n\n" + "\n".join(reason_message(progressing))
         )
     return "\n\n".join(problems) if problems else None

@@ -79,8 +79,9 @@ def test_user_mistakes_are_one_line_errors(home: Path, tmp_path: Path) -> None:
     assert code == 1 and "NAME" in out and "nope" in out and "--cluster" not in out
     code, out = run("get", "pods")
     assert code == 1 and "unknown resource type" in out
-    code, out = run("upgrade", "--to", "9.9.9")
-    assert code == 1 and "not one of the available updates" in out
+    code, out = run("upgrade", "--to", "9.9.9")  # no upstream: oc's answer names why
+    assert code == 1 and "cannot refresh available updates:" in out and "NoUpstream" in out
+    assert "specify --to-image to continue with the update." in out
 
 
 @pytest.mark.parametrize(

@@ -189,8 +189,9 @@ def test_latest_is_by_semantic_version_and_counts_risky_ones_only_when_allowed(
     assert found is not None and found[0]["version"] == "4.15.1"
     assert found[1] is not None and found[1]["status"] == "False"
     # Recommended=True conditional updates are the availableUpdates' business, not a risk.
-    assert bypassed_risk(cv, "4.16.0") is None and bypassed_risk(cv, "4.14.9") is None
-    assert (bypassed_risk(cv, "4.15.1") or {}).get("status") == "False"
+    assert bypassed_risk(cv, _release("4.16.0")) is None
+    assert bypassed_risk(cv, _release("4.14.9")) is None
+    assert (bypassed_risk(cv, _release("4.15.1")) or {}).get("status") == "False"
 
 
 def test_to_latest_with_nothing_offered_answers_as_oc_does(
@@ -248,3 +249,78 @@ def test_clear_knows_a_started_update(api: SimCluster) -> None:
     assert clear_request(api) == "Cancelled requested upgrade to example.com/x@sha256:" + "a" * 64
     assert api.get("ClusterVersion", "version")["spec"]["desiredUpdate"] is None  # type: ignore[index]
     assert clear_request(api) == "info: No update in progress"
+
+
+def _image(digit: str, registry: str = "example.com/ocp/release") -> str:
+    return f"{registry}@sha256:{digit * 64}"
+
+
+def test_to_and_to_image_find_the_target_as_oc_does(
+    api: SimCluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    offered = [
+        {"version": "4.14.9", "image": _image("9")},
+        {"version": "4.14.10", "image": _image("a")},
+    ]
+    risky = {
+        **_conditional("4.15.1", "False"),
+        "release": {"version": "4.15.1", "image": _image("b")},
+    }
+    retrieved = {"type": "RetrievedUpdates", "status": "True", "reason": "", "message": ""}
+    cv = _set(api, availableUpdates=offered, conditionalUpdates=[risky], conditions=[retrieved])
+
+    # The same digest from a mirror is the offered release: no --allow-explicit-upgrade,
+    # and the pull spec asked for is kept (oc's targetMatch and "preserve the ... image").
+    mirror = _image("a", "mirror.local/ocp/release")
+    assert status_or_request(api, cv, Ask(image=mirror), Format.text) == {
+        "version": "4.14.10",
+        "image": mirror,
+    }
+    assert capsys.readouterr().err == ""
+
+    with pytest.raises(InputError) as raised:
+        status_or_request(api, cv, Ask(image=_image("c")), Format.text)
+    assert raised.value.message == (
+        "the update is not one of the possible targets: 4.14.10, 4.14.9. "
+        "specify --allow-explicit-upgrade to continue with the update."
+    )
+    desired = status_or_request(api, cv, Ask(image=_image("c"), explicit=True), Format.text)
+    assert desired == {"version": "", "image": _image("c")}
+    assert capsys.readouterr().err == (
+        "warning: The requested upgrade image is not one of the available updates. You have "
+        "used --allow-explicit-upgrade for the update to proceed anyway\n"
+    )
+
+    with pytest.raises(InputError) as raised:
+        status_or_request(api, cv, Ask(image=_image("b")), Format.text)
+    assert raised.value.message == (
+        "the update 4.15.1 is not one of the recommended updates, but is available as a "
+        "conditional update. To accept the Recommended=False risk and to proceed with update "
+        "use --allow-not-recommended.\n  Reason: R\n  Message: m"
+    )
+    with pytest.raises(InputError) as raised:
+        status_or_request(api, cv, Ask(to="4.99.0", allow_not_recommended=True), Format.text)
+    assert "possible targets: 4.15.1, 4.14.10, 4.14.9. specify --to-image" in raised.value.message
+    with pytest.raises(InputError, match="--to must be a semantic version"):
+        status_or_request(api, cv, Ask(to="4.14"), Format.text)
+
+
+@pytest.mark.parametrize(
+    ("retrieved", "allow", "expected"),
+    [
+        ("False", False, "cannot refresh available updates:\n  Reason: R\n  Message: m\n\n"
+         "specify --to-image to continue with the update."),
+        ("True", True, "no recommended or conditional updates, specify --to-image to continue "
+         "with the update or wait for new updates to be available."),
+        ("True", False, "no recommended updates, specify --to-image to continue with the "
+         "update or wait for new updates to be available."),
+    ],
+)  # fmt: skip
+def test_to_with_nothing_offered_says_why(
+    api: SimCluster, retrieved: str, allow: bool, expected: str
+) -> None:
+    condition = {"type": "RetrievedUpdates", "status": retrieved, "reason": "R", "message": "m"}
+    cv = _set(api, availableUpdates=[], conditionalUpdates=[], conditions=[condition])
+    with pytest.raises(InputError) as raised:
+        status_or_request(api, cv, Ask(to="4.99.0", allow_not_recommended=allow), Format.text)
+    assert raised.value.message == expected
