@@ -47,6 +47,7 @@ from kupgrade.cluster.clusterversion import (
     latest_release,
     request_update,
     requested_release,
+    set_channel,
 )
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.kube import KubeBackend
@@ -589,6 +590,29 @@ def _warn(text: str) -> None:
     sys.stderr.write(f"warning: {text}\n")
 
 
+def channel_command(
+    cluster: str | None, channel: str, allow_explicit: bool, kubeconfig: Path | None,
+    context: str | None, output: Format,
+) -> None:  # fmt: skip
+    """`upgrade channel`: set or clear spec.channel as `oc adm upgrade channel` does, on a
+    cluster through its kubeconfig or on a simulated OpenShift cluster."""
+    if kubeconfig is not None or context is not None:
+        text, warnings = set_channel(backend(kubeconfig, context), channel, allow_explicit)
+    else:
+        with opened(cluster) as (_, store, spec):
+            if spec.platform in ("gdc", "kubernetes"):
+                raise InputError("`upgrade channel` applies to OpenShift clusters",
+                                 field="ACTION")  # fmt: skip
+            text, warnings = set_channel(SimCluster(store), channel, allow_explicit)
+            store.commit()
+    for warning in warnings:
+        _warn(warning)
+    if output.data:
+        print_json({"channel": channel, "message": text})
+    elif text:  # oc prints nothing when it set the channel
+        stdout.print(text, highlight=False, markup=False)
+
+
 def said(desired: dict[str, Any], output: Format, then: str) -> None:
     if output.data:
         print_json({"desiredUpdate": desired})
@@ -599,6 +623,7 @@ def said(desired: dict[str, Any], output: Format, then: str) -> None:
 
 class UpgradeAction(StrEnum):
     status = "status"
+    channel = "channel"
 
 
 @user_errors
@@ -607,8 +632,12 @@ def upgrade_command(
         UpgradeAction | None,
         typer.Argument(
             help="status: the update's progress as `oc adm upgrade status` shows it "
-            "(control plane, nodes by pool, health)."
+            "(control plane, nodes by pool, health). channel [CHANNEL]: set the update "
+            "channel as `oc adm upgrade channel` does (none given: clear it)."
         ),
+    ] = None,
+    channel: Annotated[
+        str | None, typer.Argument(help="channel: the channel to set.", show_default=False)
     ] = None,
     cluster: ClusterOpt = None,
     to: Annotated[
@@ -656,6 +685,13 @@ def upgrade_command(
     ] = False,
     force: Annotated[
         bool, typer.Option("--force", help="Go on through failed verification and preconditions.")
+    ] = False,
+    allow_explicit_channel: Annotated[
+        bool,
+        typer.Option(
+            "--allow-explicit-channel",
+            help="channel: set a channel the current release does not list, or clear one it does.",
+        ),
     ] = False,
     bmctl: BmctlOpt = None,
     leave_pools: Annotated[
@@ -737,12 +773,26 @@ def upgrade_command(
     kupgrade upgrade --cluster user1 --nodepool worker --to 1.28.500-gke.120 -o json
     kupgrade upgrade --kubeconfig ~/.kube/config --to 4.14.27
     kupgrade upgrade --cluster k8s --to v1.31.2 --available v1.30.9,v1.31.2
+    kupgrade upgrade channel stable-4.14 --cluster demo
     kupgrade upgrade status --cluster demo --details nodes
     kupgrade upgrade status --context prod -o json
     ```
     """
     ask = Ask(to, to_image, to_latest, clear, allow_explicit_upgrade, include_not_recommended,
               allow_not_recommended, allow_upgrade_with_warnings, force)  # fmt: skip
+    if channel is not None and action is not UpgradeAction.channel:
+        raise InputError(f"unexpected argument {channel!r}", field="ACTION",
+                         hint="`upgrade channel CHANNEL` sets the channel")  # fmt: skip
+    if allow_explicit_channel and action is not UpgradeAction.channel:
+        raise InputError("--allow-explicit-channel goes with `upgrade channel`",
+                         field="--allow-explicit-channel")  # fmt: skip
+    if action is UpgradeAction.channel:
+        if ask.target or clear:
+            raise InputError("`upgrade channel` sets the channel: it takes no --to, --to-image, "
+                             "--to-latest or --clear", field="--to")  # fmt: skip
+        channel_command(cluster, channel or "", allow_explicit_channel, kubeconfig, context,
+                        output)  # fmt: skip
+        return
     if action is UpgradeAction.status:
         if ask.target or clear:
             raise InputError("`upgrade status` shows the update: it takes no --to, --to-image, "

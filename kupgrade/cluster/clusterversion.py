@@ -213,3 +213,60 @@ def _equivalent(update: dict[str, Any], release: dict[str, Any]) -> bool:
 def _named(release: dict[str, Any]) -> str:
     """oc's updateVersionString / releaseVersionString: the version, else the image."""
     return str(release.get("version") or release.get("image") or "<unknown>")
+
+
+def set_channel(api: Backend, channel: str, allow_explicit: bool) -> tuple[str, list[str]]:
+    """`oc adm upgrade channel [CHANNEL]`: set spec.channel (clear it when empty), checked
+    against the channels the current release names (status.desired.channels). Returns
+    what oc prints on stdout ("" when it prints nothing) and its warnings; refuses in its
+    words. The caller commits (a store).
+
+    openshift/oc pkg/cli/admin/upgrade/channel/channel.go Run, branch by branch."""
+    found = api.get("ClusterVersion", "version")
+    if found is None:
+        raise InputError("the cluster has no ClusterVersion", field="clusterversion/version")
+    current = str((found.get("spec") or {}).get("channel") or "")
+    if channel == current:
+        if not current:
+            return "info: Cluster channel is already clear (no change)", []
+        return f"info: Cluster is already in {current} (no change)", []
+    desired = (found.get("status") or {}).get("desired") or {}
+    known = [str(c) for c in desired.get("channels") or []]
+    warnings: list[str] = []
+    if known:
+        if not channel and current in known and not allow_explicit:
+            raise InputError(
+                f'You are requesting to clear the update channel. The current channel "{current}" '
+                "is one of the available channels, you must pass --allow-explicit-channel to "
+                "continue",
+                field="CHANNEL",
+            )
+        if channel and channel not in known:
+            listed = ", ".join(known)
+            if not allow_explicit:
+                raise InputError(
+                    f'the requested channel "{channel}" is not one of the available channels '
+                    f"({listed}), you must pass --allow-explicit-channel to continue",
+                    field="CHANNEL",
+                )
+            warnings.append(
+                f'The requested channel "{channel}" is not one of the available channels '
+                f"({listed}). You have used --allow-explicit-channel to proceed anyway. Setting "
+                f'the update channel to "{channel}".'
+            )
+    elif channel:
+        warnings.append(
+            "No channels known to be compatible with the current version "
+            f'"{desired.get("version", "")}"; unable to validate "{channel}". Setting the update '
+            f'channel to "{channel}" anyway.'
+        )
+    if not channel:
+        warnings.append(
+            f'Clearing channel "{current}"; cluster will no longer request available update '
+            "recommendations."
+        )
+    cv = copy.deepcopy(found)
+    cv["spec"]["channel"] = channel
+    api.write(cv)
+    api.record("clusterversion/version", "Channel", f'update channel set to "{channel}"')
+    return "", warnings

@@ -15,7 +15,12 @@ import pytest
 
 from kupgrade.cli.cluster import Ask, status_or_request
 from kupgrade.cli.output import Format
-from kupgrade.cluster.clusterversion import bypassed_risk, clear_request, latest_release
+from kupgrade.cluster.clusterversion import (
+    bypassed_risk,
+    clear_request,
+    latest_release,
+    set_channel,
+)
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.upgrade_text import sort_versions_desc
 from kupgrade.errors import InputError
@@ -324,3 +329,89 @@ def test_to_with_nothing_offered_says_why(
     with pytest.raises(InputError) as raised:
         status_or_request(api, cv, Ask(to="4.99.0", allow_not_recommended=allow), Format.text)
     assert raised.value.message == expected
+
+
+# --- upgrade channel (openshift/oc pkg/cli/admin/upgrade/channel/channel.go) ---------------
+
+
+def _channels(api: SimCluster, current: str, known: list[str]) -> None:
+    cv = api.get("ClusterVersion", "version")
+    assert cv is not None
+    cv["spec"]["channel"] = current
+    cv["status"]["desired"]["channels"] = known
+    api.write(cv)
+
+
+def _channel_now(api: SimCluster) -> str:
+    return str(api.get("ClusterVersion", "version")["spec"]["channel"])  # type: ignore[index]
+
+
+def test_channel_within_the_release_s_channels(api: SimCluster) -> None:
+    _channels(api, "stable-4.13", ["fast-4.14", "stable-4.13", "stable-4.14"])
+    assert set_channel(api, "stable-4.13", False) == (
+        "info: Cluster is already in stable-4.13 (no change)",
+        [],
+    )
+    assert set_channel(api, "stable-4.14", False) == ("", [])  # oc says nothing
+    assert _channel_now(api) == "stable-4.14"
+    with pytest.raises(InputError) as raised:
+        set_channel(api, "stable-9.9", False)
+    assert raised.value.message == (
+        'the requested channel "stable-9.9" is not one of the available channels '
+        "(fast-4.14, stable-4.13, stable-4.14), you must pass --allow-explicit-channel to continue"
+    )
+    assert _channel_now(api) == "stable-4.14"
+    text, warnings = set_channel(api, "stable-9.9", True)
+    assert text == "" and warnings == [
+        'The requested channel "stable-9.9" is not one of the available channels (fast-4.14, '
+        "stable-4.13, stable-4.14). You have used --allow-explicit-channel to proceed anyway. "
+        'Setting the update channel to "stable-9.9".'
+    ]
+    assert _channel_now(api) == "stable-9.9"
+
+
+def test_clearing_a_known_channel_needs_allow_explicit_channel(api: SimCluster) -> None:
+    _channels(api, "stable-4.14", ["stable-4.14"])
+    with pytest.raises(InputError, match="You are requesting to clear the update channel"):
+        set_channel(api, "", False)
+    text, warnings = set_channel(api, "", True)
+    assert text == "" and warnings == [
+        'Clearing channel "stable-4.14"; cluster will no longer request available update '
+        "recommendations."
+    ]
+    assert set_channel(api, "", False) == ("info: Cluster channel is already clear (no change)", [])
+    # A channel the release does not list may be cleared without the flag.
+    _channels(api, "custom", ["stable-4.14"])
+    assert set_channel(api, "", False)[1][0].startswith('Clearing channel "custom"')
+
+
+def test_a_release_that_names_no_channel_cannot_validate_one(api: SimCluster) -> None:
+    _channels(api, "", [])
+    version = api.get("ClusterVersion", "version")["status"]["desired"]["version"]  # type: ignore[index]
+    assert set_channel(api, "anything-1", False) == (
+        "",
+        [
+            f'No channels known to be compatible with the current version "{version}"; unable '
+            'to validate "anything-1". Setting the update channel to "anything-1" anyway.'
+        ],
+    )
+
+
+def test_upgrade_channel_through_the_cli(tmp_path: Path, upstream: str) -> None:
+    _cluster(tmp_path, upstream)
+    done = _cli(tmp_path, "upgrade", "channel", "stable-4.13", "--cluster", "c1", "-o", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"channel": "stable-4.13", "message": ""}
+    assert _cv(tmp_path)["spec"]["channel"] == "stable-4.13"
+    # The update service is asked on the new channel at the next look.
+    shown = _cli(tmp_path, "upgrade", "--cluster", "c1")
+    assert "Channel: stable-4.13" in shown.stdout
+    again = _cli(tmp_path, "upgrade", "channel", "stable-4.13", "--cluster", "c1")
+    assert again.stdout == "info: Cluster is already in stable-4.13 (no change)\n"
+    for args, expected in (
+        (["status", "x"], "unexpected argument 'x'"),
+        (["--allow-explicit-channel"], "--allow-explicit-channel goes with `upgrade channel`"),
+        (["channel", "a", "--to-latest"], "`upgrade channel` sets the channel"),
+    ):
+        done = _cli(tmp_path, "upgrade", *args, "--cluster", "c1")
+        assert done.returncode == 1 and expected in done.stderr, done.stderr
