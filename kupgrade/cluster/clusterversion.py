@@ -90,8 +90,8 @@ def _matches(release: dict[str, Any], to: str | None, image: str | None) -> bool
         return True
     if not image:
         return False
-    offered = str(release.get("image") or "")
-    return offered == image or offered.partition("@")[2] == image.partition("@")[2]
+    offered, digest = str(release.get("image") or ""), image.partition("@")[2]
+    return offered == image or (bool(digest) and offered.partition("@")[2] == digest)
 
 
 def _no_target(

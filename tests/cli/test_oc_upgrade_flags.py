@@ -415,3 +415,14 @@ def test_upgrade_channel_through_the_cli(tmp_path: Path, upstream: str) -> None:
     ):
         done = _cli(tmp_path, "upgrade", *args, "--cluster", "c1")
         assert done.returncode == 1 and expected in done.stderr, done.stderr
+
+
+def test_only_a_digest_matches_a_digest(api: SimCluster) -> None:
+    """oc's targetMatch compares digests only when the one asked for has one: two pull
+    specs without a digest are not the same release."""
+    cv = _set(api, availableUpdates=[{"version": "4.14.9", "image": "example.com/ocp:4.14.9"}])
+    assert bypassed_risk(cv, {"version": "", "image": "example.com/other:tag"}) is None
+    risky = {**_conditional("4.15.1", "False"), "release": {"version": "4.15.1", "image": "x:1"}}
+    cv = _set(api, availableUpdates=[{"version": "4.14.9", "image": "example.com/ocp:4.14.9"}],
+              conditionalUpdates=[risky])  # fmt: skip
+    assert (bypassed_risk(cv, {"version": "", "image": "x:1"}) or {}).get("status") == "False"
