@@ -45,15 +45,15 @@ from kupgrade.cluster.clusterversion import (
     bypassed_risk,
     clear_request,
     latest_release,
+    no_target,
     request_update,
     requested_release,
     set_channel,
 )
-from kupgrade.cluster.conditions import find
 from kupgrade.cluster.kube import KubeBackend
 from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.remote import InformedBackend
-from kupgrade.cluster.upgrade_text import check_for_upgrade, reason_message, render_upgrade
+from kupgrade.cluster.upgrade_text import check_for_upgrade, render_upgrade
 from kupgrade.controllers.availability import AvailabilityController
 from kupgrade.controllers.nodes import metrics as node_metrics
 from kupgrade.errors import InputError
@@ -523,7 +523,12 @@ def status_or_request(
     if ask.latest:
         found = latest_release(cv, allow)
         if found is None:
-            _no_latest(cv, ask, api, output)
+            error = no_target(cv["status"], [], None, allow, latest=True)
+            if error is not None:
+                raise error
+            version = (cv["status"].get("desired") or {}).get("version", "")
+            _info(f"info: Cluster is already at the latest available version {version}", api,
+                  output)  # fmt: skip
             return None
         desired, risk = found
     else:
@@ -555,26 +560,6 @@ FORCE_WARNING = (
     "or you are working around a known bug in the cluster-version operator and you have "
     "verified the authenticity of the provided image yourself."
 )
-
-
-def _no_latest(cv: dict[str, Any], ask: Ask, api: Backend, output: Format) -> None:
-    """--to-latest with nothing to go to: oc's three answers, in its order."""
-    retrieved = find(cv["status"].get("conditions"), "RetrievedUpdates")
-    if retrieved is not None and retrieved.get("status") != "True":
-        lines = "\n".join(reason_message(retrieved))
-        raise InputError(
-            f"cannot refresh available updates:\n{lines}\n\n"
-            "specify --to-image to continue with an update.",
-            field="--to-latest",
-        )
-    if ask.include_not_recommended or ask.allow_not_recommended:
-        raise InputError(
-            "no recommended or conditional updates, specify --to-image to continue with an "
-            "update or wait for new updates to be available.",
-            field="--to-latest",
-        )
-    version = (cv["status"].get("desired") or {}).get("version", "")
-    _info(f"info: Cluster is already at the latest available version {version}", api, output)
 
 
 def _info(text: str, api: Backend, output: Format) -> None:

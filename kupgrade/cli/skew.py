@@ -14,7 +14,7 @@ from kupgrade.cli.output import Format, OutputOpt, print_json, say, stderr, stdo
 from kupgrade.errors import InputError
 from kupgrade.skew.fleet import Fleet, is_fleet_document, listed_fleet, load_history
 from kupgrade.skew.gdc import WARNINGS, check_fleet, judge_request, parse_request
-from kupgrade.skew.inventory import Inventory, parse_inventory, read_yaml
+from kupgrade.skew.inventory import Inventory, parse_inventory, read_yaml, with_apiservers
 from kupgrade.skew.k8s import check, resolve_policy
 from kupgrade.skew.verdict import Verdict, Violation
 
@@ -72,22 +72,6 @@ def load(path: Path, policy: str, releases: Path | None) -> Fleet | Inventory:
     if releases is not None:
         raise InputError("--releases applies to distributed-cloud fleets only", field="--releases")
     return with_apiservers(parse_inventory(data, str(path)), str(path))
-
-
-def with_apiservers(inventory: Inventory, where: str) -> Inventory:
-    """The inventory, refused when it lists no kube-apiserver.
-
-    Every rule measures a component against the apiservers (SPEC H2-H5): without one
-    nothing is checked, and "no violations" would pass an empty or mistaken file, or a
-    cluster whose version the API server does not say. `plan` and fleet files refuse the
-    same (plan/kube_fleet.py, sim/fleet/doc.py)."""
-    if not inventory.apiservers:
-        raise InputError(
-            "the inventory lists no kube-apiserver, so there is nothing to check against",
-            file=where, field="apiservers",
-            hint="`kupgrade skew reference inventory` shows the file format",
-        )  # fmt: skip
-    return inventory
 
 
 def print_findings(found: list[Violation]) -> None:

@@ -5,6 +5,7 @@ names in availableUpdates or conditionalUpdates, with `oc adm upgrade`'s guards.
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 from kupgrade.cluster.backend import Backend
@@ -61,11 +62,7 @@ def requested_release(
         if _matches(available, to, image):
             return {"version": available.get("version", ""), "image": image or available["image"]}
         targets.append(available)
-    for update in status.get("conditionalUpdates") or []:
-        recommended = find(update.get("conditions"), "Recommended")
-        if recommended is None or recommended.get("status") == "True":
-            continue
-        release = update.get("release") or {}
+    for release, recommended in _not_recommended(status):
         if _matches(release, to, image):
             if not not_recommended:
                 raise InputError(
@@ -81,7 +78,19 @@ def requested_release(
             targets.append(release)
     if image and explicit:
         return {"version": "", "image": image}
-    raise _no_target(status, targets, image, not_recommended)
+    error = no_target(status, targets, image, not_recommended)
+    assert error is not None  # only --to-latest is ever without an answer
+    raise error
+
+
+def _not_recommended(status: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """(release, its Recommended condition) of each conditional update that is not
+    recommended: the ones oc's Run looks at after availableUpdates (one whose condition
+    is missing or True is skipped)."""
+    for update in status.get("conditionalUpdates") or []:
+        recommended = find(update.get("conditions"), "Recommended")
+        if recommended is not None and recommended.get("status") != "True":
+            yield update.get("release") or {}, recommended
 
 
 def _matches(release: dict[str, Any], to: str | None, image: str | None) -> bool:
@@ -94,12 +103,21 @@ def _matches(release: dict[str, Any], to: str | None, image: str | None) -> bool
     return offered == image or (bool(digest) and offered.partition("@")[2] == digest)
 
 
-def _no_target(
-    status: dict[str, Any], targets: list[dict[str, Any]], image: str | None, not_recommended: bool
-) -> InputError:
-    """oc's answer when nothing matched, in the order of its switch."""
-    then = f"{'--allow-explicit-upgrade' if image else '--to-image'} to continue with the update"
-    field = "--to-image" if image else "--to"
+def no_target(
+    status: dict[str, Any],
+    targets: list[dict[str, Any]],
+    image: str | None,
+    not_recommended: bool,
+    *,
+    latest: bool = False,
+) -> InputError | None:
+    """oc's answer when nothing matched, in the order of its switch; None for --to-latest
+    with nothing to go to and nothing wrong (oc then says the cluster is at the latest)."""
+    article = "an" if latest else "the"  # --to-latest has no target in mind
+    then = (
+        f"{'--allow-explicit-upgrade' if image else '--to-image'} to continue with {article} update"
+    )
+    field = "--to-latest" if latest else "--to-image" if image else "--to"
     retrieved = find(status.get("conditions"), "RetrievedUpdates")
     if retrieved is not None and retrieved.get("status") != "True":
         lines = "\n".join(reason_message(retrieved))
@@ -112,6 +130,8 @@ def _no_target(
             "to be available.",
             field=field,
         )
+    if not targets and latest:
+        return None
     if not targets:
         return InputError(
             f"no recommended updates, specify {then} or wait for new updates to be available.",
@@ -139,10 +159,7 @@ def latest_release(
         (dict(u), None) for u in status.get("availableUpdates") or []
     ]
     if allow_not_recommended:
-        for update in status.get("conditionalUpdates") or []:
-            recommended = find(update.get("conditions"), "Recommended")
-            if recommended is not None and recommended.get("status") != "True":
-                targets.append((dict(update.get("release") or {}), dict(recommended)))
+        targets += [(dict(r), dict(c)) for r, c in _not_recommended(status)]
     if not targets:
         return None
     rank = {
@@ -160,11 +177,8 @@ def bypassed_risk(cv: dict[str, Any], desired: dict[str, Any]) -> dict[str, Any]
     version, image = desired.get("version") or None, desired.get("image") or None
     if any(_matches(u, version, image) for u in status.get("availableUpdates") or []):
         return None
-    for update in status.get("conditionalUpdates") or []:
-        recommended = find(update.get("conditions"), "Recommended")
-        if recommended is None or recommended.get("status") == "True":
-            continue
-        if _matches(update.get("release") or {}, version, image):
+    for release, recommended in _not_recommended(status):
+        if _matches(release, version, image):
             return dict(recommended)
     return None
 

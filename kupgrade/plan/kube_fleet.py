@@ -22,7 +22,7 @@ import msgspec
 from kupgrade.errors import InputError
 from kupgrade.plan.kube import CONTROL_PLANE, KubeCluster, plan_cluster
 from kupgrade.plan.steps import Plan, PlanStep, Refusal
-from kupgrade.skew.inventory import kube_field, parse_inventory
+from kupgrade.skew.inventory import kube_field, parse_inventory, with_apiservers
 from kupgrade.skew.k8s import check
 from kupgrade.versions import SemVer, parse_kube
 
@@ -57,10 +57,7 @@ def kube_cluster(body: Any, where: str, policy: str, at: str = "") -> KubeCluste
         problems = check(inventory, policy)  # the real inventory, kube-proxy and all
         if problems:
             return Plan([], refused=Refusal.illegal_start(problems, "cluster"))
-        if not inventory.apiservers:
-            raise InputError(
-                "the inventory lists no kube-apiserver", file=where, field=f"{prefix}apiservers"
-            )
+        with_apiservers(inventory, where, f"{prefix}apiservers")
         pools = {n.name: parse_kube(n.kubelet) for n in inventory.nodes if n.kubelet}
         return KubeCluster(max(parse_kube(a.version) for a in inventory.apiservers), pools)
     try:

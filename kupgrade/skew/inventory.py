@@ -89,6 +89,22 @@ def parse_inventory(data: Any, where: str) -> Inventory:
     return inventory
 
 
+def with_apiservers(inventory: Inventory, where: str, field: str = "apiservers") -> Inventory:
+    """The inventory, refused when it lists no kube-apiserver.
+
+    Every rule measures a component against the apiservers (SPEC H2-H5), and a plan starts
+    from their version: without one nothing is checked or planned, and "no violations"
+    would pass an empty or mistaken file, or a cluster whose version the API server does
+    not say."""
+    if not inventory.apiservers:
+        raise InputError(
+            "the inventory lists no kube-apiserver, so there is nothing to check against",
+            file=where, field=field,
+            hint="`kupgrade skew reference inventory` shows the file format",
+        )  # fmt: skip
+    return inventory
+
+
 def kube_field(text: str, field: str, file: str | None = None) -> SemVer:
     """`parse_kube`, with a user's mistake named by where it was written."""
     try:

@@ -261,8 +261,8 @@ class _Quiet:
 def test_a_cluster_that_names_no_apiserver_version_is_refused() -> None:
     """`skew check --kubeconfig` on such a cluster has nothing to measure against either
     (SPEC H2-H5): the same refusal, naming the cluster."""
-    from kupgrade.cli.skew import with_apiservers  # noqa: PLC0415 - the unit under test
     from kupgrade.cluster.live import inventory_of  # noqa: PLC0415
+    from kupgrade.skew.inventory import with_apiservers  # noqa: PLC0415 - the unit under test
 
     inventory = inventory_of(_Quiet(), [("kubectl", "1.30.2")])
     assert [n.kubelet for n in inventory.nodes] == ["1.30.2"]

@@ -51,7 +51,7 @@ from kupgrade.sim.profile import (
     load_profile,
 )
 from kupgrade.skew.fleet import CASE_KEYS, is_fleet_document, parse_fleet
-from kupgrade.skew.inventory import parse_inventory
+from kupgrade.skew.inventory import parse_inventory, with_apiservers
 from kupgrade.versions import parse_kube
 
 SIMULATION = "simulation"
@@ -224,9 +224,7 @@ def _kube_version(text: str, where: str, at: str) -> str:
 
 
 def _inventory_shape(body: dict[str, Any], where: str) -> Shape:
-    inventory = parse_inventory(body, where)
-    if not inventory.apiservers:
-        raise InputError("the inventory lists no kube-apiserver", file=where, field="apiservers")
+    inventory = with_apiservers(parse_inventory(body, where), where)
     version = str(max(parse_kube(a.version) for a in inventory.apiservers))
     static: dict[str, dict[str, str]] = {}
     listed = [("kube-apiserver", i) for i in inventory.apiservers] + inventory.controllers()
