@@ -8,9 +8,13 @@ The digests were recorded from the simulator as it stood before the speed work o
 object, even by one byte, fails here. The scenarios are the benches' own profiles (so the
 bench measures the very runs held here) at small sizes, with two seeds, plus the shipped
 example profile (faults, a budget, a change at a minute, DaemonSets) on all three
-platforms' runners, and a distributed-cloud fleet rehearsed along its plan (the fleet's
-report and the event log of the fleet and of every member), and subscriptions on the
-real v4.21 community catalog walked to their heads by the OLM controller.
+platforms' runners, a distributed-cloud fleet and a Kubernetes fleet rehearsed along
+their plans (the fleet's report and the event log of the fleet and of every member),
+subscriptions on the real v4.21 community catalog walked to their heads by the OLM
+controller, and one rehearsal per platform over the Kubernetes API (the world served by
+`cluster serve-api --no-controllers`, the controllers in `controller run --kubeconfig`).
+The digests of the Kubernetes fleet and of the runs over the API were recorded before the
+platforms got one run loop (issue 40's change), so that change is held by them too.
 
 If a change is meant to alter the simulation, say so in its note and record the new
 digests with `python -m tests.sim.test_golden_runs`.
@@ -19,7 +23,10 @@ digests with `python -m tests.sim.test_golden_runs`.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import signal
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -137,14 +144,18 @@ def _olm(subscriptions: int, home: Path) -> dict[str, object]:
 def _fleet(users: int, max_parallel: int, home: Path) -> dict[str, object]:
     """A distributed-cloud fleet rehearsed along its plan (bench/fleet_rehearsal.py's
     fleet): the fleet's report, its own event log and every member's."""
+    settings = Settings(fleet_bench.TARGET, [fleet_bench.MIDDLE], "gdc", max_parallel)
+    return _fleet_of(fleet_bench.fleet_doc(users), settings, home)
+
+
+def _fleet_of(doc: dict[str, Any], settings: Settings, home: Path) -> dict[str, object]:
     before = os.environ.get("KUPGRADE_HOME")
     os.environ["KUPGRADE_HOME"] = str(home)
     try:
-        doc = fleet_bench.fleet_doc(users)
         create_fleet("golden", read_fleet(doc, str(home / "fleet.yaml")))
         with opened_fleet("golden") as (_, store, info, members):
             rehearsal = Rehearsal(store, members, info)
-            rehearsal.begin(Settings(fleet_bench.TARGET, [fleet_bench.MIDDLE], "gdc", max_parallel))
+            rehearsal.begin(settings)
             rehearsal.run()
             report = fleet_report(rehearsal, "golden")
             fleet_events = store.events()
@@ -162,6 +173,79 @@ def _fleet(users: int, max_parallel: int, home: Path) -> dict[str, object]:
         "timeline": _digest(report),
         "objects": _digest(report["clusters"]),
     }
+
+
+def _kube_fleet(home: Path) -> dict[str, object]:
+    """A Kubernetes fleet rehearsed along its plan: one cluster's two pools side by side,
+    two minors apart (tests/sim/test_fleet_rehearsal.py's), as _fleet reduces it."""
+    doc = {"platform": "kubernetes", "policy": "k8s-n3", "simulation": {"nodesPerPool": 2},
+           "clusters": {"k": {"cp": "1.30.0", "pools": {"md0": "1.30.0", "md1": "1.28.0"}}}}  # fmt: skip
+    return _fleet_of(doc, Settings("1.32.0", ["1.31.0", "1.32.0"], "k8s-n3", 0), home)
+
+
+def _served(home: Path) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
+    """`kupgrade cluster serve-api c --no-controllers` in its own process, and what it said."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "kupgrade", "cluster", "serve-api", "c", "--no-controllers", "-o",
+         "json"], env={**os.environ, "KUPGRADE_HOME": str(home)}, stdout=subprocess.PIPE,
+    )  # fmt: skip
+    assert server.stdout is not None
+    text = b""
+    while not text.endswith(b"}\n"):
+        line = server.stdout.readline()
+        assert line, "serve-api ended"
+        text += line
+    return server, json.loads(text)
+
+
+def _over_api(
+    home: Path, request: Callable[[Path, Store, Spec], None], spec: Spec
+) -> dict[str, object]:
+    """The same rehearsal with the world served behind the Kubernetes API and the
+    controllers acting through it (`controller run --kubeconfig`, a process of its own):
+    its report and, once the server has stopped, the served store's events and objects."""
+    root = create_cluster(home, "c", Profile(spec=spec))
+    store = Store(root / "cluster.db")
+    request(root, store, spec)
+    store.close()
+    server, info = _served(home)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "kupgrade", "controller", "run", "--kubeconfig",
+             info["kubeconfig"], "-o", "json"], capture_output=True, check=False,
+            env={**os.environ, "KUPGRADE_HOME": str(home)},
+        )  # fmt: skip
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    report = json.loads(done.stdout)
+    store = Store(root / "cluster.db")
+    events = store.events()
+    objects = {kind: store.list(kind) for kind in sorted({k[0] for k in store._objects})}
+    store.close()
+    return {
+        "outcome": report["outcome"],
+        "steps": report["steps"],
+        "events": len(events),
+        "event_log": _digest(events),
+        "timeline": _digest(report["timeline"]),
+        "objects": _digest(objects),
+    }
+
+
+def _ask_openshift(root: Path, store: Store, spec: Spec) -> None:
+    ask_for_target(root, store, spec)
+
+
+def _ask_gdc(_root: Path, store: Store, _spec: Spec) -> None:
+    gdc_request(SimCluster(store), "1.29.100-gke.251", bmctl="1.29.100-gke.251")
+    store.commit()
+
+
+def _ask_kube(_root: Path, store: Store, _spec: Spec) -> None:
+    kube_request(SimCluster(store), "1.31.2", ["1.30.9"], "auto")
+    store.commit()
 
 
 def _example(platform: str, seed: int) -> Spec:
@@ -187,6 +271,14 @@ SCENARIOS: dict[str, Callable[[Path], dict[str, object]]] = {
     "gdc-fleet-6-users": lambda h: _fleet(6, 0, h),
     "olm-12-subscriptions": lambda h: _olm(12, h),
     "gdc-fleet-5-users-2-at-a-time": lambda h: _fleet(5, 2, h),
+    "kube-fleet-2-pools": _kube_fleet,
+    "openshift-example-seed-7-over-api": lambda h: _over_api(
+        h, _ask_openshift, _example("openshift", 7)
+    ),
+    "gdc-example-seed-7-over-api": lambda h: _over_api(h, _ask_gdc, _example("gdc", 7)),
+    "kube-bench-40-seed-9-over-api": lambda h: _over_api(
+        h, _ask_kube, _seeded(kube_bench.profile(40), 9)
+    ),
 }
 
 GOLDEN: dict[str, dict[str, object]] = {
@@ -245,6 +337,27 @@ GOLDEN: dict[str, dict[str, object]] = {
         "event_log": "0f66059d17e66591", "timeline": "b041c4ca71c67158",
         "objects": "f925a4c4f3e9d8ca",
     },
+    "kube-fleet-2-pools": {
+        "outcome": "completed", "steps": 5, "events": 139,
+        "event_log": "9b40cd8a39deabc9", "timeline": "113552bec0498a72",
+        "objects": "8ca62de8c33881ee",
+    },
+    # Over the API: the served store's objects carry the API's uid and resourceVersion.
+    "openshift-example-seed-7-over-api": {
+        "outcome": "completed", "steps": 27, "events": 71,
+        "event_log": "91730e3b2aec824f", "timeline": "677059bcf1324375",
+        "objects": "0369b3900aa2a169",
+    },
+    "gdc-example-seed-7-over-api": {
+        "outcome": "completed", "steps": 114, "events": 135,
+        "event_log": "52ddc3919451ebb4", "timeline": "48a55af6486bffcd",
+        "objects": "1adacd4ee6b7907c",
+    },
+    "kube-bench-40-seed-9-over-api": {
+        "outcome": "completed", "steps": 531, "events": 1768,
+        "event_log": "0c9b8761ce920d4e", "timeline": "14e4176cc674ff5d",
+        "objects": "417de6408a0a107d",
+    },
     "openshift-example-seed-7": {
         "outcome": "completed", "steps": 27, "events": 71,
         "event_log": "91730e3b2aec824f", "timeline": "677059bcf1324375",
@@ -267,12 +380,11 @@ def test_the_digests_see_a_one_byte_change(tmp_path: Path) -> None:
     assert len({_digest(events), _digest(changed), _digest(later)}) == 3
 
 
-if __name__ == "__main__":  # record the digests of today's simulator
-    import json
+if __name__ == "__main__":  # record the digests of today's simulator (all, or those named)
     import tempfile
 
     results = {}
-    for scenario in sorted(SCENARIOS):
+    for scenario in sorted(s for s in SCENARIOS if not sys.argv[1:] or s in sys.argv[1:]):
         with tempfile.TemporaryDirectory() as tmp:
             results[scenario] = SCENARIOS[scenario](Path(tmp))
         print(scenario, results[scenario], file=sys.stderr)
