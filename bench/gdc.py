@@ -20,9 +20,9 @@ from bench.sim import PODS_PER_WORKER, REPLICAS, by_size, sizes_main, timed_run
 from kupgrade.controllers.gdc.request import request_upgrade
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
-from kupgrade.sim.gdc_runner import GdcRunner
 from kupgrade.sim.profile import Budget, Gdc, Pool, Profile, Spec, Workload
 from kupgrade.sim.store import Store
+from tests.support.sim import runner as sim_loop
 
 SOURCE, TARGET = "1.28.500-gke.120", "1.29.100-gke.251"
 WORKER_POOLS = 5
@@ -58,7 +58,7 @@ def upgrade(nodes: int, tmp: Path) -> dict[str, Any]:
     store = Store(root / "cluster.db")
     request_upgrade(SimCluster(store), TARGET, bmctl=TARGET)
     store.commit()
-    outcome, wall, pods = timed_run(GdcRunner(store, spec))
+    outcome, wall, pods = timed_run(sim_loop(store.path.parent, store, spec))
     return {
         "nodes": nodes,
         "pods": pods,

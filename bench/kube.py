@@ -17,9 +17,9 @@ from typing import Any
 from bench.memory import peak_mb
 from kupgrade.controllers.kube.request import request_upgrade
 from kupgrade.sim.create import create_cluster
-from kupgrade.sim.kube_runner import KubeRunner
 from kupgrade.sim.profile import Budget, Pool, Profile, Spec, Workload
 from kupgrade.sim.store import Store
+from tests.support.sim import runner as sim_loop
 
 
 def profile(nodes: int) -> Spec:
@@ -40,9 +40,9 @@ def bench_kube(nodes: int = 500) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="kupgrade-kube-bench-") as tmp:
         root = create_cluster(Path(tmp), "k", Profile(spec=spec))
         store = Store(root / "cluster.db")
-        runner = KubeRunner(store, spec)
-        since = runner.sim.now()
-        request_upgrade(runner.sim, "1.31.2", ["1.30.9"], "auto")
+        runner = sim_loop(store.path.parent, store, spec)
+        since = runner.transport.sim.now()
+        request_upgrade(runner.transport.sim, "1.31.2", ["1.30.9"], "auto")
         store.commit()
         started = time.perf_counter()
         outcome = runner.run()

@@ -132,7 +132,7 @@ def bench_olm_cluster(shared: Path, subscriptions: int = 200) -> dict[str, objec
     import tempfile  # noqa: PLC0415 - the rest of the bench does not need them
 
     from kupgrade.sim.create import create_cluster  # noqa: PLC0415
-    from kupgrade.sim.olm import add_source, subscribe  # noqa: PLC0415
+    from kupgrade.sim.openshift.olm import add_source, subscribe  # noqa: PLC0415
     from kupgrade.sim.profile import Olm, Pool, Profile, Spec  # noqa: PLC0415
     from kupgrade.sim.store import Store  # noqa: PLC0415
     from tests.support.sim import runner  # noqa: PLC0415
@@ -146,17 +146,17 @@ def bench_olm_cluster(shared: Path, subscriptions: int = 200) -> dict[str, objec
         root = create_cluster(Path(tmp), "c", Profile(spec=spec))
         store = Store(root / "cluster.db")
         r = runner(root, store, spec)
-        add_source(r.sim, "community", str(path), namespace="olm")
+        add_source(r.transport.sim, "community", str(path), namespace="olm")
         for i, (package, channel, start) in enumerate(starts):
-            subscribe(r.sim, package=package, source="community", source_namespace="olm",
+            subscribe(r.transport.sim, package=package, source="community", source_namespace="olm",
                       namespace=f"team-{i}", channel=channel, starting_csv=start)  # fmt: skip
         store.commit()
-        since = r.sim.now()
+        since = r.transport.sim.now()
         started = time.perf_counter()
         outcome = r.run(until="idle", max_seconds=30 * 86400)
         wall = time.perf_counter() - started
-        subs = r.sim.list("Subscription")
-        plans = len(r.sim.list("InstallPlan"))
+        subs = r.transport.sim.list("Subscription")
+        plans = len(r.transport.sim.list("InstallPlan"))
         at_head = 0
         index = CatalogIndex.build(load_catalog(path))
         for sub in subs:

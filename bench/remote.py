@@ -25,13 +25,11 @@ from typing import Any
 
 from bench.memory import peak_mb
 from bench.sim import profile
-from kupgrade.cli.cluster import availability
 from kupgrade.cluster.remote import InformedBackend
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.profile import Profile
-from kupgrade.sim.remote import remote_runner, served_profile
+from kupgrade.sim.runs import served_loop
 from kupgrade.sim.store import Store
-from kupgrade.sim.wiring import wiring_for
 from tests.support.sim import ask_for_target
 from tests.support.sim import runner as simulated_runner
 
@@ -71,9 +69,7 @@ def _over_api(home: Path) -> dict[str, Any]:
         api = InformedBackend(Path(json.loads(text)["kubeconfig"]))
         sent = [0]
         api.http.event_hooks["request"].append(lambda _: sent.__setitem__(0, sent[0] + 1))
-        cluster_home, spec = served_profile(api)
-        runner = remote_runner(api, spec, wiring_for(cluster_home, spec),
-                               availability(api, spec, throttled=True))  # fmt: skip
+        runner = served_loop(api)
         started = time.perf_counter()
         outcome = runner.run()
         wall = time.perf_counter() - started

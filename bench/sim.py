@@ -28,8 +28,8 @@ from typing import Any
 
 from bench.memory import peak_mb
 from kupgrade.sim.create import create_cluster
+from kupgrade.sim.loop import Local, Loop
 from kupgrade.sim.profile import Budget, Pool, Profile, Spec, Workload
-from kupgrade.sim.runner import Runner
 from kupgrade.sim.store import Store
 from tests.support.sim import ask_for_target
 from tests.support.sim import runner as simulated_runner
@@ -80,7 +80,7 @@ def upgrade(nodes: int, tmp: Path) -> dict[str, Any]:
         "nodes": nodes,
         "pods": pods,
         "pdbs": len(spec.workloads),
-        "manifests": (runner.sim.state("version") or {}).get("total"),
+        "manifests": (runner.transport.sim.state("version") or {}).get("total"),
         "create_s": round(created, 2),
         "wall_s": round(wall, 2),
         "simulated_min": round(outcome.simulated / 60, 1),
@@ -98,14 +98,14 @@ class Timed:
     steps: int
 
 
-def timed_run(runner: Runner) -> tuple[Timed, float, int]:
+def timed_run(runner: Loop[Local]) -> tuple[Timed, float, int]:
     """Run to completion: (outcome, wall seconds, pods at the end); the store is closed."""
-    t0, wall = runner.sim.now(), time.perf_counter()
+    t0, wall = runner.transport.sim.now(), time.perf_counter()
     outcome = runner.run()
     wall = time.perf_counter() - wall
     assert outcome.reason == "completed", outcome
-    pods = len(runner.store.list("Pod"))
-    runner.store.close()
+    pods = len(runner.transport.store.list("Pod"))
+    runner.transport.store.close()
     return Timed(outcome.now, outcome.now - t0, outcome.steps), wall, pods
 
 

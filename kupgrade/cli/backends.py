@@ -7,11 +7,7 @@ from typing import Annotated
 
 import typer
 
-from kupgrade.errors import InputError
-from kupgrade.risks.backends import prometheus_condition, snapshot_condition
-from kupgrade.risks.promql import load_snapshot
-from kupgrade.risks.promql.engine import parse_time
-from kupgrade.risks.promql.errors import PromQLError
+from kupgrade.risks.backends import RiskSource
 from kupgrade.risks.rules import PromQLCondition
 
 MetricsOpt = Annotated[
@@ -54,25 +50,7 @@ def promql_condition(
     required: bool,
     budget: bool = True,
 ) -> PromQLCondition | None:
-    if metrics is not None and prometheus is not None:
-        raise InputError("give --metrics or --prometheus, not both", field="--metrics")
-    if metrics is not None:
-        snapshot = load_snapshot(metrics)
-        try:
-            time_ms = parse_time(at) if at is not None else snapshot.latest_ms
-        except PromQLError as exc:
-            raise InputError(exc.message, field="--time") from None
-        if time_ms is None:
-            raise InputError(
-                "the snapshot holds no samples: give --time", file=str(metrics), field="--time"
-            )
-        return snapshot_condition(snapshot, time_ms, budget=budget)
-    if prometheus is not None:
-        time_s = float(parse_time(at)) / 1000 if at is not None else None
-        return prometheus_condition(prometheus, token_file, ca_file, time_s)
-    if required:
-        raise InputError(
-            "risks need a PromQL backend: give --metrics SNAPSHOT.om or --prometheus URL",
-            field="--metrics",
-        )
-    return None
+    """The condition the risk-evaluation flags name (risks/backends.py RiskSource)."""
+    return RiskSource(metrics, at, prometheus, token_file, ca_file).condition(
+        required=required, budget=budget
+    )

@@ -23,7 +23,6 @@ import msgspec
 import typer
 from rich.table import Table
 
-from kupgrade.cli.backends import promql_condition
 from kupgrade.cli.cluster_view import live_view, print_report, summary_columns
 from kupgrade.cli.gdc import gdc_spec, gdc_status, gdc_upgrade
 from kupgrade.cli.kube import kube_spec, kube_status, kube_upgrade
@@ -54,7 +53,6 @@ from kupgrade.cluster.kube import KubeBackend
 from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.remote import InformedBackend
 from kupgrade.cluster.upgrade_text import check_for_upgrade, render_upgrade
-from kupgrade.controllers.availability import AvailabilityController
 from kupgrade.controllers.nodes import metrics as node_metrics
 from kupgrade.errors import InputError
 from kupgrade.service.kubeapi.server import APIServer, version_info
@@ -63,24 +61,15 @@ from kupgrade.service.web.live_server import LiveServer, listening
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.fleet.home import rehearsing
-from kupgrade.sim.gdc_report import gdc_report
-from kupgrade.sim.gdc_runner import GdcRunner
 from kupgrade.sim.homes import CLUSTER_NAME, cluster_names, cluster_root, home, opened
-from kupgrade.sim.kube_runner import KubeRunner
 from kupgrade.sim.lock import ControllerLock, die_with_parent
-from kupgrade.sim.profile import (
-    Pool,
-    Spec,
-    example_profile,
-    load_profile,
-    node_names,
-    profile_schema,
-)
-from kupgrade.sim.remote import remote_runner, served_profile
-from kupgrade.sim.report import report
-from kupgrade.sim.runner import Outcome, Runner
+from kupgrade.sim.loop import Local, Loop, Outcome
+from kupgrade.sim.openshift.platform import availability
+from kupgrade.sim.platforms import platform_named
+from kupgrade.sim.profile import Pool, Spec, node_names, profile_schema
+from kupgrade.sim.profiles import load_profile
+from kupgrade.sim.runs import local_loop, served_loop
 from kupgrade.sim.store import Store, StoreError
-from kupgrade.sim.wiring import wiring_for
 from kupgrade.skew.inventory import kube_field
 
 cluster_app = typer.Typer(help="Create, list and delete simulated clusters.", no_args_is_help=True)
@@ -218,8 +207,7 @@ def _install_operators(name: str) -> list[str]:
     """A profile's subscriptions installed before the cluster is handed over: its
     controllers run until nothing is left to do (Manual plans wait for approval)."""
     with opened(name) as (root, store, spec):
-        runner = make_runner(root, store, spec)
-        runner.run(until="idle", max_seconds=6 * 3600)
+        local_loop(root, store, spec).run(until="idle", max_seconds=6 * 3600)
         return sorted(
             f"{c['metadata']['namespace']}/{c['metadata']['name']} ({c['status'].get('phase')})"
             for c in store.list("ClusterServiceVersion")
@@ -290,13 +278,14 @@ def profile_command(
     kupgrade cluster profile -o json
     ```
     """
-    if platform not in ("openshift", "gdc"):
+    example = platform_named(platform).example_profile()
+    if example is None:
         raise InputError(f"no example for platform {platform!r}", field="--platform",
                          hint="openshift or gdc")  # fmt: skip
     if output.data:
         print_json(profile_schema())
     else:
-        sys.stdout.write(example_profile(platform))
+        sys.stdout.write(example)
 
 
 @cluster_app.command("metrics")
@@ -375,10 +364,10 @@ def serve_api_command(
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         with opened(root.name) as (_, store, spec):
-            runner = make_runner(root, store, spec, with_controllers=controllers)
+            runner = local_loop(root, store, spec, with_controllers=controllers)
             with (
                 APIServer(
-                    runner.sim, root, root.name, version_info(store), port, clock=runner
+                    runner.transport.sim, root, root.name, version_info(store), port, clock=runner
                 ) as server,
                 maybe_console(server.kubeconfig, console_port if console else None) as live,
             ):
@@ -430,19 +419,6 @@ def delete_command(
 
 
 # --- availability ------------------------------------------------------------------------
-
-
-def availability(api: Backend, spec: Spec, *, throttled: bool) -> AvailabilityController:
-    """The cluster's availability controller, with its PromQL backend (the profile's
-    metrics snapshot). The run loop's is throttled as the version controller's is; an
-    explicit `upgrade` check evaluates every risk at once."""
-
-    condition = (
-        promql_condition(Path(spec.metrics), None, None, None, None, required=False, budget=False)
-        if spec.metrics
-        else None
-    )
-    return AvailabilityController(api, condition, throttled=throttled)
 
 
 def refresh_availability(store: Store, spec: Spec) -> list[str]:
@@ -1001,26 +977,8 @@ def _supervise(
         lock.release()
 
 
-def make_runner(root: Path, store: Store, spec: Spec, *, with_controllers: bool = True) -> Runner:
-    """The run loop of the cluster's platform, with its controllers (or the world alone,
-    for controllers acting over its API)."""
-    if spec.platform == "gdc":
-        return GdcRunner(store, spec, with_controllers=with_controllers)
-    if spec.platform == "kubernetes":
-        return KubeRunner(store, spec, with_controllers=with_controllers)
-    return Runner(
-        store,
-        spec,
-        wiring_for(root, spec),
-        availability=availability(SimCluster(store), spec, throttled=True)
-        if with_controllers
-        else None,
-        with_controllers=with_controllers,
-    )
-
-
 @contextmanager
-def maybe_api(runner: Runner, root: Path, served: Served) -> Iterator[LiveServer | None]:
+def maybe_api(runner: Loop[Local], root: Path, served: Served) -> Iterator[LiveServer | None]:
     """The cluster's Kubernetes API while the controllers run, and the console reading
     it, when asked for."""
     if served.api is None:
@@ -1028,7 +986,12 @@ def maybe_api(runner: Runner, root: Path, served: Served) -> Iterator[LiveServer
         return
     with (
         APIServer(
-            runner.sim, root, root.name, version_info(runner.store), served.api, clock=runner
+            runner.transport.sim,
+            root,
+            root.name,
+            version_info(runner.transport.store),
+            served.api,
+            clock=runner,
         ) as server,
         maybe_console(server.kubeconfig, served.console, served.console_fd) as live,
     ):
@@ -1057,10 +1020,7 @@ def _run_remote(kubeconfig: Path | None, context: str | None, until: Until, outp
     """The controllers in this process, acting over a served cluster's API."""
     api = InformedBackend(kubeconfig, context)
     try:
-        home, spec = served_profile(api)
-        runner = remote_runner(
-            api, spec, wiring_for(home, spec), availability(api, spec, throttled=True)
-        )
+        runner = served_loop(api)
         started, wall = api.now(), time.monotonic()
         outcome = runner.run(until.value)
         _finish(runner, outcome, (started, wall), output, f"the cluster behind {api.where}")
@@ -1069,13 +1029,12 @@ def _run_remote(kubeconfig: Path | None, context: str | None, until: Until, outp
 
 
 def _finish(
-    runner: Runner, outcome: Outcome, since: tuple[float, float], output: Format, what: str
+    runner: Loop[Any], outcome: Outcome, since: tuple[float, float], output: Format, what: str
 ) -> None:
     """The run's report; a cluster left failing is said, with exit 1 (SPEC C3-C7: the
     controller keeps retrying; this run stops and says why)."""
     started, wall = since
-    make = gdc_report if isinstance(runner, GdcRunner) else report
-    print_report(make(runner, outcome, started, time.monotonic() - wall), started, output)
+    print_report(runner.report(outcome, started, time.monotonic() - wall), started, output)
     problem = runner.failing()
     if problem is not None:
         stderr.print(
@@ -1091,13 +1050,13 @@ def _run_child(
 ) -> None:
     """The controllers' process: one run of the loop until done, handoff or failure."""
     with opened(cluster) as (root, store, spec):
-        runner = make_runner(root, store, spec)
-        started = float(store.meta("run_started") or runner.sim.now())
+        runner = local_loop(root, store, spec)
+        started = float(store.meta("run_started") or runner.now())
         store.set_meta("run_started", started)
         wall = time.monotonic()
         with (
             maybe_api(runner, root, served) as live,
-            live_view(runner, speed, runner.sim.now(), wall) as on_step,
+            live_view(runner, speed, runner.now(), wall) as on_step,
         ):
             outcome = runner.run(until.value, on_step=on_step, restart_on_handoff=False)
             if live is not None and outcome.reason != "handoff":

@@ -14,16 +14,13 @@ from rich.table import Table
 from kupgrade.cli.output import Format, print_json, real, stderr, stdout
 from kupgrade.cluster.gdc import cluster_columns, own_clusters
 from kupgrade.controllers.gdc.request import STATE
-from kupgrade.controllers.version.progress import runlevel_rows
 from kupgrade.controllers.version.status import clusterversion_columns
-from kupgrade.sim.gdc_runner import GdcRunner
-from kupgrade.sim.releases import rendered_config
-from kupgrade.sim.runner import Runner
+from kupgrade.sim.loop import Loop
 from kupgrade.sim.store import Store
 
 
 @contextmanager
-def live_view(runner: Runner, speed: float, started: float, wall: float) -> Iterator[Any]:
+def live_view(runner: Loop[Any], speed: float, started: float, wall: float) -> Iterator[Any]:
     bars = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -35,49 +32,17 @@ def live_view(runner: Runner, speed: float, started: float, wall: float) -> Iter
     tasks: dict[str, Any] = {}
     with bars:
 
-        def on_step(r: Runner) -> None:
+        def on_step(r: Loop[Any]) -> None:
             if speed > 0:
-                ahead = (r.sim.now() - started) / speed - (time.monotonic() - wall)
+                ahead = (r.now() - started) / speed - (time.monotonic() - wall)
                 if ahead > 0:
                     time.sleep(min(ahead, 1.0))
-            rows = progress_rows(r)
-            for label, done, total in rows:
+            for label, done, total in r.progress():
                 if label not in tasks:
                     tasks[label] = bars.add_task(label, total=total)
                 bars.update(tasks[label], completed=done, total=total)
 
         yield on_step
-
-
-def progress_rows(r: Runner) -> list[tuple[str, int, int]]:
-    """The bars: stages and their pools (distributed cloud), or manifests, runlevels and
-    pools (OpenShift)."""
-    if isinstance(r, GdcRunner):
-        return r.upgrade.progress()
-    state = r.sim.state("version") or {}
-    rows = [("manifests", int(state.get("done", 0)), int(state.get("total", 0)) or 1)]
-    rows += runlevel_rows(state)
-    return rows + pool_rows(r.store.list("MachineConfigPool"), state)
-
-
-def pool_rows(pools: list[dict[str, Any]], state: dict[str, Any]) -> list[tuple[str, int, int]]:
-    """(label, nodes at the target, nodes) per pool for the live bars.
-
-    While an update runs, a pool counts towards the release being applied: until the
-    machine-config operator renders that release's config for it, none of its nodes is
-    there yet (its updatedMachineCount still counts the old config, which would show the
-    bar full and then drop to zero when the rollout starts)."""
-    target = str(state.get("version") or "") if state.get("image") else ""
-    rows = []
-    for pool in pools:
-        name = pool["metadata"]["name"]
-        total = int(pool["status"].get("machineCount", 0)) or 1
-        done = int(pool["status"].get("updatedMachineCount", 0))
-        current = ((pool.get("spec") or {}).get("configuration") or {}).get("name")
-        if target and current != rendered_config(name, target):
-            done = 0
-        rows.append((f"pool {name}", done, total))
-    return rows
 
 
 def summary_columns(store: Store) -> dict[str, str]:

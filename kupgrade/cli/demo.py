@@ -13,7 +13,7 @@ import msgspec
 import typer
 
 from kupgrade.cli.backends import promql_condition
-from kupgrade.cli.cluster import availability, refresh_availability
+from kupgrade.cli.cluster import refresh_availability
 from kupgrade.cli.cluster_view import live_view, print_report
 from kupgrade.cli.graph import risk_table, summary_table
 from kupgrade.cli.output import (
@@ -45,11 +45,9 @@ from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.demo import DEMO_PROFILE
 from kupgrade.sim.profile import Profile
-from kupgrade.sim.report import report
-from kupgrade.sim.runner import Runner
+from kupgrade.sim.runs import local_loop
 from kupgrade.sim.sample import EXAMPLE_CLUSTER, write_sample
 from kupgrade.sim.store import Store
-from kupgrade.sim.wiring import wiring_for
 
 sample_app = typer.Typer(
     help="The sample dataset kupgrade ships (an OpenShift-like 4.12-4.15 line).",
@@ -212,13 +210,8 @@ class Rehearsal:
             self.store.close()
 
     def _run(self, output: Format) -> dict[str, Any]:
-        runner = Runner(
-            self.store,
-            self.spec,
-            wiring_for(self.root, self.spec),
-            availability=availability(SimCluster(self.store), self.spec, throttled=True),
-        )
-        started, wall = runner.sim.now(), time.monotonic()
+        runner = local_loop(self.root, self.store, self.spec)
+        started, wall = runner.now(), time.monotonic()
         text = output is Format.text
         if text:
             stdout.rule(f"kupgrade upgrade --to {self.target}: a simulated cluster rehearses it")
@@ -226,7 +219,7 @@ class Rehearsal:
             stdout.print("\n".join(lines), highlight=False, markup=False)
         with live_view(runner, 0.0, started, wall) as on_step:
             outcome = runner.run("completed", on_step=on_step)
-        summary = report(runner, outcome, started, time.monotonic() - wall)
+        summary = runner.report(outcome, started, time.monotonic() - wall)
         if text:
             print_report(summary, started, output)
         cv = self.store.get("ClusterVersion", "version")
@@ -239,7 +232,7 @@ class Rehearsal:
                 p["metadata"]["name"]: mcp_columns(p) for p in self.store.list("MachineConfigPool")
             }
             return summary
-        now = runner.sim.now()
+        now = runner.now()
         stdout.rule("kupgrade get clusterversion / get mcp")
         for kind in ("ClusterVersion", "MachineConfigPool"):
             stdout.print(oc_table(kind, self.store.list(kind), now), highlight=False, markup=False)

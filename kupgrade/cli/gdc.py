@@ -16,7 +16,7 @@ from kupgrade.controllers.gdc.controller import GdcController
 from kupgrade.controllers.gdc.request import STATE, request_upgrade, the_cluster
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
-from kupgrade.sim.gdc import gdc_fleet
+from kupgrade.sim.gdc.fleet import gdc_fleet
 from kupgrade.sim.homes import cluster_names, opened
 from kupgrade.sim.profile import Gdc, Spec
 from kupgrade.sim.store import Store

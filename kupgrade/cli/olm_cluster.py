@@ -12,7 +12,7 @@ from kupgrade.cli.output import ClusterOpt, Format, OutputOpt, print_json, stdou
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.homes import opened
-from kupgrade.sim.olm import add_source, approve, package_of, subscribe
+from kupgrade.sim.openshift.olm import add_source, approve, package_of, subscribe
 
 
 @app.command("subscribe")

@@ -21,6 +21,7 @@ import httpx
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import remove, set_condition
 from kupgrade.cluster.objects import rfc3339
+from kupgrade.controllers.protocol import Progress
 
 __all__ = [
     "AvailabilityController",
@@ -321,15 +322,19 @@ class AvailabilityController:
         self.registry = Registry.standard(condition)
         self.interval = interval
 
-    def sync(self) -> float | None:
-        """The periodic check: refresh when due; the time of the next one."""
+    def sync(self) -> None:
+        """The periodic check: refresh when due (the next one's time is kept in the
+        cluster, so a restarted controller keeps the period)."""
         now = self.api.now()
         due = float(self.api.state(REFRESH_STATE) or 0)
         if now < due:
-            return due
+            return
         self.refresh(explicit=False)
         self.api.set_state(REFRESH_STATE, now + self.interval)
-        return now + self.interval
+
+    def progress(self) -> list[Progress]:
+        """A periodic check has no progress to show."""
+        return []
 
     def refresh(self, explicit: bool) -> list[str]:
         """Ask the upstream now and record the answer; the notes a CLI shows.

@@ -1,16 +1,23 @@
 """What every reconciler is to the run loop (ARCHITECTURE.md): a `sync()` that reads and
-writes only through `cluster.Backend` and says when it next wants to run.
+writes only through `cluster.Backend`, and a `progress()` that says how far the work it
+carries out has come (the live bars and views read it, never the controller's state).
 
-`sync` returns the virtual time of its next wanted pass, or None when only a change of
-what it watches should wake it (timers it needs are also queued with
-`Backend.requeue_at`, so a restarted loop finds them in the store). The same controller
-runs on the simulator and, where the platform allows, against a real API server.
+`sync` returns nothing. A timer a controller needs it queues with
+`Backend.requeue_at`, so a restarted loop finds it in the store; a wake time handed back
+to the loop would live only in the loop's memory (lost in a crash) and, for the update
+service's periodic check, would keep stepping a cluster that has nothing else to do.
+The same controller runs on the simulator and, where the platform allows, against a real
+API server.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
+Progress = tuple[str, int, int]  # (what, done, of how many)
+
 
 class Controller(Protocol):
-    def sync(self) -> float | None: ...
+    def sync(self) -> None: ...
+
+    def progress(self) -> list[Progress]: ...

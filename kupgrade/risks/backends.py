@@ -1,15 +1,20 @@
 """The PromQL condition risks are evaluated with: a metrics snapshot or a live
 Prometheus, each query evaluated once per run and the run's queries sharing one time
-budget. Shared by the commands (`--metrics`, `--prometheus`) and the web console."""
+budget. Shared by the commands (`--metrics`, `--prometheus`), a simulated cluster's
+version controller (its profile's metrics) and the web console."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kupgrade.errors import InputError
 from kupgrade.risks.prometheus import PrometheusBackend
-from kupgrade.risks.promql.engine import evaluate_text
+from kupgrade.risks.promql import load_snapshot
+from kupgrade.risks.promql.engine import evaluate_text, parse_time
+from kupgrade.risks.promql.errors import PromQLError
 from kupgrade.risks.promql.guards import TIMED_OUT, QueryLimits
 from kupgrade.risks.promql.snapshot import Snapshot
 from kupgrade.risks.rules import PromQLCondition, Query
@@ -57,3 +62,44 @@ def prometheus_condition(
     return PromQLCondition(
         memo(PrometheusBackend(url, token_file=token_file, ca_file=ca_file, time_s=time_s))
     )
+
+
+@dataclass(frozen=True)
+class RiskSource:
+    """Where a command's PromQL risks are evaluated: the one options object of
+    `--metrics`/`--time` and `--prometheus`/`--token-file`/`--ca-file`."""
+
+    metrics: Path | None = None  # an OpenMetrics snapshot
+    at: str | None = None  # evaluation time on the snapshot (Unix seconds or RFC 3339)
+    prometheus: str | None = None  # a Prometheus or Thanos querier
+    token_file: Path | None = None
+    ca_file: Path | None = None
+
+    def condition(self, *, required: bool, budget: bool = True) -> PromQLCondition | None:
+        """The condition, or None when no backend was given and none is `required`;
+        `budget`: the run's queries share one time budget."""
+        if self.metrics is not None and self.prometheus is not None:
+            raise InputError("give --metrics or --prometheus, not both", field="--metrics")
+        if self.metrics is not None:
+            return self._snapshot(self.metrics, budget)
+        if self.prometheus is not None:
+            time_s = float(parse_time(self.at)) / 1000 if self.at is not None else None
+            return prometheus_condition(self.prometheus, self.token_file, self.ca_file, time_s)
+        if required:
+            raise InputError(
+                "risks need a PromQL backend: give --metrics SNAPSHOT.om or --prometheus URL",
+                field="--metrics",
+            )
+        return None
+
+    def _snapshot(self, metrics: Path, budget: bool) -> PromQLCondition:
+        snapshot = load_snapshot(metrics)
+        try:
+            time_ms = parse_time(self.at) if self.at is not None else snapshot.latest_ms
+        except PromQLError as exc:
+            raise InputError(exc.message, field="--time") from None
+        if time_ms is None:
+            raise InputError(
+                "the snapshot holds no samples: give --time", file=str(metrics), field="--time"
+            )
+        return snapshot_condition(snapshot, time_ms, budget=budget)

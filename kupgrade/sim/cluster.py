@@ -11,6 +11,7 @@ from kupgrade.cluster.backend import Watch
 from kupgrade.cluster.disruption import Answer, eviction
 from kupgrade.cluster.objects import applies_nothing, is_ready_pod, key_of, rfc3339
 from kupgrade.sim.budgets import ledger
+from kupgrade.sim.events import PodGone, Wake
 from kupgrade.sim.store import Obj, Store
 
 
@@ -122,7 +123,7 @@ class SimCluster:
         grace = float(meta.get("annotations", {}).get("kupgrade.io/termination-seconds", 30))
         if meta.get("annotations", {}).get("kupgrade.io/never-terminates") != "true":
             self.store.schedule(
-                self.now() + grace, ["pod-gone", meta.get("namespace", ""), meta["name"]]
+                self.now() + grace, PodGone(meta.get("namespace", ""), meta["name"])
             )
 
     def budgets_for(self, pod: Obj) -> builtins.list[Obj]:
@@ -133,7 +134,7 @@ class SimCluster:
         return self.budgets.status(pdb)
 
     def requeue_at(self, at: float, kind: str, name: str, namespace: str = "") -> None:
-        self.store.schedule(at, ["wake", kind, namespace, name])
+        self.store.schedule(at, Wake(kind, namespace, name))
 
     def record(self, obj: str, reason: str, message: str) -> None:
         self.store.event(self.now(), "Normal", obj, reason, message)

@@ -8,14 +8,11 @@ which workloads have PodDisruptionBudgets, and what should go wrong.
 from __future__ import annotations
 
 import math
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from kupgrade.errors import InputError, VersionError
-from kupgrade.versions import GdcVersion, parse_kube
+from kupgrade.errors import InputError
 
 Range = tuple[float, float]
 
@@ -352,27 +349,6 @@ def node_names(pool: Pool) -> list[str]:
     return [m.name for m in pool.machines] or [f"{pool.name}-{i}" for i in range(pool.nodes)]
 
 
-def load_profile(path: Path | None, *, template: bool = False) -> Profile:
-    """Read a profile file; None gives the embedded default. A `template` (a fleet's,
-    whose pools each cluster replaces) is checked once it is applied, not here."""
-    if path is None:
-        return Profile()
-    # Here, not at the top: every command on a simulated cluster imports this module for
-    # the Profile type, and the YAML reader costs ~15 ms of its start (bench/cli_start.py).
-    from kupgrade import intake  # noqa: PLC0415
-
-    data = intake.load_yaml(intake.read_file(path, "profile"), str(path))
-    try:
-        profile = msgspec.convert(data or {}, Profile, strict=False)
-    except msgspec.ValidationError as exc:
-        raise InputError(
-            str(exc), file=str(path), hint="see `kupgrade cluster profile` for the format"
-        ) from exc
-    if not template:
-        check_profile(profile, str(path))
-    return profile
-
-
 # What one simulated cluster may hold: well above the 5,000-node, 100,000-pod rehearsals
 # the benches run, far below what would make a typo (nodes: 1e40) hang or fill memory.
 MAX_NODES = 50_000
@@ -399,15 +375,15 @@ def _check_sizes(spec: Spec, where: str) -> None:
     _count(spec.extra_manifests, MAX_MANIFESTS, where, "spec.extraManifests")
     for i, op in enumerate(spec.operators or []):
         _count(op.manifests, MAX_MANIFESTS, where, f"spec.operators[{i}].manifests")
-        _span(op.minutes, where, f"spec.operators[{i}].minutes")
-    _span(spec.node_phases.update, where, "spec.nodePhases.update")
-    _span(spec.node_phases.reboot, where, "spec.nodePhases.reboot")
+        span(op.minutes, where, f"spec.operators[{i}].minutes")
+    span(spec.node_phases.update, where, "spec.nodePhases.update")
+    span(spec.node_phases.reboot, where, "spec.nodePhases.reboot")
     for name, timing in spec.node_phases.overrides.items():
-        _span((timing.update, timing.update), where, f"spec.nodePhases.overrides.{name}.update")
-        _span((timing.reboot, timing.reboot), where, f"spec.nodePhases.overrides.{name}.reboot")
+        span((timing.update, timing.update), where, f"spec.nodePhases.overrides.{name}.update")
+        span((timing.reboot, timing.reboot), where, f"spec.nodePhases.overrides.{name}.reboot")
     for i, w in enumerate(spec.workloads):
-        _span((w.start_seconds, w.start_seconds), where, f"spec.workloads[{i}].startSeconds")
-        _span(
+        span((w.start_seconds, w.start_seconds), where, f"spec.workloads[{i}].startSeconds")
+        span(
             (w.termination_seconds, w.termination_seconds),
             where,
             f"spec.workloads[{i}].terminationSeconds",
@@ -424,7 +400,7 @@ def _check_sizes(spec: Spec, where: str) -> None:
             )
 
 
-def _span(bounds: Range, where: str, field: str) -> None:
+def span(bounds: Range, where: str, field: str) -> None:
     """A duration range: finite, not negative, lower bound first (at most a year)."""
     low, high = bounds
     if not (math.isfinite(low) and math.isfinite(high) and 0 <= low <= high <= 365 * 86400):
@@ -435,8 +411,8 @@ def _span(bounds: Range, where: str, field: str) -> None:
         )
 
 
-def check_profile(profile: Profile, where: str) -> None:
-    spec = profile.spec
+def check_common(spec: Spec, where: str) -> None:
+    """What every platform's profile must keep: sizes, pools, changes and workloads."""
     _check_sizes(spec, where)
     names = {p.name for p in spec.pools}
     if len(names) != len(spec.pools):
@@ -480,18 +456,10 @@ def check_profile(profile: Profile, where: str) -> None:
                 file=where,
                 field=f"spec.workloads[{i}].pool",
             )
-    if spec.platform == "gdc":
-        _check_gdc(spec, where)
-        if spec.olm is not None:
-            raise InputError("OLM runs on OpenShift clusters", file=where, field="spec.olm")
-        if spec.kube is not None:
-            raise InputError("applies to platform: kubernetes", file=where, field="spec.kube")
-    elif spec.platform == "kubernetes":
-        _check_kube(spec, where)
-    else:
-        _no_gdc(spec, where)
-    if spec.olm is not None:
-        _check_olm(spec.olm, where)
+
+
+def check_operator_faults(spec: Spec, where: str) -> None:
+    """A fault names an operator the profile has."""
     known = {o.name for o in operators_of(spec)}
     for i, f in enumerate(spec.faults):
         if f.component is not None or f.preflight is not None or f.health_failures:
@@ -502,191 +470,6 @@ def check_profile(profile: Profile, where: str) -> None:
                 file=where,
                 field=f"spec.faults[{i}].operator",
             )
-
-
-def _check_kube(spec: Spec, where: str) -> None:
-    """A plain Kubernetes profile: a Kubernetes version, a control-plane pool, no
-    OpenShift or distributed-cloud sections."""
-    try:
-        parse_kube(spec.version)
-    except VersionError as exc:
-        raise InputError(f"{spec.version!r} is not a Kubernetes version: {exc.message}",
-                         file=where, field="spec.version", hint="e.g. v1.30.4") from None  # fmt: skip
-    if not any("control-plane" in (p.name, p.role) for p in spec.pools):
-        raise InputError("a Kubernetes cluster needs a control-plane pool", file=where,
-                         field="spec.pools", hint="name a pool control-plane")  # fmt: skip
-    for section, value in (("gdc", spec.gdc), ("olm", spec.olm), ("operators", spec.operators)):
-        if value is not None:
-            raise InputError(f"{section} applies to OpenShift or distributed-cloud clusters",
-                             file=where, field=f"spec.{section}")  # fmt: skip
-    if spec.kube is not None:
-        _check_kube_shape(spec, spec.kube, where)
-
-
-KUBE_COMPONENTS = (
-    "kube-apiserver", "kube-controller-manager", "kube-scheduler", "cloud-controller-manager",
-)  # fmt: skip
-
-
-def _check_kube_shape(spec: Spec, kube: Kube, where: str) -> None:
-    planes = {n for p in spec.pools if "control-plane" in (p.name, p.role) for n in node_names(p)}
-    nodes = {n for p in spec.pools for n in node_names(p)}
-    versions = [(f"spec.kube.kubeProxy.{n}", n, v, nodes) for n, v in kube.kube_proxy.items()]
-    for node, components in kube.static_pods.items():
-        for component, version in components.items():
-            if component not in KUBE_COMPONENTS:
-                raise InputError(f"{component!r} is not one of {', '.join(KUBE_COMPONENTS)}",
-                                 file=where, field=f"spec.kube.staticPods.{node}")  # fmt: skip
-            versions.append((f"spec.kube.staticPods.{node}.{component}", node, version, planes))
-    tool = kube.kubeadm or KubeadmTool()
-    for key, given in (("version", tool.version), ("minControlPlane", tool.min_control_plane)):
-        if given is not None:
-            try:
-                parse_kube(given)
-            except VersionError as exc:
-                raise InputError(
-                    exc.message, file=where, field=f"spec.kube.kubeadm.{key}"
-                ) from None
-    for field, node, version, known in versions:
-        if node not in known:
-            raise InputError(f"{node} is not a {'control-plane ' if known is planes else ''}node "
-                             "of the profile", file=where, field=field)  # fmt: skip
-        try:
-            parse_kube(version)
-        except VersionError as exc:
-            raise InputError(exc.message, file=where, field=field) from None
-
-
-OLM_POLICIES = ("seed", "olm-v0", "semver")
-
-
-def _check_olm(olm: Olm, where: str) -> None:
-    if olm.policy not in OLM_POLICIES:
-        raise InputError(f"policy {olm.policy!r} is not one of {', '.join(OLM_POLICIES)}",
-                         file=where, field="spec.olm.policy")  # fmt: skip
-    if olm.start_seconds < 0 or olm.install_timeout_seconds <= 0:
-        raise InputError("startSeconds must be 0 or more and installTimeoutSeconds more than 0",
-                         file=where, field="spec.olm")  # fmt: skip
-    names = {(c.namespace, c.name) for c in olm.catalogs}
-    for i, c in enumerate(olm.catalogs):
-        if bool(c.path) == bool(c.image):
-            raise InputError("a catalog gives a path or an image", file=where,
-                             field=f"spec.olm.catalogs[{i}]")  # fmt: skip
-    for i, sub in enumerate(olm.subscriptions):
-        if (sub.source_namespace, sub.source) not in names:
-            raise InputError(f"subscription {sub.package} names catalog {sub.source_namespace}/"
-                             f"{sub.source}, which the profile does not have", file=where,
-                             field=f"spec.olm.subscriptions[{i}].source")  # fmt: skip
-        if sub.approval not in ("Automatic", "Manual"):
-            raise InputError("approval is Automatic or Manual", file=where,
-                             field=f"spec.olm.subscriptions[{i}].approval")  # fmt: skip
-
-
-def _no_gdc(spec: Spec, where: str) -> None:
-    """Distributed-cloud settings in an OpenShift profile are a mistake, not a no-op."""
-    if spec.kube is not None:
-        raise InputError("applies to platform: kubernetes", file=where, field="spec.kube")
-    if spec.gdc is not None:
-        raise InputError("applies to platform: gdc", file=where, field="spec.gdc",
-                         hint="add `platform: gdc`, or remove the gdc section")  # fmt: skip
-    for i, f in enumerate(spec.faults):
-        if f.component is not None or f.preflight is not None or f.health_failures:
-            raise InputError("component, preflight and healthFailures faults apply to "
-                             "platform: gdc", file=where, field=f"spec.faults[{i}]")  # fmt: skip
-    for i, p in enumerate(spec.pools):
-        if (
-            p.role is not None
-            or p.version is not None
-            or (p.concurrent_nodes, p.minimum_available) != (1, 0)
-        ):
-            raise InputError("role, version, concurrentNodes and minimumAvailable apply to "
-                             "platform: gdc", file=where, field=f"spec.pools[{i}]",
-                             hint="an OpenShift pool sets maxUnavailable")  # fmt: skip
-
-
-COMPONENT_STAGES = (
-    "preflight-check-operator", "lifecycle-controllers", "cluster-operator",
-    "control-plane-load-balancer", "connect-agent", "cluster-addons",
-)  # fmt: skip
-PREFLIGHT_CHECKS = ("cluster-upgrade", "network-health", "node")
-
-
-def _check_gdc(spec: Spec, where: str) -> None:
-    """A distributed-cloud profile: a valid role and version, one control-plane pool."""
-    gdc = spec.gdc or Gdc()
-    try:
-        GdcVersion.parse(spec.version)
-    except VersionError as exc:
-        raise InputError(exc.message, file=where, field="spec.version") from None
-    if gdc.role not in GDC_ROLES:
-        raise InputError(
-            f"role {gdc.role!r} is not one of {', '.join(GDC_ROLES)}", file=where,
-            field="spec.gdc.role",
-        )  # fmt: skip
-    if (gdc.role == "user") != (gdc.managed_by is not None):
-        raise InputError(
-            "a user cluster names its management cluster, and only a user cluster does",
-            file=where, field="spec.gdc.managedBy",
-        )  # fmt: skip
-    roles = [pool_role(p) for p in spec.pools]
-    for i, (pool, role) in enumerate(zip(spec.pools, roles, strict=True)):
-        field = f"spec.pools[{i}]"
-        if role not in ("control-plane", "load-balancer", "worker"):
-            raise InputError(f"role {role!r} is not control-plane, load-balancer or worker",
-                             file=where, field=f"{field}.role")  # fmt: skip
-        if pool.concurrent_nodes < 1 or pool.minimum_available < 0:
-            raise InputError("concurrentNodes must be at least 1, minimumAvailable at least 0",
-                             file=where, field=f"{field}.concurrentNodes")  # fmt: skip
-        if pool.version is not None:
-            if role != "worker":
-                raise InputError("only worker pools can be left at another version",
-                                 file=where, field=f"{field}.version")  # fmt: skip
-            try:
-                GdcVersion.parse(pool.version)
-            except VersionError as exc:
-                raise InputError(exc.message, file=where, field=f"{field}.version") from None
-    if gdc.load_balancer not in ("bundled", "manual"):
-        raise InputError("must be bundled or manual", file=where, field="spec.gdc.loadBalancer")
-    if gdc.load_balancer == "manual" and "load-balancer" in roles:
-        raise InputError("a load-balancer pool needs the bundled load balancer", file=where,
-                         field="spec.gdc.loadBalancer")  # fmt: skip
-    if roles.count("control-plane") != 1 or roles.count("load-balancer") > 1:
-        raise InputError(
-            "a distributed-cloud cluster has one control-plane pool and at most one "
-            "load-balancer pool", file=where, field="spec.pools",
-            hint="name them control-plane and load-balancer, or set their role",
-        )  # fmt: skip
-    names = set()
-    for i, c in enumerate(gdc.components or []):
-        names.add(c.name)
-        if c.stage not in COMPONENT_STAGES:
-            raise InputError(f"stage {c.stage!r} is not one of {', '.join(COMPONENT_STAGES)}",
-                             file=where, field=f"spec.gdc.components[{i}].stage")  # fmt: skip
-        _span(c.minutes, where, f"spec.gdc.components[{i}].minutes")
-        _span(c.downtime, where, f"spec.gdc.components[{i}].downtime")
-    names |= {c.name for c in DEFAULT_GDC_COMPONENTS} if gdc.components is None else set()
-    _span(gdc.preflight_minutes, where, "spec.gdc.preflightMinutes")
-    if not (math.isfinite(gdc.health_check_seconds) and 1 <= gdc.health_check_seconds <= 86400):
-        raise InputError("must be between 1 and 86400 seconds", file=where,
-                         field="spec.gdc.healthCheckSeconds")  # fmt: skip
-    for i, f in enumerate(spec.faults):
-        if f.component is not None and f.component not in names:
-            raise InputError(f"fault names component {f.component!r}, which the cluster "
-                             "does not have", file=where, field=f"spec.faults[{i}].component")  # fmt: skip
-        if f.preflight is not None and f.preflight not in PREFLIGHT_CHECKS:
-            raise InputError(f"preflight check {f.preflight!r} is not one of "
-                             f"{', '.join(PREFLIGHT_CHECKS)}", file=where,
-                             field=f"spec.faults[{i}].preflight")  # fmt: skip
-        if not 0 <= f.health_failures <= 100_000:
-            raise InputError("must be between 0 and 100,000", file=where,
-                             field=f"spec.faults[{i}].healthFailures")  # fmt: skip
-
-
-def example_profile(platform: str = "openshift") -> str:
-    """The commented example profile shipped with kupgrade (every section used), of an
-    OpenShift cluster or of a distributed-cloud one."""
-    name = "example-gdc-profile.yaml" if platform == "gdc" else "example-profile.yaml"
-    return (resources.files("kupgrade.sim") / name).read_text(encoding="utf-8")
 
 
 def profile_schema() -> dict[str, Any]:

@@ -1,12 +1,9 @@
-"""What a rehearsal reports: how it ended, how long it took (simulated and real), and the
-timeline of what took how long and what held things up."""
+"""The timeline every platform's rehearsal report holds: what took how long, and what
+held things up, from the cluster's event log."""
 
 from __future__ import annotations
 
 from typing import Any
-
-from kupgrade.controllers.version.status import clusterversion_columns
-from kupgrade.sim.runner import Outcome, Runner
 
 
 def timeline(events: list[dict[str, Any]], since: float) -> list[dict[str, Any]]:
@@ -51,16 +48,3 @@ HOLD_UPS = (
     "DrainTimeout", "DrainWaiting", "PoolStalled", "UpgradeBlocked", "Pivot", "PivotBack",
     "Failed", "InstallPlanCreated",
 )  # fmt: skip
-
-
-def report(runner: Runner, outcome: Outcome, started: float, wall: float) -> dict[str, Any]:
-    """How the run ended, how long it took (simulated and real) and its timeline."""
-    cv = runner.api.get("ClusterVersion", "version") or {"status": {}}
-    return {
-        "outcome": outcome.reason,
-        "simulatedSeconds": round(outcome.now - started, 3),
-        "wallSeconds": round(wall, 3),
-        "steps": outcome.steps,
-        "clusterversion": clusterversion_columns(cv["status"]),
-        "timeline": timeline(runner.events(), started),
-    }

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kupgrade.cli.main import app
-from kupgrade.sim.create import model_image
+from kupgrade.sim.openshift.releases import model_image
 from kupgrade.sim.profile import Spec
 
 cli = CliRunner()

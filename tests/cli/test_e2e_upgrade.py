@@ -14,8 +14,8 @@ import pytest
 
 from kupgrade.service.app import DEFAULT_PREFIX
 from kupgrade.service.process import RegistryProcess
+from kupgrade.sim.openshift.releases import build_release, rendered_config
 from kupgrade.sim.profile import Spec
-from kupgrade.sim.releases import build_release, rendered_config
 from tests.support.cli import kupgrade
 from tests.support.conformance import needs_gpg, needs_registry
 from tests.support.service import running_server

@@ -139,7 +139,7 @@ def test_help_imports_no_command() -> None:
 
     helped = modules(["--help"])
     assert not {f"kupgrade.cli.{m}" for m in ("cluster", "fleet", "graph", "serve")} & set(helped)
-    assert "kupgrade.sim.runner" not in helped and "lightkube" not in helped
+    assert "kupgrade.sim.loop" not in helped and "lightkube" not in helped
     assert "kupgrade.cli.skew" in modules(["skew", "--help"])
 
 

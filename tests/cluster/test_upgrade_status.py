@@ -29,8 +29,8 @@ from kupgrade.cluster.upgrade_status import (
     short_duration,
     tabulate,
 )
+from kupgrade.sim.loop import Local, Loop
 from kupgrade.sim.profile import Budget, Fault, Pool, Spec, Workload
-from kupgrade.sim.runner import Runner
 from tests.support.sim import TARGET, runner, start
 
 
@@ -83,18 +83,18 @@ SPEC = Spec(
 )  # fmt: skip
 
 
-def _expected_rows(r: Runner, pool: str) -> dict[str, dict[str, str]]:
+def _expected_rows(r: Loop[Local], pool: str) -> dict[str, dict[str, str]]:
     """Each node's phase and version as the objects say them, without oc's code."""
     releases = {
         mc["metadata"]["name"]: mc["metadata"]["annotations"][mco.RELEASE_IMAGE_VERSION]
-        for mc in r.sim.list("MachineConfig")
+        for mc in r.transport.sim.list("MachineConfig")
     }
-    cv = r.sim.get("ClusterVersion", "version")
+    cv = r.transport.sim.get("ClusterVersion", "version")
     assert cv is not None
     latest = cv["status"]["history"][0]["version"]
-    wanted = r.sim.get("MachineConfigPool", pool)["spec"]["configuration"]["name"]  # type: ignore[index]
+    wanted = r.transport.sim.get("MachineConfigPool", pool)["spec"]["configuration"]["name"]  # type: ignore[index]
     out = {}
-    for node in r.sim.list("Node"):
+    for node in r.transport.sim.list("Node"):
         if f"node-role.kubernetes.io/{pool}" not in node["metadata"]["labels"]:
             continue
         notes = node["metadata"]["annotations"]
@@ -109,12 +109,14 @@ def _expected_rows(r: Runner, pool: str) -> dict[str, dict[str, str]]:
 def test_every_step_of_a_rehearsal_is_assessed_from_its_objects(tmp_path: Path) -> None:
     root, store = start(tmp_path, SPEC)
     r = runner(root, store, SPEC)
-    assert assess(read_objects(r.sim), r.sim.now()) is None  # asked, not started
+    assert (
+        assess(read_objects(r.transport.sim), r.transport.sim.now()) is None
+    )  # asked, not started
     seen_phases: set[str] = set()
     seen_texts: list[str] = []
 
-    def check(run: Runner) -> None:
-        status = assess(read_objects(run.sim), run.sim.now())
+    def check(run: Loop[Local]) -> None:
+        status = assess(read_objects(run.transport.sim), run.transport.sim.now())
         if status is None:
             return
         cp = status.control_plane
@@ -143,7 +145,7 @@ def test_every_step_of_a_rehearsal_is_assessed_from_its_objects(tmp_path: Path) 
     assert any("Est. Time Remaining" in t for t in seen_texts)
     assert any("= Worker Upgrade =" in t and "Progressing" in t for t in seen_texts)
     # Done: the control plane and every pool at the target: not updating any more.
-    assert assess(read_objects(r.sim), r.sim.now()) is None
+    assert assess(read_objects(r.transport.sim), r.transport.sim.now()) is None
     assert render(None, set()) == "The cluster is not updating.\n"
 
 
@@ -158,7 +160,7 @@ def test_a_drain_that_never_ends_degrades_the_node_and_says_so(tmp_path: Path) -
     root, store = start(tmp_path, spec)
     r = runner(root, store, spec)
     r.run(max_seconds=6 * 3600)
-    status = assess(read_objects(r.sim), r.sim.now())
+    status = assess(read_objects(r.transport.sim), r.transport.sim.now())
     assert status is not None
     worker = next(p for p in status.workers if p.name == "worker")
     stuck = [row for row in worker.rows if row.assessment == "Degraded"]
@@ -183,7 +185,7 @@ def test_a_paused_pool_is_excluded_with_a_warning(tmp_path: Path) -> None:
     root, store = start(tmp_path, spec)
     r = runner(root, store, spec)
     r.run(until="idle", max_seconds=4 * 3600)
-    status = assess(read_objects(r.sim), r.sim.now())
+    status = assess(read_objects(r.transport.sim), r.transport.sim.now())
     assert status is not None  # the worker pool is still outdated
     worker = status.workers[0]
     assert worker.assessment == "Excluded" and worker.excluded == 2
@@ -205,8 +207,8 @@ def _mid_update(tmp_path: Path) -> str:
     r = runner(root, store, SPEC)
     texts: list[str] = []
 
-    def stop(run: Runner) -> None:
-        status = assess(read_objects(run.sim), run.sim.now())
+    def stop(run: Loop[Local]) -> None:
+        status = assess(read_objects(run.transport.sim), run.transport.sim.now())
         if status is not None and any(
             row.phase == "Draining" for p in status.workers for row in p.rows
         ):

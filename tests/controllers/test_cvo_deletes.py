@@ -14,9 +14,9 @@ from kupgrade.controllers.version.controller import VersionController
 from kupgrade.release.manifest import Manifest, ResourceId
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
+from kupgrade.sim.openshift.wiring import wiring_for
 from kupgrade.sim.profile import Profile, Spec
 from kupgrade.sim.store import Store
-from tests.support.sim import runner
 
 
 def manifest(name: str, annotations: dict[str, str], data: str = "new") -> Manifest:
@@ -38,7 +38,7 @@ def controller(tmp_path: Path) -> tuple[VersionController, SimCluster]:
     spec = Spec(pools=[])
     root = create_cluster(tmp_path, "c", Profile(spec=spec))
     store = Store(root / "cluster.db")
-    wiring = runner(root, store, spec).wiring
+    wiring = wiring_for(root, spec)
     api = SimCluster(store)
     return VersionController(api, wiring), api
 

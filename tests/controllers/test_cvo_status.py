@@ -32,7 +32,8 @@ from kupgrade.controllers.version.status import (
     same_entry,
 )
 from kupgrade.sim.cluster import SimCluster
-from kupgrade.sim.create import create_cluster, model_image
+from kupgrade.sim.create import create_cluster
+from kupgrade.sim.openshift.releases import model_image
 from kupgrade.sim.profile import Profile, Spec
 from kupgrade.sim.store import Store
 from tests.support.caseuse import plain

@@ -15,12 +15,12 @@ import yaml
 
 from kupgrade.cluster.gdc import NODE_STATE
 from kupgrade.controllers.gdc.rollout import DRAINING, honours_budgets
-from kupgrade.sim.gdc_runner import GdcRunner
 from kupgrade.sim.profile import Budget, Change, Fault, Pool, Workload
 from tests.support.caseuse import plain, unused
 from tests.support.cli import run_cli
 from tests.support.conformance import conformance_cases, conformance_doc, need_case
 from tests.support.gdckit import events, gdc_spec, make, rehearse, spec_with, stage_times
+from tests.support.sim import runner as sim_loop
 
 FLEET = ("skew", "fleet.yaml")
 DRAIN = ("skew", "drain.yaml")
@@ -218,5 +218,5 @@ def test_upgrade_requests_are_judged_on_the_simulated_fleet(case: Any, tmp_path:
 
 def test_the_runner_reports_no_upgrade_as_idle(tmp_path: Path) -> None:
     store = make(tmp_path, "quiet", gdc_spec("1.29.100-gke.251"))
-    outcome = GdcRunner(store, gdc_spec("1.29.100-gke.251")).run()
+    outcome = sim_loop(store.path.parent, store, gdc_spec("1.29.100-gke.251")).run()
     assert outcome.reason == "idle" and not events(store, "StageStarted")

@@ -17,11 +17,12 @@ from kupgrade.controllers.kube.request import request_upgrade
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
-from kupgrade.sim.kube_runner import KubeRunner
+from kupgrade.sim.loop import Local, Loop
 from kupgrade.sim.profile import Budget, Change, Pool, Profile, Spec, Workload
 from kupgrade.sim.store import Store
 from kupgrade.skew.k8s import check
 from kupgrade.versions import parse_kube
+from tests.support.sim import runner as sim_loop
 
 SPEC = Spec(
     platform="kubernetes", version="1.30.4", seed=3,
@@ -31,10 +32,10 @@ SPEC = Spec(
 )  # fmt: skip
 
 
-def _cluster(tmp_path: Path, spec: Spec = SPEC) -> tuple[Store, KubeRunner]:
+def _cluster(tmp_path: Path, spec: Spec = SPEC) -> tuple[Store, Loop[Local]]:
     root = create_cluster(tmp_path, "k", Profile(spec=spec))
     store = Store(root / "cluster.db")
-    return store, KubeRunner(store, spec)
+    return store, sim_loop(store.path.parent, store, spec)
 
 
 def _versions(sim: SimCluster, component: str) -> list[str]:
@@ -44,7 +45,7 @@ def _versions(sim: SimCluster, component: str) -> list[str]:
 
 def test_an_upgrade_follows_the_plan_and_every_state_keeps_the_rules(tmp_path: Path) -> None:
     store, r = _cluster(tmp_path)
-    state = request_upgrade(r.sim, "v1.31.2", ["1.30.9"], "auto")
+    state = request_upgrade(r.transport.sim, "v1.31.2", ["1.30.9"], "auto")
     assert [(s["object"], s["to"]) for s in state["steps"]] == [
         ("control-plane", "1.30.9"),
         ("control-plane", "1.31.2"),
@@ -53,8 +54,8 @@ def test_an_upgrade_follows_the_plan_and_every_state_keeps_the_rules(tmp_path: P
     store.commit()
     seen: list[tuple[str, ...]] = []
 
-    def look(run: KubeRunner) -> None:
-        sim = run.sim
+    def look(run: Loop[Local]) -> None:
+        sim = run.transport.sim
         assert check(inventory(sim), "auto") == []  # SPEC X1: every state legal
         ready = sum(1 for p in sim.list("Pod") if p["metadata"].get("namespace") == "shop"
                     and not p["metadata"].get("deletionTimestamp")
@@ -71,10 +72,10 @@ def test_an_upgrade_follows_the_plan_and_every_state_keeps_the_rules(tmp_path: P
 
     outcome = r.run(on_step=look)
     assert outcome.reason == "completed"
-    assert _versions(r.sim, APISERVER) == ["1.31.2"] * 3
-    assert _versions(r.sim, "kube-scheduler") == ["1.31.2"] * 3
-    assert {kubelet_of(n) for n in r.sim.list("Node")} == {"1.31.2"}
-    assert all(not n["spec"].get("unschedulable") for n in r.sim.list("Node"))
+    assert _versions(r.transport.sim, APISERVER) == ["1.31.2"] * 3
+    assert _versions(r.transport.sim, "kube-scheduler") == ["1.31.2"] * 3
+    assert {kubelet_of(n) for n in r.transport.sim.list("Node")} == {"1.31.2"}
+    assert all(not n["spec"].get("unschedulable") for n in r.transport.sim.list("Node"))
     # Apiservers moved one at a time: a state with a mix of apiserver versions was seen.
     assert any(len(set(apis)) > 1 for apis, _, _ in seen)
     events = [(e["object"], e["reason"]) for e in store.events()]
@@ -92,23 +93,23 @@ def test_a_done_node_changed_from_outside_is_looked_at_again(tmp_path: Path) -> 
     walk from the first node would, and uncordoned before the step can finish."""
     # SPEC H6: kubelets drained, then schedulable again; the walk is memory only (X3)
     store, r = _cluster(tmp_path)
-    request_upgrade(r.sim, "v1.31.2", ["1.30.9"], "auto")
+    request_upgrade(r.transport.sim, "v1.31.2", ["1.30.9"], "auto")
     store.commit()
     cordoned: list[float] = []
 
-    def look(run: KubeRunner) -> None:
+    def look(run: Loop[Local]) -> None:
         done = any(e["object"] == "node/worker-0" and e["reason"] == "Done"
                    for e in store.events())  # fmt: skip
         if done and not cordoned:
-            node = run.sim.get("Node", "worker-0")
+            node = run.transport.sim.get("Node", "worker-0")
             assert node is not None and not node["spec"].get("unschedulable")
             node["spec"]["unschedulable"] = True
-            run.sim.write(node)
-            cordoned.append(run.sim.now())
+            run.transport.sim.write(node)
+            cordoned.append(run.transport.sim.now())
 
     assert r.run(on_step=look).reason == "completed"
     assert cordoned
-    worker = r.sim.get("Node", "worker-0")
+    worker = r.transport.sim.get("Node", "worker-0")
     assert worker is not None and not worker["spec"].get("unschedulable")
     assert any(e["object"] == "node/worker-0" and e["reason"] == "Uncordon"
                and e["at"] >= cordoned[0] for e in store.events())  # fmt: skip
@@ -161,7 +162,7 @@ def test_kept_findings_answer_as_a_full_check_would(
 
     monkeypatch.setattr(LiveFindings, "first", first)
     store, r = _cluster(tmp_path, spec)
-    request_upgrade(r.sim, "1.31.2", ["1.30.9"] if policy == "auto" else [], policy)
+    request_upgrade(r.transport.sim, "1.31.2", ["1.30.9"] if policy == "auto" else [], policy)
     store.commit()
     r.run(max_seconds=limit) if limit else r.run()
     refused = [a for a in answers if a is not None]
@@ -181,24 +182,24 @@ def test_a_change_that_would_break_the_rules_is_not_made(tmp_path: Path) -> None
                                 patch={"status": {"nodeInfo": {"kubeletVersion": "v1.28.0",
                                                                "kubeProxyVersion": "v1.28.0"}}})])  # fmt: skip
     store, r = _cluster(tmp_path, spec)
-    request_upgrade(r.sim, "1.31.2", [], "k8s-n2")
+    request_upgrade(r.transport.sim, "1.31.2", [], "k8s-n2")
     store.commit()
     outcome = r.run(max_seconds=4 * 3600)
     assert outcome.reason in ("idle", "limit")
-    state = r.sim.state(STATE)
+    state = r.transport.sim.state(STATE)
     assert state is not None and not state.get("completed")
     assert state["blocked"].startswith("H3")  # the kubelet skew rule, named
     assert "worker-1" in state["blocked"] or "1.28" in state["blocked"]
     assert r.failing() == state["blocked"]
-    assert _versions(r.sim, APISERVER) == ["1.30.4"]  # the change was not made
+    assert _versions(r.transport.sim, APISERVER) == ["1.30.4"]  # the change was not made
     store.close()
 
 
 def test_a_request_no_plan_can_carry_out_is_refused(tmp_path: Path) -> None:
     store, r = _cluster(tmp_path)
     with pytest.raises(InputError, match="no upgrade path"):
-        request_upgrade(r.sim, "1.32.1", [], "auto")  # no 1.31 release to land on
-    request_upgrade(r.sim, "1.30.9", [], "auto")
+        request_upgrade(r.transport.sim, "1.32.1", [], "auto")  # no 1.31 release to land on
+    request_upgrade(r.transport.sim, "1.30.9", [], "auto")
     with pytest.raises(InputError, match="already in progress"):
-        request_upgrade(r.sim, "1.30.9", [], "auto")
+        request_upgrade(r.transport.sim, "1.30.9", [], "auto")
     store.close()

@@ -9,13 +9,13 @@ import os
 from pathlib import Path
 
 from kupgrade.controllers.nodes import metrics
-from kupgrade.controllers.version.controller import Wiring
 from kupgrade.sim.cluster import SimCluster
-from kupgrade.sim.create import create_cluster, release_source
+from kupgrade.sim.create import create_cluster
+from kupgrade.sim.loop import Local, Loop
 from kupgrade.sim.profile import Budget, Change, Machine, Pool, Profile, Spec, Workload
-from kupgrade.sim.runner import Runner, workdir
 from kupgrade.sim.store import Store
 from tests.support.cli import kupgrade
+from tests.support.sim import runner as sim_loop
 
 
 def test_drain_error_metric_set_after_an_hour_and_cleared(tmp_path: Path) -> None:
@@ -31,16 +31,14 @@ def test_drain_error_metric_set_after_an_hour_and_cleared(tmp_path: Path) -> Non
     pool["spec"]["configuration"]["name"] = "rendered-worker-new"
     store.put(pool)
     store.commit()
-    runner = Runner(
-        store, spec, Wiring(workdir(store), lambda i, v: release_source(spec, root, i, v))
-    )
-    start = runner.sim.now()
+    runner = sim_loop(root, store, spec)
+    start = runner.transport.sim.now()
     seen: dict[str, list[str]] = {}
 
-    def watch(r: Runner) -> None:
-        minute = (r.sim.now() - start) / 60
+    def watch(r: Loop[Local]) -> None:
+        minute = (r.transport.sim.now() - start) / 60
         key = "before" if minute < 59 else "past-hour" if minute < 75 else "after"
-        seen.setdefault(key, []).extend(metrics.drain_errors(SimCluster(r.store)))
+        seen.setdefault(key, []).extend(metrics.drain_errors(SimCluster(r.transport.store)))
 
     assert runner.run(on_step=watch, max_seconds=4 * 3600.0).reason == "completed"
     assert "w-0" not in seen.get("before", [])

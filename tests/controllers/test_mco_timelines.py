@@ -17,9 +17,10 @@ import pytest
 
 from kupgrade.cluster import mco
 from kupgrade.controllers.nodes.pool import is_unavailable, is_updated, mcp_columns
-from kupgrade.controllers.version.controller import Wiring
 from kupgrade.sim.cluster import SimCluster
-from kupgrade.sim.create import create_cluster, release_source
+from kupgrade.sim.create import create_cluster
+from kupgrade.sim.loop import Local, Loop
+from kupgrade.sim.openshift.releases import rendered_config
 from kupgrade.sim.profile import (
     Budget,
     Change,
@@ -31,11 +32,10 @@ from kupgrade.sim.profile import (
     Spec,
     Workload,
 )
-from kupgrade.sim.releases import rendered_config
-from kupgrade.sim.runner import Runner, workdir
 from kupgrade.sim.store import Store
 from tests.support.caseuse import plain, unused
 from tests.support.conformance import conformance_cases
+from tests.support.sim import runner as sim_loop
 
 OLD = rendered_config("worker", Spec().version)
 Obj = dict[str, Any]
@@ -92,7 +92,7 @@ def _spec(case: Obj) -> Spec:
     )
 
 
-def _runner(tmp_path: Path, spec: Spec, pool: str, target: str) -> tuple[Runner, float]:
+def _runner(tmp_path: Path, spec: Spec, pool: str, target: str) -> tuple[Loop[Local], float]:
     root = create_cluster(tmp_path, "t", Profile(spec=spec))
     store = Store(root / "cluster.db")
     found = store.get("MachineConfigPool", pool)
@@ -100,9 +100,8 @@ def _runner(tmp_path: Path, spec: Spec, pool: str, target: str) -> tuple[Runner,
     found["spec"]["configuration"]["name"] = target  # a new MachineConfig was rendered
     store.put(found)
     store.commit()
-    wiring = Wiring(workdir(store), lambda i, v: release_source(spec, root, i, v))
-    runner = Runner(store, spec, wiring)
-    return runner, runner.sim.now()
+    runner = sim_loop(root, store, spec)
+    return runner, runner.transport.sim.now()
 
 
 def _minutes(at: float, t0: float) -> float:
@@ -147,20 +146,22 @@ def test_timeline_replays_on_the_simulator(tmp_path: Path, case: Obj) -> None:
     runner, t0 = _runner(tmp_path, _spec(case), pool["name"], target)
     seen: dict[float, Obj] = {}
 
-    def snapshot(r: Runner) -> None:
-        found = r.store.get("MachineConfigPool", pool["name"])
+    def snapshot(r: Loop[Local]) -> None:
+        found = r.transport.store.get("MachineConfigPool", pool["name"])
         assert found is not None
-        seen[_minutes(r.sim.now(), t0)] = _named(mcp_columns(found), pool["current_config"])
+        seen[_minutes(r.transport.sim.now(), t0)] = _named(
+            mcp_columns(found), pool["current_config"]
+        )
 
-    for action in runner.store.pop_due(t0):
-        runner.world.fire(action)
+    for action in runner.transport.store.pop_due(t0):
+        runner.transport.world.fire(action)
     runner.settle()
     snapshot(runner)
     outcome = runner.run(on_step=snapshot, max_seconds=86400.0)
     assert outcome.reason == "completed"
 
     expect = case["expect"]
-    events = _events(runner.store, t0)
+    events = _events(runner.transport.store, t0)
     assert events == expect["events"]
     starts = [n for e in events if e["event"] == "start" for n in e["nodes"]]
     finishes = [e["node"] for e in events if e["event"] == "finish"]
@@ -213,7 +214,9 @@ def test_node_goes_through_the_daemon_state_machine(
         node_phases=NodePhases(overrides={"worker-0": NodeTiming(update=120.0, reboot=240.0)}),
     )
     runner, _ = _runner(tmp_path, spec, "worker", target)
-    states: list[Obj] = [_step_view(runner.store.get("Node", "worker-0") or {}, current, target)]
+    states: list[Obj] = [
+        _step_view(runner.transport.store.get("Node", "worker-0") or {}, current, target)
+    ]
     original = SimCluster.write
 
     def spy(self: SimCluster, obj: Obj) -> None:
@@ -280,9 +283,9 @@ def test_drain_blocked_by_a_budget(tmp_path: Path, case: Obj) -> None:
     observed: dict[int, Obj] = {}
     last = {"view": _drain_view(runner, node)}
 
-    def on_step(r: Runner) -> None:
+    def on_step(r: Loop[Local]) -> None:
         """The cluster at minute t is what the last step at or before t left."""
-        now = _minutes(r.sim.now(), t0)
+        now = _minutes(r.transport.sim.now(), t0)
         for t in checkpoints:
             if t not in observed and now > t:
                 observed[t] = last["view"]
@@ -292,7 +295,7 @@ def test_drain_blocked_by_a_budget(tmp_path: Path, case: Obj) -> None:
     assert outcome.reason == "completed"
     drains = [
         _minutes(e["at"], t0)
-        for e in runner.store.events()
+        for e in runner.transport.store.events()
         if e["object"] == f"node/{node}" and e["reason"] == "Drain"
     ]
     assert drains[:1] == [requested]
@@ -303,12 +306,12 @@ def test_drain_blocked_by_a_budget(tmp_path: Path, case: Obj) -> None:
                 assert got[key] == value, f"t={t} {key}"
 
 
-def _drain_view(r: Runner, node: str) -> Obj:
-    found = r.store.get("Node", node)
+def _drain_view(r: Loop[Local], node: str) -> Obj:
+    found = r.transport.store.get("Node", node)
     assert found is not None
     notes = found["metadata"]["annotations"]
-    drain = r.sim.state(f"drain:{node}") or {}
-    pool = r.store.get("MachineConfigPool", "worker")
+    drain = r.transport.sim.state(f"drain:{node}") or {}
+    pool = r.transport.store.get("MachineConfigPool", "worker")
     assert pool is not None
     return {
         "draining": notes.get(mco.DESIRED_DRAIN) != notes.get(mco.LAST_APPLIED_DRAIN)
@@ -316,7 +319,7 @@ def _drain_view(r: Runner, node: str) -> Obj:
         "node_state": notes.get(mco.STATE),
         "drain_retry_every_minutes": drain.get("retry", 60.0) / 60,
         "drain_threshold_event_seen": any(
-            e["reason"] == "DrainThresholdExceeded" for e in r.store.events()
+            e["reason"] == "DrainThresholdExceeded" for e in r.transport.store.events()
         ),
         "pool_degraded": mcp_columns(pool)["DEGRADED"] == "True",
     }

@@ -20,9 +20,9 @@ from kupgrade.controllers.olm.controller import resolution_reason
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
-from kupgrade.sim.olm import add_source, approve, subscribe
+from kupgrade.sim.loop import Local, Loop
+from kupgrade.sim.openshift.olm import add_source, approve, subscribe
 from kupgrade.sim.profile import Fault, Olm, Pool, Profile, Spec
-from kupgrade.sim.runner import Runner
 from kupgrade.sim.store import Store
 from tests.support.conformance import conformance_cases, conformance_path, need_case
 from tests.support.olmkit import compact_blobs, write_blobs
@@ -32,7 +32,7 @@ RESOLVER = ("olm", "resolver.yaml")
 SMALL = [Pool(name="master", nodes=1, max_unavailable=1), Pool(name="worker", nodes=1)]
 
 
-def _cluster(tmp_path: Path, spec: Spec) -> tuple[Path, Store, Runner]:
+def _cluster(tmp_path: Path, spec: Spec) -> tuple[Path, Store, Loop[Local]]:
     root = create_cluster(tmp_path, "c", Profile(spec=spec))
     store = Store(root / "cluster.db")
     return root, store, runner(root, store, spec)
@@ -60,7 +60,7 @@ def test_a_resolver_case_replayed_on_the_cluster(tmp_path: Path, case: Any) -> N
     spec = Spec(seed=1, pools=SMALL,
                 olm=Olm(policy=case["policy"], global_namespace=case.get("globalNamespace", "olm")))  # fmt: skip
     _, store, r = _cluster(tmp_path, spec)
-    sim = r.sim
+    sim = r.transport.sim
     for source, path in _sources(tmp_path, case):
         add_source(sim, source["name"], str(path), namespace=source["namespace"],
                    priority=int(source.get("priority", 0)))  # fmt: skip
@@ -160,10 +160,15 @@ CAPPED = [
 ]  # fmt: skip
 
 
-def _manual(tmp_path: Path, spec: Spec) -> tuple[Store, Runner]:
+def _manual(tmp_path: Path, spec: Spec) -> tuple[Store, Loop[Local]]:
     _, store, r = _cluster(tmp_path, spec)
-    add_source(r.sim, "community", str(write_blobs(tmp_path / "catalog", CAPPED)), namespace="olm")
-    subscribe(r.sim, package="etcd", source="community", source_namespace="olm",
+    add_source(
+        r.transport.sim,
+        "community",
+        str(write_blobs(tmp_path / "catalog", CAPPED)),
+        namespace="olm",
+    )
+    subscribe(r.transport.sim, package="etcd", source="community", source_namespace="olm",
               namespace="operators", approval="Manual", starting_csv="etcd.v1")  # fmt: skip
     store.commit()
     return store, r
@@ -171,7 +176,7 @@ def _manual(tmp_path: Path, spec: Spec) -> tuple[Store, Runner]:
 
 def test_manual_plans_wait_for_approval_and_a_stale_one_is_refused(tmp_path: Path) -> None:
     store, r = _manual(tmp_path, Spec(seed=2, pools=SMALL))
-    sim = r.sim
+    sim = r.transport.sim
     r.run(until="idle")
     (plan,) = _plans(sim, "etcd", "operators")
     assert (plan["spec"]["approved"], plan["status"]["phase"]) == (False, "RequiresApproval")
@@ -201,12 +206,17 @@ def test_an_operator_that_never_starts_fails_its_csv(tmp_path: Path) -> None:
     spec = Spec(seed=3, pools=SMALL, faults=[Fault(csv="etcd.v1")],
                 olm=Olm(install_timeout_seconds=120))  # fmt: skip
     _, store, r = _cluster(tmp_path, spec)
-    add_source(r.sim, "community", str(write_blobs(tmp_path / "catalog", CAPPED)), namespace="olm")
-    subscribe(r.sim, package="etcd", source="community", source_namespace="olm",
+    add_source(
+        r.transport.sim,
+        "community",
+        str(write_blobs(tmp_path / "catalog", CAPPED)),
+        namespace="olm",
+    )
+    subscribe(r.transport.sim, package="etcd", source="community", source_namespace="olm",
               namespace="operators", starting_csv="etcd.v1")  # fmt: skip
     store.commit()
     r.run(until="idle")
-    csv = r.sim.get("ClusterServiceVersion", "etcd.v1", "operators")
+    csv = r.transport.sim.get("ClusterServiceVersion", "etcd.v1", "operators")
     assert csv is not None
     assert (csv["status"]["phase"], csv["status"]["reason"], csv["status"]["message"]) == (
         "Failed",
@@ -216,7 +226,8 @@ def test_an_operator_that_never_starts_fails_its_csv(tmp_path: Path) -> None:
     phases = [c["phase"] for c in csv["status"]["conditions"]]
     assert phases == ["InstallReady", "Installing", "Failed"]
     failed = find(
-        r.sim.get("Subscription", "etcd", "operators")["status"]["conditions"], "InstallPlanFailed"
+        r.transport.sim.get("Subscription", "etcd", "operators")["status"]["conditions"],
+        "InstallPlanFailed",
     )  # type: ignore[index]
     assert failed is not None and "etcd.v1 failed: install timeout" in failed["message"]
 
@@ -231,10 +242,10 @@ def _upgradeable(sim: SimCluster) -> dict[str, Any]:
 
 def test_a_capped_operator_blocks_the_minor_upgrade_until_it_moves_on(tmp_path: Path) -> None:
     from kupgrade.cluster.clusterversion import request_update  # noqa: PLC0415
-    from kupgrade.sim.create import model_image  # noqa: PLC0415
+    from kupgrade.sim.openshift.releases import model_image  # noqa: PLC0415
 
     store, r = _manual(tmp_path, Spec(seed=4, pools=SMALL))
-    sim = r.sim
+    sim = r.transport.sim
     r.run(until="idle")
     approve(sim, _plans(sim, "etcd", "operators")[0]["metadata"]["name"])
     store.commit()
@@ -308,7 +319,7 @@ def test_an_approved_plan_installs_its_csv_after_the_catalog_moved_on(tmp_path: 
     waiting plan keeps its bundle, and approving it installs that CSV even when the
     catalog no longer has it; the next resolution starts from there."""
     store, r = _manual(tmp_path, Spec(seed=6, pools=SMALL))
-    sim = r.sim
+    sim = r.transport.sim
     r.run(until="idle")
     (plan,) = _plans(sim, "etcd", "operators")
     moved = [b for b in CAPPED if b.get("name") != "etcd.v1"]

@@ -18,7 +18,7 @@ from kupgrade.cluster.conditions import find
 from kupgrade.release.catalog_image import build_catalog_image, pull_catalog, push_catalog
 from kupgrade.service.process import RegistryProcess
 from kupgrade.sim.create import create_cluster
-from kupgrade.sim.olm import add_source, subscribe
+from kupgrade.sim.openshift.olm import add_source, subscribe
 from kupgrade.sim.profile import Pool, Profile, Spec
 from kupgrade.sim.store import Store
 from tests.support.cli import kupgrade
@@ -63,21 +63,26 @@ def test_a_subscription_follows_its_catalog_image_on_each_poll(
     root = create_cluster(tmp_path, "c", Profile(spec=spec))
     store = Store(root / "cluster.db")
     r = runner(root, store, spec)
-    add_source(r.sim, "apps", tag, namespace="olm", poll="10m")
-    subscribe(r.sim, package="app", source="apps", source_namespace="olm", namespace="operators")
+    add_source(r.transport.sim, "apps", tag, namespace="olm", poll="10m")
+    subscribe(
+        r.transport.sim, package="app", source="apps", source_namespace="olm", namespace="operators"
+    )
     store.commit()
     r.run(until="idle", max_seconds=300)
-    sub = r.sim.get("Subscription", "app", "operators")
+    sub = r.transport.sim.get("Subscription", "app", "operators")
     assert sub is not None and sub["status"]["installedCSV"] == "app.v1.0.0"
     # A new head behind the same tag: picked up on the next poll, one step at a time.
     push_catalog(build_catalog_image(write_blobs(tmp_path / "v2", _catalog(
         ["app.v1.0.0", "app.v1.1.0", "app.v1.2.0"]))), tag)  # fmt: skip
     r.run(until="idle", max_seconds=300)  # before the poll: nothing moves
-    assert r.sim.get("Subscription", "app", "operators")["status"]["installedCSV"] == "app.v1.0.0"  # type: ignore[index]
+    assert (
+        r.transport.sim.get("Subscription", "app", "operators")["status"]["installedCSV"]
+        == "app.v1.0.0"
+    )  # type: ignore[index]
     r.run(until="idle", max_seconds=1200)
-    sub = r.sim.get("Subscription", "app", "operators")
+    sub = r.transport.sim.get("Subscription", "app", "operators")
     assert sub is not None and sub["status"]["installedCSV"] == "app.v1.2.0"
-    source = r.sim.get("CatalogSource", "apps", "olm")
+    source = r.transport.sim.get("CatalogSource", "apps", "olm")
     assert (
         source is not None and source["status"]["connectionState"]["lastObservedState"] == "READY"
     )
@@ -92,16 +97,18 @@ def test_a_tampered_catalog_blob_is_refused(tmp_path: Path, registry: RegistryPr
     root = create_cluster(tmp_path, "c", Profile(spec=spec))
     store = Store(root / "cluster.db")
     r = runner(root, store, spec)
-    add_source(r.sim, "bad", pinned, namespace="olm")
-    subscribe(r.sim, package="app", source="bad", source_namespace="olm", namespace="operators")
+    add_source(r.transport.sim, "bad", pinned, namespace="olm")
+    subscribe(
+        r.transport.sim, package="app", source="bad", source_namespace="olm", namespace="operators"
+    )
     store.commit()
     r.run(until="idle", max_seconds=300)
-    sub = r.sim.get("Subscription", "app", "operators")
+    sub = r.transport.sim.get("Subscription", "app", "operators")
     assert sub is not None
     unhealthy = find(sub["status"]["conditions"], "CatalogSourcesUnhealthy")
     assert unhealthy is not None and unhealthy["status"] == "True"
     assert "olm/bad" in unhealthy["message"] and "was changed" in unhealthy["message"]
-    assert r.sim.list("InstallPlan") == []
+    assert r.transport.sim.list("InstallPlan") == []
     # The catalog commands refuse it the same way, in one line.
     done = kupgrade("olm", "heads", pinned)
     assert done.returncode != 0 and "was changed" in done.stderr

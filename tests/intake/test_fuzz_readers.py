@@ -41,7 +41,8 @@ from kupgrade.release.sources import open_payload
 from kupgrade.release.verify import SignatureRejectedError, check_signed_content
 from kupgrade.risks.promql.engine import evaluate_text
 from kupgrade.risks.promql.snapshot import load_snapshot, parse_snapshot
-from kupgrade.sim.profile import Profile, check_profile, load_profile
+from kupgrade.sim.profile import Profile
+from kupgrade.sim.profiles import check_profile, load_profile
 from kupgrade.skew.fleet import is_fleet_document, parse_fleet
 from kupgrade.skew.gdc import check_fleet
 from kupgrade.skew.inventory import parse_inventory

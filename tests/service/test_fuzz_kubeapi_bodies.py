@@ -19,8 +19,8 @@ from kupgrade.controllers.olm.controller import parse_interval
 from kupgrade.service.kubeapi.api import KubeAPI
 from kupgrade.service.kubeapi.clock import step_target
 from kupgrade.sim.create import create_cluster
+from kupgrade.sim.loop import Local, Loop
 from kupgrade.sim.profile import Pool, Profile, Spec
-from kupgrade.sim.runner import Runner
 from kupgrade.sim.store import Store
 from tests.support.fuzzkit import FUZZ_SETTINGS, fuzz, mutated, swapped
 from tests.support.sim import runner
@@ -45,13 +45,18 @@ SEEDS: dict[str, dict[str, Any]] = {
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KubeAPI, Runner]]:
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KubeAPI, Loop[Local]]]:
     spec = Spec(seed=1, pools=[Pool(name="master", nodes=1, max_unavailable=1)])
     root = create_cluster(tmp_path_factory.mktemp("fuzz-api"), "c", Profile(spec=spec))
     store = Store(root / "cluster.db")
     r = runner(root, store, spec)
     r.with_controllers = False  # the world alone, stepped through the API as served so
-    yield KubeAPI(r.sim, TOKEN, {"gitVersion": "v1.26.0"}, clock=_Stepped(r), home=str(root)), r
+    yield (
+        KubeAPI(
+            r.transport.sim, TOKEN, {"gitVersion": "v1.26.0"}, clock=_Stepped(r), home=str(root)
+        ),
+        r,
+    )
     store.close()
 
 
@@ -60,7 +65,7 @@ class _Stepped:
 
     mode = "stepped"
 
-    def __init__(self, r: Runner) -> None:
+    def __init__(self, r: Loop[Local]) -> None:
         self.r = r
 
     def now(self) -> float:
@@ -82,7 +87,7 @@ def _send(
     return reply.status
 
 
-def test_fuzz_bodies_the_api_reads_itself(cluster: tuple[KubeAPI, Runner]) -> None:
+def test_fuzz_bodies_the_api_reads_itself(cluster: tuple[KubeAPI, Loop[Local]]) -> None:
     api, _ = cluster
     seeds = [json.dumps(doc).encode() for doc in SEEDS.values()]
     paths = list(SEEDS)

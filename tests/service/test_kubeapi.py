@@ -22,7 +22,7 @@ import httpx
 import pytest
 import yaml
 
-from kupgrade.sim.create import model_image
+from kupgrade.sim.openshift.releases import model_image
 from kupgrade.sim.profile import Spec
 from kupgrade.sim.sample import write_sample
 from tests.support.service import running_server

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from kupgrade.service.web.live_server import LiveServer, free_port
-from kupgrade.sim.create import model_image
+from kupgrade.sim.openshift.releases import model_image
 from kupgrade.sim.profile import Spec
 from tests.cli.test_examples_run import LAB_FLEET
 from tests.service.test_remote_controllers import _served

@@ -21,7 +21,7 @@ import httpx
 import pytest
 import yaml
 
-from kupgrade.sim.create import model_image
+from kupgrade.sim.openshift.releases import model_image
 from kupgrade.sim.profile import Spec
 from kupgrade.sim.store import Store
 from tests.service.test_kubeapi import KUBECTLS, PROFILE

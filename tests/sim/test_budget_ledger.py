@@ -16,7 +16,7 @@ from kupgrade.cluster.disruption import budget_status
 from kupgrade.cluster.objects import is_ready_pod, pdb, pod
 from kupgrade.sim.budgets import ledger, selects
 from kupgrade.sim.cluster import SimCluster
-from kupgrade.sim.runner import COMMIT_EVERY, COMMIT_SHARE, CommitPace
+from kupgrade.sim.loop import COMMIT_EVERY, COMMIT_SHARE, CommitPace
 from kupgrade.sim.store import Store
 
 NAMESPACES = ["a", "b"]
@@ -145,7 +145,7 @@ def test_one_ledger_per_store_however_many_views() -> None:
 
 def test_the_commit_pace_keeps_commits_a_small_share(monkeypatch: Any) -> None:
     clock = [100.0]
-    monkeypatch.setattr("kupgrade.sim.runner.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("kupgrade.sim.loop.time.monotonic", lambda: clock[0])
     pace = CommitPace()
     assert not pace.due()
     clock[0] += COMMIT_EVERY

@@ -200,8 +200,8 @@ def test_the_run_commits_behind_and_ends_written(tmp_path: Path, monkeypatch: An
         behinds.append(behind)
         commit(self, behind=behind)
 
-    monkeypatch.setattr("kupgrade.sim.runner.COMMIT_EVERY", 0.0)  # due whenever written
-    monkeypatch.setattr("kupgrade.sim.runner.COMMIT_SHARE", 0.0)
+    monkeypatch.setattr("kupgrade.sim.loop.COMMIT_EVERY", 0.0)  # due whenever written
+    monkeypatch.setattr("kupgrade.sim.loop.COMMIT_SHARE", 0.0)
     spec = Spec(
         pools=[Pool("master", 3, max_unavailable=1), Pool("worker", 6, max_unavailable=2)],
         workloads=[Workload("web", "shop", 12, pdb=Budget(max_unavailable=1))],

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from kupgrade.sim.create import model_image
+from kupgrade.sim.openshift.releases import model_image
 from kupgrade.sim.profile import Spec, operators_of
 from kupgrade.sim.store import Store
 

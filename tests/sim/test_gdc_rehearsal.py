@@ -18,21 +18,21 @@ from kupgrade.cluster.gdc import NODE_STATE, NODE_VERSION, pool_of
 from kupgrade.controllers.gdc.request import request_upgrade
 from kupgrade.controllers.gdc.rollout import max_parallel
 from kupgrade.sim.cluster import SimCluster
-from kupgrade.sim.gdc_report import gdc_report
-from kupgrade.sim.gdc_runner import GdcRunner
+from kupgrade.sim.loop import Outcome
 from kupgrade.sim.profile import Budget, Fault, Pool, Workload
-from kupgrade.sim.runner import Outcome
 from kupgrade.sim.store import Store
 from tests.support.cli import run_cli
 from tests.support.gdckit import events, gdc_spec, make, rehearse, spec_with, stage_times
+from tests.support.sim import runner as sim_loop
 
 OLD, MID, NEW = "1.16.9", "1.28.500-gke.120", "1.29.100-gke.251"
 TIGHT = [Workload("db", "data", 2, pool="worker", pdb=Budget(min_available=2))]
 
 
 def _report(store: Any, spec: Any, outcome: Outcome) -> dict[str, Any]:
-    runner = GdcRunner(store, spec)
-    return gdc_report(runner, outcome, float(store.events()[0]["at"]), 0.0)
+    return sim_loop(store.path.parent, store, spec).report(
+        outcome, float(store.events()[0]["at"]), 0.0
+    )
 
 
 def test_a_budget_that_never_allows_is_ignored_up_to_1_28(tmp_path: Path) -> None:
@@ -78,7 +78,7 @@ def test_a_blocking_preflight_finding_stops_before_the_spec_changes(tmp_path: Pa
     assert check["status"]["checks"]["network-health"] == {
         "passed": False, "message": "node 10.0.0.5 cannot reach the VIP",
     }  # fmt: skip
-    assert "cannot reach the VIP" in GdcRunner(store, spec).failing()  # type: ignore[operator]
+    assert "cannot reach the VIP" in sim_loop(store.path.parent, store, spec).failing()  # type: ignore[operator]
     reason = next(c for c in cluster["status"]["conditions"] if c["type"] == "Reconciling")
     assert reason["reason"] == "PreflightCheckFailed" and "VIP" in reason["message"]
 
@@ -108,14 +108,16 @@ def test_a_bootstrap_cluster_owns_the_resources_during_the_upgrade(tmp_path: Pat
     seen: list[tuple[str, str, str]] = []
 
     def look(r: Any) -> None:
-        own = next(c for c in r.store.list("Cluster") if ":" not in c["metadata"]["namespace"])
-        copies = [c for c in r.store.list("Cluster") if ":" in c["metadata"]["namespace"]]
+        own = next(
+            c for c in r.transport.store.list("Cluster") if ":" not in c["metadata"]["namespace"]
+        )
+        copies = [c for c in r.transport.store.list("Cluster") if ":" in c["metadata"]["namespace"]]
         if copies:
             seen.append((own["spec"]["anthosBareMetalVersion"],
                          copies[0]["spec"]["anthosBareMetalVersion"],
                          copies[0]["status"]["anthosBareMetalVersion"]))  # fmt: skip
 
-    outcome = GdcRunner(store, spec).run(on_step=look)
+    outcome = sim_loop(store.path.parent, store, spec).run(on_step=look)
     assert outcome.reason == "completed"
     # While pivoted the cluster's own Cluster stays as it was; the copy shows progress.
     assert seen and all(own == MID for own, _, _ in seen)
@@ -161,7 +163,7 @@ def test_left_pools_keep_their_version_and_a_pool_upgrades_alone(tmp_path: Path)
     request_upgrade(SimCluster(store), NEW, bmctl=NEW, pool="w2")
     store.commit()
     spec = gdc_spec(MID, pools=pools)
-    assert GdcRunner(store, spec).run().reason == "completed"
+    assert sim_loop(store.path.parent, store, spec).run().reason == "completed"
     assert {n["metadata"]["annotations"][NODE_VERSION] for n in store.list("Node")} == {NEW}
     assert [s for s in stage_times(store) if s.startswith("worker")] == [
         "worker-node-pool/w1", "worker-node-pool/w2",
@@ -320,7 +322,7 @@ def test_a_damaged_request_never_crashes_the_runner(tmp_path: Path) -> None:
     state = request_upgrade(SimCluster(store), NEW, bmctl=NEW, leave_pools=["worker"])
     store.set_meta("state:gdc", copy.deepcopy(state))
     store.commit()
-    outcome = GdcRunner(store, gdc_spec(MID)).run()
+    outcome = sim_loop(store.path.parent, store, gdc_spec(MID)).run()
     assert outcome.reason == "completed"
     assert "worker-node-pool/worker" not in stage_times(store)
 

@@ -49,16 +49,16 @@ from kupgrade.sim.fleet.doc import read_fleet
 from kupgrade.sim.fleet.home import create_fleet, opened_fleet
 from kupgrade.sim.fleet.rehearsal import Rehearsal, Settings
 from kupgrade.sim.fleet.report import fleet_report
-from kupgrade.sim.gdc_runner import GdcRunner
-from kupgrade.sim.kube_runner import KubeRunner
-from kupgrade.sim.olm import add_source, subscribe
-from kupgrade.sim.profile import Olm, Pool, Profile, Spec, example_profile
+from kupgrade.sim.loop import Local, Loop
+from kupgrade.sim.openshift.olm import add_source, subscribe
+from kupgrade.sim.platforms import platform_named
+from kupgrade.sim.profile import Olm, Pool, Profile, Spec
 from kupgrade.sim.report import timeline
-from kupgrade.sim.runner import Runner
 from kupgrade.sim.store import Store
 from tests.support.conformance import SHARED
 from tests.support.sim import ask_for_target
 from tests.support.sim import runner as openshift_runner
+from tests.support.sim import runner as sim_loop
 
 _encode = msgspec.json.Encoder(order="sorted").encode
 CATALOG = SHARED / "conformance" / "olm" / "catalogs" / "community-operators-prod" / "v4.21.json"
@@ -72,7 +72,7 @@ def _digest(value: object) -> str:
     return hashlib.sha256(text).hexdigest()[:16]
 
 
-def _result(store: Store, runner: Runner, since: float, **run: Any) -> dict[str, object]:
+def _result(store: Store, runner: Loop[Local], since: float, **run: Any) -> dict[str, object]:
     """The run to its end, as digests of its events, timeline and objects."""
     outcome = runner.run(**run)
     events = store.events()
@@ -102,15 +102,15 @@ def _gdc(spec: Spec, home: Path, target: str = gdc_bench.TARGET) -> dict[str, ob
     since = SimCluster(store).now()
     gdc_request(SimCluster(store), target, bmctl=target)
     store.commit()
-    return _result(store, GdcRunner(store, spec), since)
+    return _result(store, sim_loop(store.path.parent, store, spec), since)
 
 
 def _kube(spec: Spec, home: Path) -> dict[str, object]:
     root = create_cluster(home, "k", Profile(spec=spec))
     store = Store(root / "cluster.db")
-    runner = KubeRunner(store, spec)
-    since = runner.sim.now()
-    kube_request(runner.sim, "1.31.2", ["1.30.9"], "auto")
+    runner = sim_loop(store.path.parent, store, spec)
+    since = runner.transport.sim.now()
+    kube_request(runner.transport.sim, "1.31.2", ["1.30.9"], "auto")
     store.commit()
     return _result(store, runner, since)
 
@@ -124,12 +124,12 @@ def _olm(subscriptions: int, home: Path) -> dict[str, object]:
     root = create_cluster(home, "o", Profile(spec=spec))
     store = Store(root / "cluster.db")
     runner = openshift_runner(root, store, spec)
-    add_source(runner.sim, "community", str(CATALOG), namespace="olm")
+    add_source(runner.transport.sim, "community", str(CATALOG), namespace="olm")
     for i, (package, channel, start) in enumerate(
         olm_bench._starts(olm_bench._full(CATALOG), subscriptions)
     ):
         subscribe(
-            runner.sim,
+            runner.transport.sim,
             package=package,
             source="community",
             source_namespace="olm",
@@ -138,7 +138,7 @@ def _olm(subscriptions: int, home: Path) -> dict[str, object]:
             starting_csv=start,
         )
     store.commit()
-    return _result(store, runner, runner.sim.now(), until="idle", max_seconds=30 * 86400)
+    return _result(store, runner, runner.transport.sim.now(), until="idle", max_seconds=30 * 86400)
 
 
 def _fleet(users: int, max_parallel: int, home: Path) -> dict[str, object]:
@@ -249,7 +249,7 @@ def _ask_kube(_root: Path, store: Store, _spec: Spec) -> None:
 
 
 def _example(platform: str, seed: int) -> Spec:
-    data = yaml.safe_load(example_profile(platform))
+    data = yaml.safe_load(platform_named(platform).example_profile() or "")
     data["spec"]["seed"] = seed
     return msgspec.convert(data, Profile, strict=False).spec
 

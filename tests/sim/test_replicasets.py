@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
+from kupgrade.sim.openshift.world import OpenShiftWorld
 from kupgrade.sim.profile import Budget, Pool, Profile, Spec, Workload
 from kupgrade.sim.store import Store
 from kupgrade.sim.world import World
@@ -22,7 +23,7 @@ SPEC = Spec(
 def _world(tmp_path: Path) -> tuple[SimCluster, World]:
     root = create_cluster(tmp_path, "c", Profile(spec=SPEC))
     sim = SimCluster(Store(root / "cluster.db"))
-    return sim, World(sim, SPEC)
+    return sim, OpenShiftWorld(sim, SPEC)
 
 
 def _running(sim: SimCluster) -> list[str]:

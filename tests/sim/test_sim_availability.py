@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from kupgrade.controllers.availability import AvailabilityController
+from kupgrade.controllers.availability import REFRESH_STATE, AvailabilityController
 from kupgrade.risks.promql import load_snapshot
 from kupgrade.risks.promql.engine import evaluate_text
 from kupgrade.risks.rules import PromQLCondition
@@ -96,22 +96,26 @@ def test_risks_are_throttled_in_a_rehearsal(tmp_path: Path, throttled: bool) -> 
 
 
 def test_the_periodic_check_runs_when_due(tmp_path: Path) -> None:
-    """As a Controller, availability says when it next wants to run and does nothing
-    before then (the run loop calls it at every step)."""
+    """As a Controller, availability keeps when it next wants to run in the cluster (so a
+    restarted controller keeps the period) and does nothing before then (the run loop
+    calls it at every step)."""
     with serving(_graph()) as upstream:
         spec = Spec(upstream=upstream + "/graph", pools=[Pool("master", 1), Pool("worker", 1)])
         store = Store(create_cluster(tmp_path, "c", Profile(spec=spec)) / "cluster.db")
         api = SimCluster(store)
         controller = AvailabilityController(api, None, throttled=True, interval=180.0)
         now = api.now()
-        assert controller.sync() == now + 180.0
+        controller.sync()
+        assert api.state(REFRESH_STATE) == now + 180.0
         cv = store.get("ClusterVersion", "version")
         assert cv is not None
         stamp = next(c for c in cv["status"]["conditions"] if c["type"] == "RetrievedUpdates")[
             "lastTransitionTime"
         ]
         store.set_meta("now", now + 60)
-        assert controller.sync() == now + 180.0  # not due: no second fetch
+        controller.sync()
+        assert api.state(REFRESH_STATE) == now + 180.0  # not due: no second fetch
         store.set_meta("now", now + 200)
-        assert controller.sync() == now + 380.0
+        controller.sync()
+        assert api.state(REFRESH_STATE) == now + 380.0
         assert stamp

@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
-from kupgrade.cli.cluster_view import pool_rows
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.objects import merge_patch
 from kupgrade.controllers.version.progress import runlevel_rows
-from kupgrade.sim.create import model_image
+from kupgrade.sim.openshift.releases import model_image
 from kupgrade.sim.profile import (
     Budget,
     Fault,
@@ -202,13 +201,17 @@ def test_live_view_counts_each_runlevel_in_order(tmp_path: Path) -> None:
     root, store = start(tmp_path, SMALL)
     r = runner(root, store, SMALL)
     seen: list[list[tuple[str, int, int]]] = []
-    r.run(on_step=lambda x: seen.append(runlevel_rows(x.sim.state("version") or {})))
+    r.run(
+        on_step=lambda x: seen.append(
+            [row for row in x.progress() if row[0].startswith("runlevel")]
+        )
+    )
     assert any(0 < done < total for rows in seen for _, done, total in rows)
     for rows in seen:
         started = [i for i, (_, done, _) in enumerate(rows) if done > 0]
         if started:
             assert all(done == total for _, done, total in rows[: started[-1]]), rows
-    final = runlevel_rows(r.sim.state("version") or {})
+    final = runlevel_rows(r.transport.sim.state("version") or {})
     assert [label for label, _, _ in final] == sorted(label for label, _, _ in final)
     assert all(done == total for _, done, total in final) and sum(t for *_, t in final) > 20
 
@@ -220,9 +223,9 @@ def test_live_pool_bars_only_climb(tmp_path: Path) -> None:
     seen: dict[str, list[int]] = {}
 
     def on_step(r: Any) -> None:
-        for label, done, total in pool_rows(
-            r.store.list("MachineConfigPool"), r.sim.state("version") or {}
-        ):
+        for label, done, total in r.progress():
+            if not label.startswith("pool "):
+                continue
             seen.setdefault(label, []).append(done)
             assert done <= total
 

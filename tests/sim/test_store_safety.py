@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from kupgrade.sim.create import model_image
+from kupgrade.sim.openshift.releases import model_image
 from kupgrade.sim.profile import Spec
 from kupgrade.sim.store import Store, StoreError
 from tests.support.hostile import Outcome, run_bounded

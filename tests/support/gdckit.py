@@ -11,10 +11,10 @@ import msgspec
 from kupgrade.controllers.gdc.request import request_upgrade
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
-from kupgrade.sim.gdc_runner import GdcRunner
+from kupgrade.sim.loop import Outcome
 from kupgrade.sim.profile import Gdc, Pool, Profile, Spec
-from kupgrade.sim.runner import Outcome
 from kupgrade.sim.store import Store
+from tests.support.sim import runner as sim_loop
 
 
 def gdc_spec(version: str, *, role: str = "standalone", pools: list[Pool] | None = None,
@@ -40,7 +40,7 @@ def rehearse(
     store = make(home, name, spec)
     request_upgrade(SimCluster(store), to, bmctl=request.pop("bmctl", to), **request)
     store.commit()
-    return store, GdcRunner(store, spec).run(max_seconds=max_seconds)
+    return store, sim_loop(store.path.parent, store, spec).run(max_seconds=max_seconds)
 
 
 def events(store: Store, *reasons: str) -> list[dict[str, Any]]:

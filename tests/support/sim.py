@@ -6,11 +6,12 @@ from pathlib import Path
 from typing import Any
 
 from kupgrade.cluster.clusterversion import request_update
-from kupgrade.controllers.version.controller import Wiring
 from kupgrade.sim.cluster import SimCluster
-from kupgrade.sim.create import create_cluster, model_image, release_source
+from kupgrade.sim.create import create_cluster
+from kupgrade.sim.loop import Local, Loop, Outcome
+from kupgrade.sim.openshift.releases import model_image
+from kupgrade.sim.platforms import platform_of
 from kupgrade.sim.profile import Profile, Spec
-from kupgrade.sim.runner import Outcome, Runner, workdir
 from kupgrade.sim.store import Store
 
 TARGET = "4.14.27"
@@ -31,10 +32,12 @@ def ask_for_target(root: Path, store: Store, spec: Spec) -> None:
     store.commit()
 
 
-def runner(root: Path, store: Store, spec: Spec) -> Runner:
-    return Runner(
-        store, spec, Wiring(workdir(store), lambda i, v: release_source(spec, root, i, v))
-    )
+def runner(root: Path, store: Store, spec: Spec) -> Loop[Local]:
+    """The cluster's loop in this process, without the update service's periodic check
+    (the tests ask for their target by image): the world and the controllers alone."""
+    platform = platform_of(spec)
+    world = platform.world(SimCluster(store), spec)
+    return Loop(Local(store, world), platform, spec, root)
 
 
 def upgrade(tmp_path: Path, spec: Spec, **kw: Any) -> tuple[Store, Outcome]:

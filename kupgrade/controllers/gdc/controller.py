@@ -91,10 +91,10 @@ class GdcController:
 
     # --- the loop ---------------------------------------------------------------------
 
-    def sync(self) -> float | None:
+    def sync(self) -> None:
         running = in_progress(self.api)
         if running is None:
-            return None
+            return
         # A copy to work on (the stored state is compared with it when saved).
         st: dict[str, Any] = copied(running)
         wake: list[float] = []
@@ -102,9 +102,9 @@ class GdcController:
         for _ in range(50):  # a finished stage lets the next start at the same moment
             if not self._pass(st, wake) or st.get("completed") or st.get("failed"):
                 break
-        return self._save(st, wake)
+        self._save(st, wake)
 
-    def _save(self, st: dict[str, Any], wake: list[float]) -> float | None:
+    def _save(self, st: dict[str, Any], wake: list[float]) -> None:
         now = self.api.now()
         due = min((w for w in wake if w > now), default=None)
         queued = st.get("wakeAt")
@@ -112,7 +112,6 @@ class GdcController:
             st["wakeAt"] = due
             self.api.requeue_at(due, "Cluster", st["cluster"], st["namespace"])
         self.api.set_state(STATE, st)
-        return due
 
     def _pass(self, st: dict[str, Any], wake: list[float]) -> bool:
         """Run every stage whose predecessors are done; True when one finished."""

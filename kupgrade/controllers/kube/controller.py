@@ -31,6 +31,7 @@ from kupgrade.cluster.kubeadm import (
 )
 from kupgrade.cluster.objects import Obj, drainable, key_of
 from kupgrade.controllers.kube.findings import LiveFindings
+from kupgrade.controllers.protocol import Progress
 from kupgrade.skew.kubeadm import FIXES, Upgrade, enforce, kubelet_skew_of
 from kupgrade.versions import parse_kube
 
@@ -67,10 +68,10 @@ class KubeController:
         self.place: dict[str, tuple[str, int]] = {}  # node -> (pool, index in it)
         self.findings = LiveFindings(api)  # the skew rules' findings, kept node by node
 
-    def sync(self) -> float | None:
+    def sync(self) -> None:
         before = self.api.state(STATE)
         if not self.changes and not self.again and before == self.seen:
-            return None  # nothing changed, and no new request (a fleet asks for steps)
+            return  # nothing changed, and no new request (a fleet asks for steps)
         keys = self.changes.drain()
         nodes = [k[2] for k in keys if k[0] == "Node"]
         self._forget(nodes)
@@ -79,7 +80,7 @@ class KubeController:
         # (and then the drain's own retries look again): a pass costs the cluster's size.
         relevant = any(k[0] == "Node" or k[1] == "kube-system" for k in keys)
         if not (relevant or self.again or before != self.seen or _draining(before or {})):
-            return None
+            return
         state = copy.deepcopy(before or {})
         if PARALLEL in state:
             self._advance_parallel(state[PARALLEL])
@@ -89,7 +90,22 @@ class KubeController:
             self.api.set_state(STATE, state)
         self.again = state != (before or {})
         self.seen = state or None
-        return None
+
+    def progress(self) -> list[Progress]:
+        """One row per step of the plan under way (or last carried out): the control
+        plane, then each node pool; or each step a fleet asked for."""
+        state: dict[str, Any] = self.api.state(STATE) or {}
+        if PARALLEL in state:
+            entries = sorted(state[PARALLEL].items(), key=lambda e: step_order(e[0]))
+            return [
+                (f"step {i} {e['step']['object']}", int(e.get("done") is not None), 1)
+                for i, e in entries
+            ]
+        index = len(state.get("steps") or []) if state.get("completed") else state.get("index", 0)
+        return [
+            (f"step {s['id']} {s['object']}", int(n < index), 1)
+            for n, s in enumerate(state.get("steps") or [])
+        ]
 
     # --- the plan, step by step ------------------------------------------------------
 

@@ -19,6 +19,7 @@ from kupgrade.cluster.drain_filters import Flags, drain, drain_pod
 from kupgrade.cluster.objects import key_of, rfc3339
 from kupgrade.controllers.nodes import pool as rules
 from kupgrade.controllers.nodes.tracker import PoolTracker
+from kupgrade.controllers.protocol import Progress
 from kupgrade.errors import InputError
 
 RETRY = 60.0
@@ -47,7 +48,7 @@ class NodeController:
         self.selectors: dict[str, Any] = {}  # pool -> nodeSelector the mapping was built for
         self.pod_node: dict[tuple[str, str, str], str] = {}
 
-    def sync(self) -> float | None:
+    def sync(self) -> None:
         """One pass over what changed; drain retries are queued through the backend."""
         pools, nodes = self._changed_nodes()
         for name in sorted(pools):
@@ -58,7 +59,32 @@ class NodeController:
             node = self.api.get("Node", name)
             if node is not None:
                 self._drain(node)
-        return None
+
+    def progress(self) -> list[Progress]:
+        """(pool, nodes at the target, nodes) per pool.
+
+        While an update runs, a pool counts towards the release being applied: until the
+        machine-config operator renders that release's config for the pool (its rendered
+        MachineConfig names the release), none of its nodes is there yet; its
+        updatedMachineCount still counts the old config, which would show the bar full
+        and then drop to zero when the rollout starts."""
+        cv = self.api.get("ClusterVersion", "version") or {}
+        target = str(((cv.get("status") or {}).get("desired") or {}).get("version") or "")
+        rows = []
+        for pool in self.api.list("MachineConfigPool"):
+            total = int(pool["status"].get("machineCount", 0)) or 1
+            done = int(pool["status"].get("updatedMachineCount", 0))
+            if target and self._rendered_for(pool) != target:
+                done = 0
+            rows.append((f"pool {pool['metadata']['name']}", done, total))
+        return rows
+
+    def _rendered_for(self, pool: dict[str, Any]) -> str | None:
+        """The release the pool's wanted config was rendered from."""
+        name = ((pool.get("spec") or {}).get("configuration") or {}).get("name")
+        config = self.api.get("MachineConfig", str(name)) if name else None
+        notes = ((config or {}).get("metadata") or {}).get("annotations") or {}
+        return notes.get(mco.RELEASE_IMAGE_VERSION)
 
     def _changed_nodes(self) -> tuple[set[str], set[str]]:
         """Bring the trackers up to date; the pools and nodes to look at this pass."""

@@ -30,6 +30,7 @@ from kupgrade.cluster.olm import (
     plan_name,
     upgradeable_condition,
 )
+from kupgrade.controllers.protocol import Progress
 from kupgrade.errors import KupgradeError
 from kupgrade.olm.index import CatalogIndex
 from kupgrade.olm.resolver import resolve
@@ -131,9 +132,9 @@ class OlmController:
         # x plans); a plan this controller creates joins its group.
         self._walks: dict[tuple[Any, Any], list[Obj]] | None = None
 
-    def sync(self) -> float | None:
+    def sync(self) -> None:
         if not self.changes:
-            return None
+            return
         self.changes.drain()
         self._fresh = self._polls()
         self._loaded = None  # read again this pass
@@ -145,7 +146,11 @@ class OlmController:
             self._csv(csv)
         if subscriptions or self.api.list("ClusterServiceVersion"):
             self._cluster_operator()
-        return None
+
+    def progress(self) -> list[Progress]:
+        """Operators are installed and upgraded one subscription at a time, each its own
+        story: the timeline tells them, no bar does."""
+        return []
 
     def _stamp(self) -> str:
         return rfc3339(self.api.now())

@@ -23,6 +23,7 @@ from typing import Any
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import find, remove, set_condition
 from kupgrade.cluster.objects import rfc3339
+from kupgrade.controllers.protocol import Progress
 from kupgrade.controllers.version import preconditions as pre
 from kupgrade.controllers.version import upgradeable
 from kupgrade.controllers.version.errors import (
@@ -32,6 +33,7 @@ from kupgrade.controllers.version.errors import (
     summarize_task_graph_errors,
 )
 from kupgrade.controllers.version.health import check_operator_health
+from kupgrade.controllers.version.progress import runlevel_rows
 from kupgrade.controllers.version.status import (
     INITIALIZING,
     UPDATING,
@@ -112,17 +114,23 @@ class VersionController:
 
     # --- the pass -----------------------------------------------------------------------
 
-    def sync(self) -> float | None:
+    def sync(self) -> None:
         """One pass when something it watches changed or it made progress last time; its
         timers (retries, resyncs) are queued through the backend."""
         if not self.changes and not self.again:
-            return None
+            return
         self.changes.drain()
         before = self.api.state(STATE_KEY)
         self._sync()
         # set_state stores a new object only when the state changed: its own progress.
         self.again = self.api.state(STATE_KEY) is not before
-        return None
+
+    def progress(self) -> list[Progress]:
+        """The manifests applied of the release under way (or last applied), then runlevel
+        by runlevel (SPEC D1)."""
+        state = self.api.state(STATE_KEY) or {}
+        rows = [("manifests", int(state.get("done", 0)), int(state.get("total", 0)) or 1)]
+        return rows + runlevel_rows(state)
 
     def _sync(self) -> None:
         found = self.api.get("ClusterVersion", "version")

@@ -47,9 +47,8 @@ from kupgrade.sim.profile import (
     Profile,
     Spec,
     Workload,
-    check_profile,
-    load_profile,
 )
+from kupgrade.sim.profiles import check_profile, load_profile
 from kupgrade.skew.fleet import CASE_KEYS, is_fleet_document, parse_fleet
 from kupgrade.skew.inventory import parse_inventory, with_apiservers
 from kupgrade.versions import parse_kube

@@ -49,11 +49,10 @@ from kupgrade.sim.fleet.monitor import (
     gdc_components,
     kube_components,
 )
-from kupgrade.sim.gdc import fleet_entry, sim_fleet
-from kupgrade.sim.gdc_runner import GdcRunner
-from kupgrade.sim.kube_runner import KubeRunner
+from kupgrade.sim.gdc.fleet import fleet_entry, sim_fleet
+from kupgrade.sim.loop import CommitPace, Local, Loop
 from kupgrade.sim.profile import Spec
-from kupgrade.sim.runner import CommitPace, RequestRunner
+from kupgrade.sim.runs import local_loop
 from kupgrade.sim.store import Store
 from kupgrade.skew.fleet import History, parse_fleet
 from kupgrade.skew.gdc import Request, judge_request
@@ -94,13 +93,12 @@ class Member:
     """One cluster of the fleet: its run loop (world and upgrade controller) and the
     downtime of its workloads."""
 
-    def __init__(self, name: str, store: Store, spec: Spec) -> None:
+    def __init__(self, name: str, root: Path, store: Store, spec: Spec) -> None:
         self.name = name
         self.store = store
         self.spec = spec
-        self.runner: RequestRunner = (
-            GdcRunner(store, spec) if spec.platform == "gdc" else KubeRunner(store, spec)
-        )
+        self.runner: Loop[Local] = local_loop(root, store, spec)
+        self.local = self.runner.transport
         self.downtime = Downtime(store)
 
     @property
@@ -110,9 +108,7 @@ class Member:
     def advance(self, at: float) -> None:
         """Fire what is due at `at` and let everything react: one step of its loop."""
         self.store.set_meta("now", at)
-        for action in self.store.pop_due(at):
-            self.runner.world.fire(action)
-        self.runner.settle()
+        self.runner.settle(self.local.advance(at))
         self.store.set_meta(ADVANCES, self.advances + 1)
         self.downtime.update(at)
 
@@ -165,7 +161,7 @@ class Member:
     def commit(self, tick: int, now: float) -> None:
         self.store.set_meta(TICK, tick)
         self.store.set_meta("now", max(now, float(self.store.meta("now", 0))))
-        self.runner.sim.save_rng()
+        self.local.sim.save_rng()
         self.store.commit()
 
 
@@ -190,7 +186,9 @@ class Rehearsal:
         self.fleet = fleet
         self.info = info
         self.platform = str(info["platform"])
-        self.members = {n: Member(n, store, spec) for n, (_, store, spec) in members.items()}
+        self.members = {
+            n: Member(n, root, store, spec) for n, (root, store, spec) in members.items()
+        }
         self.names = sorted(self.members)
         self.decisions: list[dict[str, Any]] = []
         self.pace = CommitPace()

@@ -15,7 +15,7 @@ from kupgrade.controllers.kube.controller import step_order
 from kupgrade.plan.kube_fleet import KUBERNETES
 from kupgrade.sim.fleet.downtime import measured
 from kupgrade.sim.fleet.rehearsal import Rehearsal
-from kupgrade.sim.gdc import fleet_entry
+from kupgrade.sim.gdc.fleet import fleet_entry
 
 
 def _rel(value: float | None, start: float) -> float | None:

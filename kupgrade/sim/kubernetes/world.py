@@ -12,25 +12,42 @@ from kupgrade.cluster.conditions import set_condition
 from kupgrade.cluster.kubeadm import KUBELET_TARGET, kubelet_of, node_pool, proxy_pod, v
 from kupgrade.cluster.objects import key_of
 from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.events import Event
 from kupgrade.sim.profile import Spec
 from kupgrade.sim.world import World
 
 STATIC_RESTART = (10.0, 40.0)  # seconds a static pod takes to come back on a new image
 
 
+class StaticReady(Event, tag="static-ready"):
+    """A static pod restarted on its new image is ready."""
+
+    namespace: str
+    name: str
+    image: str
+
+
+class KubeletReady(Event, tag="kubelet-ready"):
+    """A node's restarted kubelet reports its new version."""
+
+    name: str
+    target: str
+
+
 class KubeWorld(World):
     def __init__(self, sim: SimCluster, spec: Spec) -> None:
-        super().__init__(sim, spec)
         # Workloads name the profile's pools; nodes carry that name as a label.
-        self.by_role = {}
+        pools: dict[str, list[str]] = {}
         for node in sim.list("Node"):
-            pool = node_pool(node)
-            self.by_role.setdefault(pool, []).append(node["metadata"]["name"])
+            pools.setdefault(node_pool(node), []).append(node["metadata"]["name"])
+        super().__init__(sim, spec, pools)
         self.static = sim.watch("Pod")
         self.kubelets = sim.watch("Node")
+        self.handlers |= {StaticReady: self._on_static_ready, KubeletReady: self._on_kubelet_ready}
 
     def react(self) -> None:
-        super().react()
+        self.changed_nodes()  # a node that changed may take the replicas that found none
+        self._replicasets()
         self._static_pods()
         self._kubelets()
 
@@ -44,11 +61,11 @@ class KubeWorld(World):
             if status.get("runningImage") == image or status.get("restartingTo") == image:
                 continue
             self._restart(pod, image, ("Restarting", f"static pod restarts on {image}"),
-                          self.sim.uniform(STATIC_RESTART), ["static-ready", namespace, name, image])  # fmt: skip
+                          self.sim.uniform(STATIC_RESTART), StaticReady(namespace, name, image))  # fmt: skip
 
     def _restart(
         self, obj: dict[str, Any], target: str, said: tuple[str, str], seconds: float,
-        then: list[Any],
+        then: Event,
     ) -> None:  # fmt: skip
         """A pod or a node going down to come back at `target`: not ready until `then`
         fires, `seconds` from now."""
@@ -57,9 +74,10 @@ class KubeWorld(World):
                                                     "reason": said[0]}, self._stamp())  # fmt: skip
         self.sim.write(obj)
         self.sim.record(key_of(obj), *said)
-        self.sim.store.schedule(self.sim.now() + seconds, then)
+        self.schedule(self.sim.now() + seconds, then)
 
-    def _on_static_ready(self, namespace: str, name: str, image: str) -> None:
+    def _on_static_ready(self, e: StaticReady) -> None:
+        namespace, name, image = e.namespace, e.name, e.image
         pod = self.sim.get("Pod", name, namespace)
         if pod is None or pod["status"].get("restartingTo") != image:
             return
@@ -82,9 +100,10 @@ class KubeWorld(World):
             timing = self.spec.node_phases.overrides.get(name)
             seconds = timing.reboot if timing else self.sim.uniform(self.spec.node_phases.reboot)
             self._restart(node, target, ("KubeletRestarting", f"kubelet restarts at {v(target)}"),
-                          seconds, ["kubelet-ready", name, target])  # fmt: skip
+                          seconds, KubeletReady(name, target))  # fmt: skip
 
-    def _on_kubelet_ready(self, name: str, target: str) -> None:
+    def _on_kubelet_ready(self, e: KubeletReady) -> None:
+        name, target = e.name, e.target
         node = self.sim.get("Node", name)
         if node is None or node["status"].get("restartingTo") != target:
             return

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.gdc import cluster_columns, own_clusters
 from kupgrade.plan.stages import EXPECTED_DOWNTIME
 from kupgrade.sim.report import timeline
-from kupgrade.sim.runner import Outcome, Runner
 
 SLOW_DRAIN_MINUTES = 5.0  # a drain worth naming in the report
 
@@ -83,14 +83,13 @@ def drains(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def gdc_report(runner: Runner, outcome: Outcome, started: float, wall: float) -> dict[str, Any]:
-    events = [e for e in runner.events() if e["at"] >= started]
-    clusters = own_clusters(runner.api.list("Cluster"))
+def gdc_report(
+    api: Backend, log: list[dict[str, Any]], run: dict[str, Any], started: float
+) -> dict[str, Any]:
+    events = [e for e in log if e["at"] >= started]
+    clusters = own_clusters(api.list("Cluster"))
     return {
-        "outcome": outcome.reason,
-        "simulatedSeconds": round(outcome.now - started, 3),
-        "wallSeconds": round(wall, 3),
-        "steps": outcome.steps,
+        **run,
         "cluster": cluster_columns(clusters[0]) if clusters else {},
         "stages": [
             {"stage": r["object"].removeprefix("stage/"), "from": r["from"], "to": r["to"]}
@@ -107,5 +106,5 @@ def gdc_report(runner: Runner, outcome: Outcome, started: float, wall: float) ->
         ],
         "downtime": downtime(events) if events else [],
         "drains": drains(events),
-        "timeline": timeline(runner.events(), started),
+        "timeline": timeline(log, started),
     }

@@ -1,5 +1,5 @@
-"""Simulated distributed-cloud (bare metal) clusters: created settled at their version,
-and read back as the fleet whose skew rules an upgrade must keep (SPEC G2-G4).
+"""Simulated distributed-cloud (bare metal) clusters, created settled at their version
+(SPEC G1, G6).
 
 A cluster's store holds its Cluster and NodePool objects in namespace `cluster-NAME`
 (for a user cluster they would live in its admin cluster; each simulated cluster keeps
@@ -9,18 +9,14 @@ with their pool, the components of SPEC G6 as Deployments, and the profile's wor
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kupgrade.cluster import gdc as g
 from kupgrade.cluster import objects as o
 from kupgrade.controllers.gdc.rollout import pool_status
-from kupgrade.errors import InputError
-from kupgrade.sim.homes import cluster_names, home, opened
 from kupgrade.sim.profile import Gdc, Machine, Profile, components_of, node_names, pool_role
 from kupgrade.sim.store import Store
 from kupgrade.sim.workloads import add_workloads, schedule_changes
-from kupgrade.skew.fleet import Fleet, History, parse_fleet
 
 PROFILE_POOL = "kupgrade.io/pool"  # the pool's name in the profile (workloads name it)
 ROLE_LABELS = {g.CONTROL_PLANE: "control-plane", g.LOAD_BALANCER: "load-balancer"}
@@ -99,51 +95,3 @@ def _node(
             "nodeInfo": {"kubeletVersion": g.kubelet_version(version)},
         },
     }
-
-
-# --- the fleet of simulated clusters ----------------------------------------------------
-
-
-def fleet_entry(store: Store) -> dict[str, Any]:
-    """One cluster as the fleet format of `kupgrade skew check` writes it."""
-    cluster = store.list("Cluster")[0]
-    notes = cluster["metadata"].get("annotations") or {}
-    entry: dict[str, Any] = {
-        "version": cluster["status"]["anthosBareMetalVersion"],
-        "role": cluster["spec"]["type"],
-        "pools": {
-            p["metadata"]["name"]: p["status"]["anthosBareMetalVersion"]
-            for p in store.list("NodePool")
-            if g.pool_role(p) == g.WORKER
-            and p["metadata"]["namespace"] == g.namespace_of(cluster["metadata"]["name"])
-        },
-    }
-    if notes.get(g.MANAGED_BY):
-        entry["managed_by"] = notes[g.MANAGED_BY]
-    kept = {k: v for k, v in notes.items() if k != g.MANAGED_BY}
-    if kept:
-        entry["annotations"] = kept
-    return entry
-
-
-def sim_fleet(entries: dict[str, dict[str, Any]], history: History | None, where: Path) -> Fleet:
-    """The fleet of every simulated distributed-cloud cluster, for the skew rules."""
-    try:
-        return parse_fleet({"clusters": entries}, str(where), history)
-    except InputError as exc:
-        raise InputError(
-            f"the simulated clusters do not form a valid fleet: {exc.message}",
-            file=str(where),
-            hint="create a user cluster's management cluster first "
-            "(`kupgrade cluster create ADMIN --platform gdc --role admin`)",
-        ) from None
-
-
-def gdc_fleet(history: History | None) -> Fleet:
-    """Every simulated distributed-cloud cluster, as one fleet for the skew rules."""
-    entries: dict[str, dict[str, Any]] = {}
-    for name in cluster_names():
-        with opened(name) as (_, store, spec):
-            if spec.platform == "gdc":
-                entries[name] = fleet_entry(store)
-    return sim_fleet(entries, history, home() / "clusters")

@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kupgrade import intake
+from kupgrade.errors import InputError
 from kupgrade.release.assemble import ReleaseSpec, payload_files
 from kupgrade.release.oci import build_image, layout_files
 from kupgrade.release.sources import write_tree
@@ -171,3 +173,45 @@ def build_release(spec: Spec, version: str, out: Path) -> str:
     image = build_image(release_files(spec, version), version)
     write_tree(out, layout_files(image))
     return image.digest
+
+
+MODEL_REGISTRY = "sim.kupgrade.local/ocp-release"
+
+
+def layout_digest(index: Path) -> str:
+    """The image digest an OCI layout's index.json names (the cluster's own mirror)."""
+    doc = intake.decode_json(intake.read_file(index, "index.json"), str(index))
+    manifests = doc.get("manifests") if isinstance(doc, dict) else None
+    first = manifests[0] if isinstance(manifests, list) and manifests else None
+    digest = first.get("digest") if isinstance(first, dict) else None
+    if not isinstance(digest, str):
+        raise InputError(
+            "is not an OCI image index with a manifest digest",
+            file=str(index),
+            hint="delete the release mirror directory; it is rebuilt on demand",
+        )
+    return digest
+
+
+def model_image(spec: Spec, version: str, home: Path) -> str:
+    """The pull spec of the model release of `version`, built into the cluster's mirror."""
+    out = home / "releases" / version
+    index = out / "index.json"
+    digest = layout_digest(index) if index.exists() else build_release(spec, version, out)
+    return f"{MODEL_REGISTRY}@{digest}"
+
+
+def release_source(spec: Spec, home: Path, image: str, version: str) -> str:
+    """Where the cluster reads `image` from: a mirror, a model release, or the image itself."""
+    if image in spec.mirrors:
+        return spec.mirrors[image]
+    if image.startswith(MODEL_REGISTRY + "@"):
+        for candidate in (home / "releases").glob("*/index.json"):
+            if image.endswith(layout_digest(candidate)):
+                return str(candidate.parent)
+    host = image.split("/", 1)[0]
+    if host.split(":")[0] in ("127.0.0.1", "localhost") or not version:
+        return image
+    # A release the simulated world has never seen: its registry serves the model of it.
+    model_image(spec, version, home)
+    return str(home / "releases" / version)

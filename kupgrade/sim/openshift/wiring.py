@@ -1,7 +1,6 @@
 """How a simulated cluster's version controller reaches its releases: the payloads
 directory in its home, the simulated registry, and signature verification when the
-profile asks for it. Apart from `sim/homes.py` so that naming and opening a cluster
-(what every command does) does not import the controllers and the release code."""
+profile asks for it."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ from typing import Any
 
 from kupgrade.controllers.version.controller import Wiring
 from kupgrade.release.verify import Keyring, ReleaseVerifier, store_for
-from kupgrade.sim.create import release_source
+from kupgrade.sim.openshift.releases import release_source
 from kupgrade.sim.profile import Spec
 
 

@@ -14,24 +14,81 @@ from kupgrade.cluster.conditions import set_condition
 from kupgrade.cluster.objects import key_of
 from kupgrade.controllers.gdc.rollout import DESIRED, MAINTENANCE
 from kupgrade.sim.cluster import SimCluster
-from kupgrade.sim.gdc import PROFILE_POOL
+from kupgrade.sim.events import Event
+from kupgrade.sim.gdc.create import PROFILE_POOL
 from kupgrade.sim.profile import Gdc, Spec, components_of
 from kupgrade.sim.world import World
 
 HEALTH_CHECK_SECONDS = 30.0  # one round of the health checks
 
 
+class ComponentDown(Event, tag="component-down"):
+    """A rolling component's down window begins."""
+
+    namespace: str
+    name: str
+    target: str
+
+
+class ComponentUp(Event, tag="component-up"):
+    """A rolling component's down window ends."""
+
+    namespace: str
+    name: str
+    target: str
+
+
+class ComponentDone(Event, tag="component-done"):
+    """A component's rollout took its drawn time: it runs the target."""
+
+    namespace: str
+    name: str
+    target: str
+
+
+class MachineUpgraded(Event, tag="machine-upgraded"):
+    """A node in maintenance was upgraded by its job: it restarts."""
+
+    name: str
+    version: str
+
+
+class MachineBack(Event, tag="machine-back"):
+    """A restarted node is back at the new version."""
+
+    name: str
+    version: str
+
+
+class CheckDone(Event, tag="check-done"):
+    """A preflight or health check round finished."""
+
+    kind: str
+    namespace: str
+    name: str
+    round_: int
+
+
 class GdcWorld(World):
     def __init__(self, sim: SimCluster, spec: Spec) -> None:
-        super().__init__(sim, spec)
-        self.gdc = spec.gdc or Gdc()
-        self.components = {c.name: c for c in components_of(self.gdc)}
-        self.checks = sim.watch("PreflightCheck", "HealthCheck")
         # Workloads name the profile's pools; nodes carry that name as a label.
-        self.by_role = {}
+        pools: dict[str, list[str]] = {}
         for node in sim.list("Node"):
             pool = (node["metadata"].get("labels") or {}).get(PROFILE_POOL, "")
-            self.by_role.setdefault(pool, []).append(node["metadata"]["name"])
+            pools.setdefault(pool, []).append(node["metadata"]["name"])
+        super().__init__(sim, spec, pools)
+        self.gdc = spec.gdc or Gdc()
+        self.components = {c.name: c for c in components_of(self.gdc)}
+        self.deployments = sim.watch("Deployment")
+        self.checks = sim.watch("PreflightCheck", "HealthCheck")
+        self.handlers |= {
+            ComponentDown: self._on_component_down,
+            ComponentUp: self._on_component_up,
+            ComponentDone: self._on_component_done,
+            MachineUpgraded: self._on_machine_upgraded,
+            MachineBack: self._on_machine_back,
+            CheckDone: self._on_check_done,
+        }
 
     def react(self) -> None:
         self._components()
@@ -66,9 +123,9 @@ class GdcWorld(World):
         self.sim.record(f"component/{name}", "Progressing", f"rolling out {target}")
         if down > 0:
             start = now + (minutes - down) * 30  # the down window sits mid-rollout
-            self.sim.store.schedule(start, ["component-down", namespace, name, target])
-            self.sim.store.schedule(start + down * 60, ["component-up", namespace, name, target])
-        self.sim.store.schedule(now + minutes * 60, ["component-done", namespace, name, target])
+            self.schedule(start, ComponentDown(namespace, name, target))
+            self.schedule(start + down * 60, ComponentUp(namespace, name, target))
+        self.schedule(now + minutes * 60, ComponentDone(namespace, name, target))
 
     def _available(self, namespace: str, name: str, up: bool, reason: str, note: str) -> None:
         dep = self.sim.get("Deployment", name, namespace)
@@ -83,13 +140,16 @@ class GdcWorld(World):
         self.sim.write(dep)
         self.sim.record(f"component/{name}", "ComponentUp" if up else "ComponentDown", note)
 
-    def _on_component_down(self, namespace: str, name: str, target: str) -> None:
+    def _on_component_down(self, e: ComponentDown) -> None:
+        namespace, name, target = e.namespace, e.name, e.target
         self._available(namespace, name, False, "Upgrading", f"down while {target} rolls out")
 
-    def _on_component_up(self, namespace: str, name: str, target: str) -> None:
+    def _on_component_up(self, e: ComponentUp) -> None:
+        namespace, name, target = e.namespace, e.name, e.target
         self._available(namespace, name, True, "MinimumReplicasAvailable", f"up at {target}")
 
-    def _on_component_done(self, namespace: str, name: str, target: str) -> None:
+    def _on_component_done(self, e: ComponentDone) -> None:
+        namespace, name, target = e.namespace, e.name, e.target
         dep = self.sim.get("Deployment", name, namespace)
         if dep is None or dep["metadata"]["annotations"].get(g.COMPONENT_DESIRED) != target:
             return
@@ -108,12 +168,13 @@ class GdcWorld(World):
             name = node["metadata"]["name"]
             if self.sim.store.meta(f"upd:{name}") != desired:
                 self.sim.store.set_meta(f"upd:{name}", desired)
-                self.sim.store.schedule(
+                self.schedule(
                     self.sim.now() + self._timing(name, "update"),
-                    ["machine-upgraded", name, desired],
+                    MachineUpgraded(name, str(desired)),
                 )
 
-    def _on_machine_upgraded(self, name: str, version: str) -> None:
+    def _on_machine_upgraded(self, e: MachineUpgraded) -> None:
+        name, version = e.name, e.version
         node = self.sim.get("Node", name)
         if node is None:
             return
@@ -123,11 +184,10 @@ class GdcWorld(World):
         if fault is not None and fault.fail_reboot:
             self.sim.warn(key_of(node), "RebootFailed", "the node did not come back")
             return
-        self.sim.store.schedule(
-            self.sim.now() + self._timing(name, "reboot"), ["machine-back", name, version]
-        )
+        self.schedule(self.sim.now() + self._timing(name, "reboot"), MachineBack(name, version))
 
-    def _on_machine_back(self, name: str, version: str) -> None:
+    def _on_machine_back(self, e: MachineBack) -> None:
+        name, version = e.name, e.version
         node = self.sim.get("Node", name)
         if node is None:
             return
@@ -166,11 +226,10 @@ class GdcWorld(World):
             )
             obj["status"] = {**status, "startTime": self._stamp()}
             self.sim.write(obj)
-            self.sim.store.schedule(
-                self.sim.now() + seconds, ["check-done", kind, namespace, name, round_]
-            )
+            self.schedule(self.sim.now() + seconds, CheckDone(kind, namespace, name, round_))
 
-    def _on_check_done(self, kind: str, namespace: str, name: str, round_: int) -> None:
+    def _on_check_done(self, e: CheckDone) -> None:
+        kind, namespace, name, round_ = e.kind, e.namespace, e.name, e.round_
         obj = self.sim.get(kind, name, namespace)
         if obj is None:
             return

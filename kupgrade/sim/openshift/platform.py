@@ -1,0 +1,127 @@
+"""OpenShift as a platform of simulated clusters: the version controller applies a release
+runlevel by runlevel and hands over to its own new version (SPEC C, D), the node
+controller rolls the machine-config pools (SPEC E), OLM installs and upgrades operators
+(SPEC F), and the availability controller asks the update service (SPEC A3)."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from kupgrade.cluster.backend import Backend
+from kupgrade.cluster.conditions import find
+from kupgrade.cluster.olm import olm_busy
+from kupgrade.controllers.availability import AvailabilityController
+from kupgrade.controllers.nodes.controller import NodeController
+from kupgrade.controllers.olm.controller import OlmController
+from kupgrade.controllers.version.controller import STATE_KEY, VersionController
+from kupgrade.risks.backends import RiskSource
+from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.openshift.catalogs import CatalogCache
+from kupgrade.sim.openshift.create import populate_openshift
+from kupgrade.sim.openshift.profile import check_openshift
+from kupgrade.sim.openshift.report import openshift_report
+from kupgrade.sim.openshift.wiring import wiring_for
+from kupgrade.sim.openshift.world import OpenShiftWorld
+from kupgrade.sim.platform import Crew, Memory
+from kupgrade.sim.profile import Olm, Profile, Spec
+from kupgrade.sim.store import Store
+from kupgrade.sim.world import World
+
+RESYNC = 300.0  # the version controller re-checks its operators at least this often
+
+
+def availability(api: Backend, spec: Spec, *, throttled: bool) -> AvailabilityController:
+    """The cluster's availability controller, with its PromQL backend (the profile's
+    metrics snapshot). The run loop's is throttled as the version controller's is; an
+    explicit `upgrade` check evaluates every risk at once."""
+    source = RiskSource(metrics=Path(spec.metrics)) if spec.metrics else RiskSource()
+    condition = source.condition(required=False, budget=False)
+    return AvailabilityController(api, condition, throttled=throttled)
+
+
+class OpenShift:
+    name = "openshift"
+    retry_hint = "fix the cause and run `kupgrade controller run` again (it retries)"
+
+    def check(self, spec: Spec, where: str) -> None:
+        check_openshift(spec, where)
+
+    def populate(self, root: Path, store: Store, name: str, profile: Profile) -> None:
+        populate_openshift(root, store, name, profile)
+
+    def example_profile(self) -> str | None:
+        return (resources.files(__package__) / "example-profile.yaml").read_text(encoding="utf-8")
+
+    def world(self, sim: SimCluster, spec: Spec) -> World:
+        return OpenShiftWorld(sim, spec)
+
+    def crew(self, api: Backend, spec: Spec, home: Path) -> Crew:
+        version = VersionController(api, wiring_for(home, spec))
+        olm = spec.olm or Olm()
+        operators = OlmController(
+            api,
+            CatalogCache(),
+            policy=olm.policy,
+            global_namespace=olm.global_namespace,
+            install_timeout=olm.install_timeout_seconds,
+        )
+        return Crew([version, NodeController(api), operators], lambda: version.handoff)
+
+    def periodic(self, api: Backend, spec: Spec) -> AvailabilityController:
+        return availability(api, spec, throttled=True)
+
+    def resync(self, api: Backend, memory: Memory, now: float) -> None:
+        """The version controller re-checks its operators every RESYNC seconds while an
+        update runs."""
+        if self.updating(api) and float(memory.recall("resync_at", 0)) <= now:
+            memory.remember("resync_at", now + RESYNC)
+            api.requeue_at(now + RESYNC, "ClusterVersion", "version")
+
+    def updating(self, api: Backend) -> bool:
+        state = api.state(STATE_KEY) or {}
+        return bool(state.get("image")) and not state.get("completed")
+
+    def refused(self, api: Backend) -> dict[str, Any] | None:
+        state = api.state(STATE_KEY) or {}
+        refused = state.get("refused")
+        if refused and refused.get("image") != state.get("image"):
+            return dict(refused)
+        return None
+
+    def failing(self, api: Backend) -> str | None:
+        """A refused release, or Failing."""
+        refused = self.refused(api)
+        if refused is not None:
+            condition = refused.get("condition")
+            return str(condition.get("message", "")) if isinstance(condition, dict) else ""
+        cv = api.get("ClusterVersion", "version")
+        failing = find((cv or {}).get("status", {}).get("conditions"), "Failing") or {}
+        if failing.get("status") == "True":
+            return str(failing.get("message") or failing.get("reason") or "Failing=True")
+        return None
+
+    def completed(self, api: Backend) -> bool:
+        cv = api.get("ClusterVersion", "version")
+        if cv is None or self.updating(api) or self.refused(api) is not None:
+            return False
+        history = cv["status"].get("history") or []
+        if not history or history[0].get("state") != "Completed":
+            return False
+        if olm_busy(
+            api.list("Subscription"), api.list("InstallPlan"), api.list("ClusterServiceVersion")
+        ):
+            return False  # operators being installed or upgraded (SPEC F6)
+        return all(
+            (find(p["status"].get("conditions"), "Updated") or {}).get("status") == "True"
+            for p in api.list("MachineConfigPool")
+        )
+
+    def report(
+        self, api: Backend, events: list[dict[str, Any]], run: dict[str, Any], started: float
+    ) -> dict[str, Any]:
+        return openshift_report(api, events, run, started)
+
+
+OPENSHIFT = OpenShift()

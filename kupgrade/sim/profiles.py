@@ -1,0 +1,41 @@
+"""Reading and checking a cluster profile: the rules every platform shares
+(sim/profile.py), then its platform's own (its package's profile.py, through the
+registry)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from kupgrade.errors import InputError
+from kupgrade.sim.platforms import platform_of
+from kupgrade.sim.profile import Profile, check_common, check_operator_faults
+
+
+def check_profile(profile: Profile, where: str) -> None:
+    spec = profile.spec
+    check_common(spec, where)
+    platform_of(spec).check(spec, where)
+    check_operator_faults(spec, where)
+
+
+def load_profile(path: Path | None, *, template: bool = False) -> Profile:
+    """Read a profile file; None gives the embedded default. A `template` (a fleet's,
+    whose pools each cluster replaces) is checked once it is applied, not here."""
+    if path is None:
+        return Profile()
+    # Here, not at the top: every command on a simulated cluster imports this module for
+    # the Profile type, and the YAML reader costs ~15 ms of its start (bench/cli_start.py).
+    from kupgrade import intake  # noqa: PLC0415
+
+    data = intake.load_yaml(intake.read_file(path, "profile"), str(path))
+    try:
+        profile = msgspec.convert(data or {}, Profile, strict=False)
+    except msgspec.ValidationError as exc:
+        raise InputError(
+            str(exc), file=str(path), hint="see `kupgrade cluster profile` for the format"
+        ) from exc
+    if not template:
+        check_profile(profile, str(path))
+    return profile
