@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 # SPEC G11: a node that has drained for more than this long goes into maintenance anyway.
 GDC_DRAIN_CAP_MINUTES = 20
@@ -84,45 +84,3 @@ def gdc_drain_policy(minor: tuple[int, int]) -> dict[str, Any]:
         "pods_evicted_via": "Eviction API" if honours else "taint (best effort)",
         "gives_up_after_minutes": GDC_DRAIN_CAP_MINUTES,
     }
-
-
-def _holds(budget: dict[str, Any] | None, replicas: int) -> bool:
-    """Whether a budget over `replicas` healthy pods refuses the next eviction."""
-    if budget is None:
-        return True  # no budget given: whatever holds the pod is taken as given
-    return budget_status(budget, replicas, replicas)["disruptionsAllowed"] == 0
-
-
-def gdc_drain(
-    minor: tuple[int, int],
-    blocked_until: int | Literal["never"] | None,
-    minute: float,
-    budget: dict[str, Any] | None = None,
-    replicas: int = 1,
-) -> dict[str, Any]:
-    """A node's drain at `minute` when a budget (or a stuck pod) holds its last pod until
-    `blocked_until` (None: nothing holds it). With `budget` and `replicas`, a budget that
-    allows a disruption holds nothing from 1.29 on.
-
-    From 1.29 the pod goes through the Eviction API, which answers 429 while the budget
-    holds; up to 1.28 the maintenance taint removes pods and budgets are ignored. Either
-    way the upgrade goes on once the node has drained for more than 20 minutes. Without a
-    time for the pods to leave we keep the node draining until then.
-    """
-    policy = gdc_drain_policy(minor)
-    if policy["pdb_honoured"] and not _holds(budget, replicas):
-        blocked_until = None  # the Eviction API lets the pod go: the budget holds nothing
-    blocked = blocked_until == "never" or (
-        isinstance(blocked_until, int) and minute < blocked_until
-    )
-    gone = isinstance(blocked_until, int) and minute >= blocked_until
-    done = minute > GDC_DRAIN_CAP_MINUTES or gone
-    out: dict[str, Any] = {
-        "pdb_honoured": policy["pdb_honoured"],
-        "pods_evicted_via": policy["pods_evicted_via"],
-        "node_state": "maintenance" if done else "draining",
-        "upgrade_continues": done,
-    }
-    if policy["pdb_honoured"]:
-        out["eviction_status"] = 429 if blocked else 200
-    return out

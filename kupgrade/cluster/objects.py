@@ -260,12 +260,3 @@ def applies_nothing(existing: Obj, wanted: Obj) -> bool:
             return False
     have = existing.get("metadata", {})
     return all(have.get(k) == v for k, v in wanted.get("metadata", {}).items())
-
-
-def drainable(pod: Obj) -> bool:
-    """What a drain evicts (`kubectl drain --ignore-daemonsets`, GDC maintenance mode):
-    not DaemonSet pods, not static (mirror) pods."""
-    meta = pod["metadata"]
-    if MIRROR_ANNOTATION in (meta.get("annotations") or {}):
-        return False
-    return not any(o.get("kind") == "DaemonSet" for o in meta.get("ownerReferences") or [])

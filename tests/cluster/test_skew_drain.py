@@ -1,5 +1,7 @@
-"""Budget arithmetic, the Eviction API, kubectl drain's filters, distributed-cloud drains
-(conformance/skew/drain.yaml) and other engines' rollout arithmetic (rollout.yaml)."""
+"""Budget arithmetic, the Eviction API and kubectl drain's filters
+(conformance/skew/drain.yaml; its distributed-cloud drains are rehearsed in
+tests/controllers/test_gdc_conformance.py) and other engines' rollout arithmetic
+(rollout.yaml)."""
 
 from __future__ import annotations
 
@@ -9,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from kupgrade.cluster.disruption import budget_status, eviction, gdc_drain
-from kupgrade.cluster.drain_filters import DAEMONSET_FATAL, DrainPod, Flags, drain
+from kupgrade.cluster.disruption import budget_status, eviction
+from kupgrade.cluster.drain import DAEMONSET_FATAL, DrainPod, Flags, drain
 from kupgrade.plan.engines import rollout
-from tests.support.caseuse import plain, unused
+from tests.support.caseuse import unused
 from tests.support.cli import kupgrade
 from tests.support.conformance import conformance_cases, conformance_doc, need_case
 
@@ -82,21 +84,6 @@ def test_kubectl_drain_aggregates_and_skips() -> None:
     assert drain(pods, ignoring).evicted == ["default/web"]
 
 
-@pytest.mark.parametrize("case", _cases("gdc_drain"))
-def test_gdc_drain(case: Any) -> None:
-    case = need_case(case, "skew", "drain.yaml")
-    inp = case["input"]
-    major, minor = inp["platform"].removeprefix("gdc-").split(".")
-    got = gdc_drain(
-        (int(major), int(minor)),
-        inp["pdb_blocks_until_minute"],
-        inp["minute"],
-        budget=plain(inp["pdb"]),
-        replicas=inp["replicas"],
-    )
-    assert {k: got.get(k) for k in case["expect"]} == case["expect"]
-
-
 @pytest.mark.parametrize("case", conformance_cases("cases", "skew", "rollout.yaml"))
 def test_rollout_engines(case: Any) -> None:
     case = need_case(case, "skew", "rollout.yaml")
@@ -121,16 +108,6 @@ def test_rollout_command(tmp_path: Path) -> None:
     done = kupgrade("rollout", "capi-machinedeployment", str(empty))
     assert done.returncode == 1
     assert done.stderr.strip() == f"error: {empty}: capi-machinedeployment needs replicas"
-
-
-def test_gdc_budget_that_allows_a_disruption_holds_nothing() -> None:
-    """From 1.29 the Eviction API decides: a budget with room lets the pod go at once."""
-    roomy = gdc_drain((1, 29), "never", 10, budget={"minAvailable": 1}, replicas=3)
-    assert roomy["eviction_status"] == 200
-    tight = gdc_drain((1, 29), "never", 10, budget={"minAvailable": 3}, replicas=3)
-    assert tight["eviction_status"] == 429
-    ignored = gdc_drain((1, 28), "never", 10, budget={"minAvailable": 1}, replicas=3)
-    assert ignored["node_state"] == "draining"
 
 
 def test_a_refused_eviction_names_the_budget_as_the_api_does() -> None:

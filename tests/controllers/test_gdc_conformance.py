@@ -144,6 +144,24 @@ def test_gdc_drain_policy_holds_on_a_rehearsal(case: Any, tmp_path: Path) -> Non
     assert {k: got[k] for k in expect} == dict(expect)
 
 
+def test_from_1_29_the_eviction_api_decides_pod_by_pod(tmp_path: Path) -> None:
+    """A budget with room lets pods go through the Eviction API one by one until it has
+    none (minAvailable 1 of 3 on one node: two go, the third is refused naming the
+    budget); up to 1.28 the same budget holds nothing and no eviction is asked."""
+    case = {"input": {"platform": "gdc-1.29", "pdb": {"minAvailable": 1}, "replicas": 3,
+                      "pdb_blocks_until_minute": "never", "minute": 10}}  # fmt: skip
+    spec, target = _drain_spec(case)
+    store, _ = rehearse(tmp_path, "new", spec, target, max_seconds=600.0, pool="worker")
+    assert len(events(store, "Evicted")) == 2 and not events(store, "Deleted")
+    (blocked,) = events(store, "EvictionBlocked")
+    assert "The disruption budget db needs 1 healthy pods and has 1 currently" in blocked["message"]
+    case["input"]["platform"] = "gdc-1.28"
+    spec, target = _drain_spec(case)
+    store, _ = rehearse(tmp_path, "old", spec, target, max_seconds=600.0, pool="worker")
+    assert len(events(store, "Deleted")) == 3
+    assert not events(store, "Evicted") and not events(store, "EvictionBlocked")
+
+
 # --- SPEC G2-G4: upgrade requests refused before anything changes --------------------------
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kupgrade.cluster.drain_filters import LOCAL_STORAGE_WARNING, UNMANAGED_FATAL, UNMANAGED_WARNING
+from kupgrade.cluster.drain import LOCAL_STORAGE_WARNING, UNMANAGED_FATAL, UNMANAGED_WARNING
 from kupgrade.sim.profile import DrainPolicy, Pool, Spec, Workload
 from kupgrade.sim.store import Store
 from tests.support.sim import upgrade

@@ -18,6 +18,7 @@ from typing import Any
 
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.disruption import GDC_DRAIN_CAP_MINUTES, gdc_drain_policy
+from kupgrade.cluster.drain import evict_round, evictable
 from kupgrade.cluster.gdc import (
     MAINTENANCE_TAINT,
     NODE_STATE,
@@ -26,7 +27,7 @@ from kupgrade.cluster.gdc import (
     is_ready,
     pool_role,
 )
-from kupgrade.cluster.objects import Obj, drainable, key_of
+from kupgrade.cluster.objects import Obj, key_of
 from kupgrade.plan.engines import gdc_parallel
 from kupgrade.versions import GdcVersion
 
@@ -122,7 +123,7 @@ class PoolRollout:
         """One pass of maintenance mode's drain (SPEC G11)."""
         notes = node["metadata"]["annotations"]
         started = float(notes[DRAIN_STARTED])
-        left = [p for p in self.api.pods_on(node["metadata"]["name"]) if drainable(p)]
+        left = evictable(self.api.pods_on(node["metadata"]["name"]), self.api.now())
         waited = self.api.now() - started
         if not left:
             self._drained(node, f"drained in {waited / 60:.1f} min")
@@ -146,19 +147,12 @@ class PoolRollout:
     def _evict(self, pods: list[Obj]) -> tuple[str, str]:
         """Ask every pod still running to leave; what holds the drain up, if anything:
         EvictionBlocked (a budget refused) or DrainWaiting (a pod is still stopping)."""
-        refused = waiting = ""
-        budgets = honours_budgets(self.target)
-        for pod in pods:
-            meta = pod["metadata"]
-            if meta.get("deletionTimestamp"):
-                waiting = waiting or f"{key_of(pod)} is still terminating"
-            elif not budgets:
-                self.api.delete("Pod", meta["name"], meta.get("namespace", ""))
-            else:
-                answer = self.api.evict(pod)
-                if answer.code != 200:
-                    refused = refused or f"{key_of(pod)}: {answer.cause or answer.message}"
-        return ("EvictionBlocked", refused) if refused else ("DrainWaiting", waiting)
+        done = evict_round(self.api, pods, budgets=honours_budgets(self.target))
+        if done.blocked:  # the budget the API names, or its message when it names none
+            first = done.blocked[0]
+            return "EvictionBlocked", f"{first.pod}: {first.answer.cause or first.answer.message}"
+        waiting = f"{done.terminating[0]} is still terminating" if done.terminating else ""
+        return "DrainWaiting", waiting
 
     def _drained(self, node: Obj, note: str) -> None:
         notes = node["metadata"]["annotations"]

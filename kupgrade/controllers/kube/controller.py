@@ -18,6 +18,7 @@ import copy
 from typing import Any
 
 from kupgrade.cluster.backend import Backend
+from kupgrade.cluster.drain import cordoned, evict_round, evictable, uncordoned
 from kupgrade.cluster.kubeadm import (
     APISERVER,
     KUBELET_TARGET,
@@ -29,7 +30,7 @@ from kupgrade.cluster.kubeadm import (
     pod_ready,
     v,
 )
-from kupgrade.cluster.objects import Obj, drainable, key_of
+from kupgrade.cluster.objects import Obj, key_of
 from kupgrade.controllers.kube.findings import LiveFindings
 from kupgrade.controllers.protocol import Progress
 from kupgrade.skew.kubeadm import FIXES, Upgrade, enforce, kubelet_skew_of
@@ -320,9 +321,7 @@ class KubeController:
     def _uncordon(self, node: Obj) -> bool:
         if not node["spec"].get("unschedulable"):
             return True
-        changed = copy.deepcopy(node)
-        changed["spec"]["unschedulable"] = False
-        self.api.write(changed)
+        self.api.write(uncordoned(node))
         self.api.record(key_of(node), "Uncordon", "node is schedulable again")
         return False
 
@@ -330,28 +329,21 @@ class KubeController:
         """kubectl drain: cordon, evict what may go, wait for it to be gone."""
         name = node["metadata"]["name"]
         if not node["spec"].get("unschedulable"):
-            changed = copy.deepcopy(node)
-            changed["spec"]["unschedulable"] = True
-            self.api.write(changed)
+            self.api.write(cordoned(node))
             self.api.record(key_of(node), "Drain", "cordoned for drain")
-        pods = [p for p in self.api.pods_on(name) if drainable(p)]
+        now = self.api.now()
+        pods = evictable(self.api.pods_on(name), now)
         if not pods:
             if state.pop("drain", None) is not None:
                 self.api.record(key_of(node), "Drained", "no pods left to evict")
             return True
-        now = self.api.now()
         drain = state.setdefault("drain", {"node": name, "next": now})
         if drain.get("node") != name:
             drain.update(node=name, next=now)
         if now < drain["next"]:
             return False
-        held = []
-        for pod in pods:
-            if pod["metadata"].get("deletionTimestamp"):
-                continue
-            answer = self.api.evict(pod)
-            if answer.code != 200:
-                held.append(f"{key_of(pod)}: {answer.message}")
+        # The API's message alone, without the budget it names (kubeadm's own wording).
+        held = [f"{b.pod}: {b.answer.message}" for b in evict_round(self.api, pods).blocked]
         if held and drain.get("held") != held[0]:
             self.api.record(key_of(node), "EvictionBlocked", held[0])
         drain["held"] = held[0] if held else None

@@ -15,7 +15,7 @@ from typing import Any
 from kupgrade.cluster import mco
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import find, set_condition
-from kupgrade.cluster.drain_filters import Flags, drain, drain_pod
+from kupgrade.cluster.drain import Flags, cordoned, drain, drain_pod, evict_round, uncordoned
 from kupgrade.cluster.objects import key_of, rfc3339
 from kupgrade.controllers.nodes import pool as rules
 from kupgrade.controllers.nodes.tracker import PoolTracker
@@ -220,17 +220,11 @@ class NodeController:
         if decision.errors:
             # kubectl refuses the whole drain before evicting anything.
             return [f"{m}: {', '.join(p)}" for m, p in decision.errors.items()], len(pods)
-        blocked: list[str] = []
+        # A terminating pod counts until it is gone, whichever filter it passed.
         going = [pods[key] for key in decision.evicted]
         going += [p for p in pods.values() if p["metadata"].get("deletionTimestamp")]
-        for pod in going:
-            if pod["metadata"].get("deletionTimestamp"):
-                continue
-            answer = self.api.evict(pod)
-            if answer.code != 200:
-                detail = f" {answer.cause}" if answer.cause else ""
-                blocked.append(f"{key_of(pod)}: {answer.message}{detail}")
-        return blocked, len(going)
+        done = evict_round(self.api, going)
+        return [str(b) for b in done.blocked], done.left
 
     def _drain(self, node: dict[str, Any]) -> None:
         notes = node["metadata"]["annotations"]
@@ -239,8 +233,8 @@ class NodeController:
             return
         name = node["metadata"]["name"]
         if wanted.startswith("uncordon-"):
-            node["spec"]["unschedulable"] = False
-            notes[mco.LAST_APPLIED_DRAIN] = wanted
+            node = uncordoned(node)
+            node["metadata"]["annotations"][mco.LAST_APPLIED_DRAIN] = wanted
             self.api.write(node)
             self.api.record(key_of(node), "Uncordon", "node is schedulable again")
             return
@@ -248,7 +242,8 @@ class NodeController:
         now = self.api.now()
         if state.get("for") != wanted:
             state = {"for": wanted, "started": now, "next": now, "failing": None}
-            node["spec"]["unschedulable"] = True
+            node = cordoned(node)
+            notes = node["metadata"]["annotations"]
             self.api.write(node)
             self.api.record(key_of(node), "Cordon", "cordoned for drain")
         if now < state["next"]:

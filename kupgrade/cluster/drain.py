@@ -1,7 +1,12 @@
-"""Which pods `kubectl drain` removes, in kubectl's words (staging/src/k8s.io/kubectl/
-pkg/drain/filters.go): filters run in order (deleted, DaemonSet, mirror, local storage,
-unreplicated), the first that refuses a pod decides for it, and any error aborts the
-drain before anything is evicted.
+"""The one drain every node-draining controller uses (the machine-config controller's,
+the distributed-cloud maintenance mode's and kubeadm's `kubectl drain`): kubectl's
+filters decide which pods go, a cordon keeps new ones off, and an eviction round asks
+each pod to leave through the Eviction API and says what blocked it.
+
+Which pods go, in kubectl's words (staging/src/k8s.io/kubectl/pkg/drain/filters.go):
+filters run in order (deleted, DaemonSet, mirror, local storage, unreplicated), the first
+that refuses a pod decides for it, and any error aborts the drain before anything is
+evicted.
 
 One difference on purpose: kubectl keeps only the last filter's status, so a local-storage
 warning is dropped when a later filter passes the pod (a TODO in kubectl's source). We
@@ -11,11 +16,13 @@ a user needs to hear before emptyDir data is deleted.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from kupgrade.cluster.objects import MIRROR_ANNOTATION, parse_rfc3339
+from kupgrade.cluster.backend import Backend, Eviction
+from kupgrade.cluster.objects import MIRROR_ANNOTATION, Obj, key_of, parse_rfc3339
 
 DAEMONSET_FATAL = "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"
 DAEMONSET_WARNING = "ignoring DaemonSet-managed Pods"
@@ -175,3 +182,71 @@ def drain(pods: list[DrainPod], flags: Flags) -> DrainResult:
     if not result.errors:
         result.evicted = chosen
     return result
+
+
+# What the distributed cloud's maintenance mode and the simulated kubeadm clusters' drain
+# take (`kubectl drain --ignore-daemonsets --delete-emptydir-data --force`): every pod but
+# DaemonSet and mirror pods goes, and nothing aborts the drain.
+EVERY_POD = Flags(ignore_daemonsets=True, delete_emptydir_data=True, force=True)
+
+
+def evictable(pods: list[Obj], now: float, flags: Flags = EVERY_POD) -> list[Obj]:
+    """The pods a drain with `flags` evicts, in the order given (none when the drain is
+    refused: `drain` says why)."""
+    seen = [drain_pod(p, now) for p in pods]
+    chosen = set(drain(seen, flags).evicted)
+    return [p for p, d in zip(pods, seen, strict=True) if d.key in chosen]
+
+
+def cordoned(node: Obj) -> Obj:
+    """A copy of the node marked unschedulable (`kubectl cordon`), for the caller to write."""
+    changed = copy.deepcopy(node)
+    changed["spec"]["unschedulable"] = True
+    return changed
+
+
+def uncordoned(node: Obj) -> Obj:
+    """A copy of the node schedulable again (`kubectl uncordon`), for the caller to write."""
+    changed = copy.deepcopy(node)
+    changed["spec"]["unschedulable"] = False
+    return changed
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """A pod the Eviction API refused to let go, with its answer."""
+
+    pod: str  # as `oc` names it: pod/NAMESPACE/NAME
+    answer: Eviction
+
+    def __str__(self) -> str:
+        """The pod and the API's whole answer (its message, then the budget it names)."""
+        cause = f" {self.answer.cause}" if self.answer.cause else ""
+        return f"{self.pod}: {self.answer.message}{cause}"
+
+
+@dataclass
+class Round:
+    """One eviction round over a node's pods."""
+
+    blocked: list[Blocked] = field(default_factory=list)  # refused, in pod order
+    terminating: list[str] = field(default_factory=list)  # asked before, not gone yet
+    left: int = 0  # pods that must still leave, this round's evictions included
+
+
+def evict_round(api: Backend, pods: list[Obj], *, budgets: bool = True) -> Round:
+    """Ask every pod that has not been asked yet to leave: through the Eviction API,
+    where PodDisruptionBudgets decide, or (`budgets=False`: a distributed-cloud release
+    before 1.29, whose maintenance taint removes pods) by deleting it outright."""
+    done = Round(left=len(pods))
+    for pod in pods:
+        meta = pod["metadata"]
+        if meta.get("deletionTimestamp"):
+            done.terminating.append(key_of(pod))
+        elif not budgets:
+            api.delete("Pod", meta["name"], meta.get("namespace", ""))
+        else:
+            answer = api.evict(pod)
+            if answer.code != 200:
+                done.blocked.append(Blocked(key_of(pod), answer))
+    return done
