@@ -20,6 +20,7 @@ from typing import Any
 from kupgrade.cluster import mco
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.objects import rfc3339, stamp_or_zero
+from kupgrade.versions import go_duration, go_truncate
 
 Obj = dict[str, Any]
 MINUTE = 60.0
@@ -51,26 +52,6 @@ def go_round(seconds: float, unit: float) -> float:
     q = abs(seconds) / unit
     r = math.floor(q + 0.5) * unit
     return math.copysign(r, seconds)
-
-
-def go_truncate(seconds: float, unit: float) -> float:
-    return math.copysign(math.floor(abs(seconds) / unit) * unit, seconds)
-
-
-def go_duration(seconds: float) -> str:
-    """time.Duration.String for whole or fractional seconds."""
-    if seconds == 0:
-        return "0s"
-    sign = "-" if seconds < 0 else ""
-    total = abs(seconds)
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    text = f"{secs:.9f}".rstrip("0").rstrip(".") + "s"
-    if hours:
-        return f"{sign}{int(hours)}h{int(minutes)}m{text}"
-    if minutes:
-        return f"{sign}{int(minutes)}m{text}"
-    return sign + text
 
 
 def short_duration(seconds: float) -> str:

@@ -14,9 +14,7 @@ from __future__ import annotations
 import random
 import re
 import struct
-import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -308,68 +306,6 @@ def workers(mode: Mode, graph: TaskGraph) -> int:
     if mode == "install":
         return max(1, len(graph.nodes))
     return UPDATE_WORKERS if mode == "update" else RECONCILE_WORKERS
-
-
-class CancelledError(Exception):
-    """The run was cancelled; Go's text is "context canceled"."""
-
-    def __init__(self) -> None:
-        super().__init__("context canceled")
-
-
-NodeFn = Callable[[list[Task], threading.Event], None]
-
-
-def run_graph(
-    graph: TaskGraph, max_parallelism: int, fn: NodeFn, cancel: threading.Event | None = None
-) -> list[Exception]:
-    """Run every node once its prerequisites succeeded, at most `max_parallelism` at a time.
-
-    A node whose `fn` raises blocks only what depends on it; independent branches go on.
-    Ready nodes start lowest index first. Returns the errors (empty when all ran).
-    """
-    cancel = cancel or threading.Event()
-    size = len(graph.nodes)
-    submitted = [False] * size
-    results: list[Exception | bool | None] = [False] * size  # False: not finished
-
-    def ready(index: int) -> bool:
-        return not submitted[index] and all(results[p] is None for p in graph.nodes[index].into)
-
-    def call(index: int) -> Exception | None:
-        try:
-            fn(graph.nodes[index].tasks, cancel)
-        except Exception as exc:
-            return exc
-        return None
-
-    limit = max(1, max_parallelism)
-    with ThreadPoolExecutor(max_workers=limit, thread_name_prefix="taskgraph") as pool:
-        inflight: dict[Future[Exception | None], int] = {}
-        while True:
-            while not cancel.is_set() and len(inflight) < limit:
-                following = next((i for i in range(size) if ready(i)), -1)
-                if following < 0:
-                    break
-                submitted[following] = True
-                inflight[pool.submit(call, following)] = following
-            if not inflight:
-                break
-            done, _ = wait(inflight, return_when=FIRST_COMPLETED)
-            for future in done:
-                results[inflight.pop(future)] = future.result()
-    errors = [r for r in results if isinstance(r, Exception)]
-    unfinished = [i for i, r in enumerate(results) if r is False]
-    if not errors and unfinished:
-        first = next((i for i in unfinished if graph.nodes[i].tasks), None)
-        if first is not None:
-            task = graph.nodes[first].tasks[0].describe()  # task_graph.go RunGraph
-            errors.append(
-                RuntimeError(f"{len(unfinished)} incomplete task nodes, beginning with {task}")
-            )
-            if cancel.is_set():
-                errors.append(CancelledError())
-    return errors
 
 
 def _float32(value: float) -> float:

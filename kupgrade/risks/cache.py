@@ -18,41 +18,11 @@ from dataclasses import dataclass
 
 from kupgrade.graph.model import MatchingRule
 from kupgrade.risks.rules import Condition, EvaluationError
+from kupgrade.versions import go_duration
 
 MIN_BETWEEN_MATCHES = 1.0
 MIN_FOR_CONDITION = 3600.0
 EXPIRATION = 24 * 3600.0
-
-
-def go_duration(seconds: float) -> str:
-    """Go's `time.Duration.String()`: 18.061µs, 1.5s, 2m3s, 1h0m0s."""
-    ns = round(seconds * 1e9)
-    if ns == 0:
-        return "0s"
-    sign = "-" if ns < 0 else ""
-    ns = abs(ns)
-    if ns < 1_000:
-        return f"{sign}{ns}ns"
-    if ns < 1_000_000:
-        return sign + _trim(ns, 1_000) + "µs"
-    if ns < 1_000_000_000:
-        return sign + _trim(ns, 1_000_000) + "ms"
-    hours, rest = divmod(ns, 3_600_000_000_000)
-    minutes, rest = divmod(rest, 60_000_000_000)
-    text = _trim(rest, 1_000_000_000) + "s"
-    if hours:
-        return f"{sign}{hours}h{minutes}m{text}"
-    if minutes:
-        return f"{sign}{minutes}m{text}"
-    return sign + text
-
-
-def _trim(value: int, unit: int) -> str:
-    whole, frac = divmod(value, unit)
-    if not frac:
-        return str(whole)
-    digits = str(frac).rjust(len(str(unit)) - 1, "0").rstrip("0")
-    return f"{whole}.{digits}"
 
 
 @dataclass

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from kupgrade.versions.blang import blang_error, go_quote, parse_blang, prerelease_error
 from kupgrade.versions.gdc import GDC_RELEASE_LINE, GdcVersion, ReleaseLine
+from kupgrade.versions.goduration import go_duration, go_truncate
 from kupgrade.versions.kube import format_kube, parse_kube
 from kupgrade.versions.ranges import RangeError, SemverRange, parse_range
 from kupgrade.versions.semver import (
@@ -39,7 +40,9 @@ __all__ = [
     "SemverRange",
     "blang_error",
     "format_kube",
+    "go_duration",
     "go_quote",
+    "go_truncate",
     "parse_blang",
     "parse_kube",
     "parse_range",

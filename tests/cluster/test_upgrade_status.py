@@ -38,7 +38,8 @@ from tests.support.sim import TARGET, runner, start
     ("seconds", "text"),
     [(0, "now"), (4, "4s"), (90, "1m30s"), (844, "14m4s"), (300, "5m"), (3600, "1h"),
      (3660, "1h1m"), (3723, "1h2m3s"), (12660, "3h31m"), (5.7, "5s"), (-300, "-5m"),
-     (-0.4, "now")],
+     # Under a second Go's Duration.String counts milliseconds: no "." to truncate at.
+     (-0.4, "-400ms"), (0.5, "500ms")],
 )  # fmt: skip
 def test_short_duration_is_gos_duration_text_trimmed(seconds: float, text: str) -> None:
     assert short_duration(seconds) == text

@@ -21,7 +21,6 @@ from kupgrade.release.manifest import ResourceId
 from kupgrade.release.metadata import ARCH_KEY, CHANNELS_KEY
 from kupgrade.release.payload import LoadOptions, load_payload, read_directory
 from kupgrade.release.taskgraph import (
-    CancelledError,
     Task,
     TaskGraph,
     TaskNode,
@@ -29,11 +28,11 @@ from kupgrade.release.taskgraph import (
     flatten_by_number_and_component,
     is_job,
     permute_order,
-    run_graph,
     shift_order,
 )
 from tests.support.caseuse import case_params, plain, unused
 from tests.support.conformance import CONFORMANCE, conformance_cases, conformance_path, need_case
+from tests.support.taskgraph import CancelledError, run_graph
 
 
 def _doc(*parts: str) -> dict[str, Any]:
@@ -213,23 +212,20 @@ def _run_case(case: dict[str, Any]) -> None:
     for behaviour in callbacks.values():
         assert set(behaviour) <= CALLBACKS, f"unknown callback {set(behaviour) - CALLBACKS}"
     executed: list[str] = []
-    lock = threading.Lock()
 
-    def fn(tasks: list[Task], cancel: threading.Event) -> None:
-        for task in tasks:
-            behaviour = callbacks.get(task.file, callbacks.get("*", {}))
-            assert not behaviour.get("must_not_run"), task.file
-            if "error" in behaviour:
-                raise RuntimeError(behaviour["error"])
-            if behaviour.get("cancel_then_return_context_error"):
-                cancel.set()
-                raise CancelledError()
-            if behaviour.get("cancel_then_succeed"):
-                cancel.set()
-            elif behaviour.get("return_context_error_if_cancelled") and cancel.is_set():
-                raise CancelledError()
-            with lock:
-                executed.append(task.file)
+    def fn(task: Task, cancel: threading.Event) -> None:
+        behaviour = callbacks.get(task.file, callbacks.get("*", {}))
+        assert not behaviour.get("must_not_run"), task.file
+        if "error" in behaviour:
+            raise RuntimeError(behaviour["error"])
+        if behaviour.get("cancel_then_return_context_error"):
+            cancel.set()
+            raise CancelledError()
+        if behaviour.get("cancel_then_succeed"):
+            cancel.set()
+        elif behaviour.get("return_context_error_if_cancelled") and cancel.is_set():
+            raise CancelledError()
+        executed.append(task.file)
 
     errors = sorted(str(e) for e in run_graph(graph, case["max_parallelism"], fn))
     wanted = case["expect"]["errors_sorted_contain"]
@@ -291,7 +287,7 @@ def test_taskgraph_case(case: Any) -> None:
             assert layers == [s["parallel_nodes"] for s in expect["steps"]]
             assert [s["step"] for s in expect["steps"]] == list(range(1, len(layers) + 1))
             order: list[str] = []
-            run_graph(graph, 1, lambda tasks, _c: order.extend(t.file for t in tasks))
+            run_graph(graph, 1, lambda task, _c: order.append(task.file))
             assert order == expect["sequential_execution_order"]
     elif op == "bulk_add":
         graph = TaskGraph(_nodes(given["nodes"]))

@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from kupgrade.graph.model import MatchingRule, Risk
-from kupgrade.risks.cache import Cache, go_duration
+from kupgrade.risks.cache import Cache
 from kupgrade.risks.recommend import CVO_HEAD, combine_reasons, recommend
 from kupgrade.risks.rules import EvaluationError, Exposure, PromQLCondition, Registry, interpret
+from kupgrade.versions import go_duration
 from tests.support.caseuse import unused
 from tests.support.cli import kupgrade as kupgrade_cli
 from tests.support.conformance import conformance_cases, need_case

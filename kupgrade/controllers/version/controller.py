@@ -54,6 +54,7 @@ from kupgrade.release.payload import (
     load_payload,
     read_directory,
 )
+from kupgrade.release.schedule import Applied, Schedule
 from kupgrade.release.sources import open_payload, write_tree
 from kupgrade.release.taskgraph import build_graph, workers
 from kupgrade.release.verify import NO_VERIFICATION_WARNING
@@ -359,31 +360,22 @@ class VersionController:
     # --- C8-C11: apply the graph --------------------------------------------------------
 
     def _apply(self, state: dict[str, Any]) -> None:
+        """One step of the release's task graph (release/schedule.py): the nodes that may
+        start, each from where it stopped; stops at once when this process hands over."""
         payload = self._payload_for(state)
-        nodes, deps, cursor = state["nodes"], state["deps"], state["cursor"]
-        done = {i for i, tasks in enumerate(nodes) if cursor[i] >= len(tasks)}
-        errors: list[SyncError] = []
-        running = 0
-        for i, tasks in enumerate(nodes):
-            if i in done or any(d not in done for d in deps[i]):
-                continue
-            if running >= state["workers"]:
-                break
-            running += 1
-            while cursor[i] < len(tasks):
-                manifest = payload.included[tasks[cursor[i]]]
-                error = self._apply_one(manifest, state)
-                if error is not None:
-                    errors.append(error)
-                    break
-                cursor[i] += 1
-                if self.handoff:
-                    break
-            if self.handoff:
-                break
+        nodes, cursor = state["nodes"], state["cursor"]
+        schedule: Schedule[int, SyncError] = Schedule(nodes, state["deps"], state["workers"])
+
+        def apply(index: int) -> Applied | SyncError:
+            error = self._apply_one(payload.included[index], state)
+            if error is not None:
+                return error
+            return Applied.STOP if self.handoff else Applied.DONE
+
+        errors = schedule.step(cursor, apply).errors
         state["failure"] = _dump(summarize_task_graph_errors(errors))
         state["done"] = sum(min(c, len(t)) for c, t in zip(cursor, nodes, strict=True))
-        if all(c >= len(t) for c, t in zip(cursor, nodes, strict=True)) and not errors:
+        if len(schedule.finished(cursor)) == len(nodes) and not errors:
             state["completed"] = True
             state["failure"] = None
             self.api.record(

@@ -24,7 +24,7 @@ from kupgrade.controllers.version.errors import (
     summary_for_reason,
     without_effect,
 )
-from kupgrade.release.taskgraph import percent_complete
+from kupgrade.release.taskgraph import progress_text
 from kupgrade.versions import go_quote
 
 MAX_HISTORY = 100
@@ -146,7 +146,7 @@ def progress(state: SyncState, history_empty: bool) -> Progress:
         )
         return Progress({"status": "False", "reason": reason, "message": message}, failing)
     counted = state.total > 0 and state.done > 0
-    counts = f"{state.done} of {state.total} done ({percent_complete(state.done, state.total)}% complete)"
+    counts = progress_text(state.done, state.total)
     if state.validation_errors:
         message = f"Reconciling {version}: the cluster version is invalid"
     elif counted and skip:
