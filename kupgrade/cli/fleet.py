@@ -15,7 +15,6 @@ from rich.table import Table
 from kupgrade.cli.live import ConsoleOpt, ConsolePortOpt
 from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, stdout, user_errors
 from kupgrade.errors import InputError
-from kupgrade.plan.kube_fleet import KUBERNETES
 from kupgrade.service.web.live_server import LiveServer, Throttle
 from kupgrade.sim.fleet.doc import read_fleet
 from kupgrade.sim.fleet.home import create_fleet, delete_fleet, fleet_names, locked, opened_fleet
@@ -123,19 +122,15 @@ def delete_command(
         stdout.print(f"deleted fleet {name} and its {len(members)} clusters", highlight=False)
 
 
-def _settings(info: dict[str, Any], to: str | None, available: str | None, policy: str | None,
+def _settings(rehearsal: Rehearsal, to: str | None, available: str | None, policy: str | None,
               max_parallel: int) -> Settings:  # fmt: skip
+    info = rehearsal.info
     target = to or info.get("target")
     if not target:
         raise InputError("no target version", field="--to",
                          hint="pass --to VERSION (or put `target:` in the fleet file)")  # fmt: skip
     offered = [v.strip() for v in available.split(",") if v.strip()] if available else None
-    chosen = policy or info.get("policy") or ("auto" if info["platform"] == KUBERNETES else "gdc")
-    if info["platform"] == KUBERNETES and chosen == "gdc":
-        raise InputError("policy gdc does not apply to Kubernetes clusters", field="--policy")
-    if info["platform"] != KUBERNETES and chosen not in ("gdc", "auto"):
-        raise InputError(f"policy {chosen!r} does not apply to a distributed-cloud fleet",
-                         field="--policy", hint="use --policy gdc")  # fmt: skip
+    chosen = rehearsal.part.policy(policy or info.get("policy"))
     return Settings(str(target), offered if offered is not None else list(info.get("available") or []),
                     chosen, max_parallel)  # fmt: skip
 
@@ -236,7 +231,7 @@ def rehearse_command(
                              hint=f"see `kupgrade fleet status --fleet {root.name}`; delete the fleet "
                              "and create it again to start over")  # fmt: skip
         else:
-            settings = _settings(info, to, available, policy, max_parallel)
+            settings = _settings(rehearsal, to, available, policy, max_parallel)
             try:
                 rehearsal.begin(settings, _plan_steps(plan_file) if plan_file else None)
             except PlanRefusedError as refused:

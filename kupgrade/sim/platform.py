@@ -18,7 +18,9 @@ from typing import Any, Protocol
 
 from kupgrade.cluster.backend import Backend
 from kupgrade.controllers.protocol import Controller
+from kupgrade.plan.steps import Plan
 from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.fleet.monitor import FleetRules
 from kupgrade.sim.profile import Profile, Spec
 from kupgrade.sim.store import Store
 from kupgrade.sim.world import World
@@ -45,6 +47,52 @@ class Memory(Protocol):
     def recall(self, key: str, default: Any = None) -> Any: ...
 
     def remember(self, key: str, value: Any) -> None: ...
+
+
+@dataclass(frozen=True)
+class FleetMember:
+    """A member of a fleet as its platform's part of a rehearsal sees it."""
+
+    store: Store
+    spec: Spec
+    api: Backend
+
+
+class FleetRun(Protocol):
+    """How one platform's clusters take part in a fleet rehearsal (sim/fleet/rehearsal.py):
+    their state, the rules over it, the plan, and each step asked of a member."""
+
+    one_at_a_time: bool  # a cluster runs one step at a time (bmctl), or several
+
+    def policy(self, given: str | None) -> str:
+        """The skew policy the rehearsal plans with: the one given, checked, or the
+        platform's own."""
+
+    def rules(self, policy: str) -> FleetRules: ...
+
+    def components(self, name: str) -> dict[str, str]:
+        """What each component of member `name` runs: the state the rules judge."""
+
+    def plan(self, target: str, available: list[str], policy: str) -> Plan:
+        """The planner's plan from where every member is now."""
+
+    def start(self, name: str, step: dict[str, Any], policy: str) -> dict[str, Any]:
+        """Ask the member's upgrade controller for one step; a ticket to follow it by."""
+
+    def outcome(self, name: str, ticket: dict[str, Any]) -> tuple[str, str]:
+        """(running | done | failed, why) of the step a ticket names."""
+
+    def busy(self, name: str) -> str | None:
+        """An upgrade under way on the member (before a rehearsal: one it did not start)."""
+
+    def refusal(self, record: dict[str, Any]) -> dict[str, Any] | None:
+        """Why the platform's own tool refuses to start a step ({why, objects}), if it does."""
+
+    def versions(self, name: str) -> str:
+        """The member's versions, in a few words."""
+
+    def role(self, name: str) -> tuple[str, str]:
+        """(role, managed by) of the member."""
 
 
 class Platform(Protocol):
@@ -92,3 +140,6 @@ class Platform(Protocol):
     ) -> dict[str, Any]:
         """The rehearsal's report: `run` (outcome, times, steps) and the platform's own
         sections, from the events since `started`."""
+
+    def fleet(self, members: dict[str, FleetMember], document: dict[str, Any]) -> FleetRun | None:
+        """Its clusters' part in a fleet rehearsal; None when its fleets are not rehearsed."""

@@ -28,35 +28,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from kupgrade.controllers.gdc.request import STATE as GDC_STATE
-from kupgrade.controllers.gdc.request import request_upgrade
-from kupgrade.controllers.kube.controller import PARALLEL, step_order
-from kupgrade.controllers.kube.controller import STATE as KUBE_STATE
-from kupgrade.controllers.kube.request import current, request_step
-from kupgrade.controllers.kube.request import in_progress as kube_in_progress
+from kupgrade.controllers.kube.controller import step_order
 from kupgrade.errors import InputError, KupgradeError
-from kupgrade.plan.gdc_fleet import Goal, plan_fleet
-from kupgrade.plan.kube_fleet import KUBERNETES, plan_kube_fleet
 from kupgrade.plan.steps import Plan, Refusal
 from kupgrade.sim.fleet.downtime import Downtime
-from kupgrade.sim.fleet.monitor import (
-    Finding,
-    GdcRules,
-    KubeRules,
-    Monitor,
-    gdc_components,
-    kube_components,
-)
-from kupgrade.sim.gdc.fleet import fleet_entry, sim_fleet
+from kupgrade.sim.fleet.monitor import Finding, Monitor
 from kupgrade.sim.loop import CommitPace, Local, Loop
+from kupgrade.sim.platform import FleetMember, FleetRun
+from kupgrade.sim.platforms import platform_named
 from kupgrade.sim.profile import Spec
 from kupgrade.sim.runs import local_loop
 from kupgrade.sim.store import Store
-from kupgrade.skew.fleet import History, parse_fleet
-from kupgrade.skew.gdc import Request, judge_request
-from kupgrade.skew.inventory import kube_field
 
 REHEARSAL = "rehearsal"
 STEPS = "steps"
@@ -112,51 +94,10 @@ class Member:
         self.store.set_meta(ADVANCES, self.advances + 1)
         self.downtime.update(at)
 
-    def start(self, step: dict[str, Any], at: float, policy: str) -> dict[str, Any]:
-        """Ask the cluster's upgrade controller for one step of the plan."""
-        self.store.set_meta("now", at)
-        api = self.runner.api
-        kind, pool = step["kind"], step.get("pool")
-        if self.spec.platform == "gdc":
-            made = request_upgrade(api, step["to"], bmctl=step["to"], pool=pool,
-                                   leave_pools=step.get("leavePools") or [])  # fmt: skip
-            ticket = {"serial": made["serial"]}
-        else:
-            obj = "control-plane" if kind == "control-plane" else f"nodepool/{pool}"
-            tool = self.spec.kube.kubeadm if self.spec.kube else None
-            request_step(api, {"id": step["id"], "object": obj, "from": step["from"],
-                               "to": step["to"], "after": []}, policy,
-                         msgspec.to_builtins(tool) if tool else None)  # fmt: skip
-            ticket = {"id": step["id"]}
+    def asked(self, at: float) -> None:
+        """A step was asked for at `at`: let everything react to it."""
         self.runner.settle()
         self.downtime.update(at)
-        return ticket
-
-    def outcome(self, ticket: dict[str, Any]) -> tuple[str, str]:
-        """(state, why) of the step `ticket` names: running, done or failed."""
-        if self.spec.platform == "gdc":
-            st = self.runner.api.state(GDC_STATE) or {}
-            if st.get("serial") != ticket.get("serial"):
-                return "running", ""
-            if st.get("failed"):
-                return "failed", str(st["failed"])
-            return ("done", "") if st.get("completed") else ("running", "")
-        st = self.runner.api.state(KUBE_STATE) or {}
-        entry = (st.get(PARALLEL) or {}).get(str(ticket.get("id"))) or {}
-        if entry.get("done") is not None:
-            return "done", ""
-        held = (entry.get("drain") or {}).get("held")
-        return "running", str(entry.get("blocked") or (f"drain held: {held}" if held else ""))
-
-    def busy(self) -> str | None:
-        """An upgrade in progress (before a rehearsal begins: one it did not start)."""
-        if self.spec.platform != "gdc":
-            running = kube_in_progress(self.runner.api)
-            return None if running is None else str(running.get("target", "a fleet's steps"))
-        st = self.runner.api.state(GDC_STATE) or {}
-        if st and not st.get("completed") and not st.get("failed"):
-            return str(st.get("target", "?"))
-        return None
 
     def commit(self, tick: int, now: float) -> None:
         self.store.set_meta(TICK, tick)
@@ -192,17 +133,14 @@ class Rehearsal:
         self.names = sorted(self.members)
         self.decisions: list[dict[str, Any]] = []
         self.pace = CommitPace()
-        self.history: History | None = None
-        rules: GdcRules | KubeRules
-        if self.platform == KUBERNETES:
-            rules = KubeRules(str((self.state or {}).get("policy") or "auto"))
-            rules.apis = {n: m.runner.api for n, m in self.members.items()}
-            read = self._kube_read
-        else:
-            self.history = parse_fleet(info["document"], "the fleet file").history
-            rules = GdcRules(self._gdc_fleet())
-            read = self._gdc_read
-        self.monitor = Monitor(rules, read, self._record)
+        seen = {n: FleetMember(m.store, m.spec, m.runner.api) for n, m in self.members.items()}
+        run = platform_named(self.platform, "platform").fleet(seen, info["document"])
+        if run is None:
+            raise InputError(f"a fleet of {self.platform} clusters cannot be rehearsed",
+                             hint="rehearse each cluster with `kupgrade controller run`")  # fmt: skip
+        self.part: FleetRun = run  # the platform's part of the rehearsal
+        rules = run.rules(str((self.state or {}).get("policy") or "auto"))
+        self.monitor = Monitor(rules, run.components, self._record)
 
     # --- what the fleet's store holds -------------------------------------------------
 
@@ -227,40 +165,22 @@ class Rehearsal:
     def _warn(self, at: float, obj: str, reason: str, message: str) -> None:
         self.fleet.event(at, "Warning", obj, reason, message)
 
-    def _gdc_read(self, name: str) -> dict[str, str]:
-        return gdc_components(self.members[name].runner.api)
-
-    def _kube_read(self, name: str) -> dict[str, str]:
-        return kube_components(self.members[name].runner.api)
-
-    def _gdc_fleet(self) -> Any:
-        entries = {n: fleet_entry(m.store) for n, m in self.members.items()}
-        return sim_fleet(entries, self.history, Path("fleet"))
-
     # --- the plan -----------------------------------------------------------------------
 
     def plan(self, settings: Settings) -> Plan:
         """The planner's plan from where every member is now."""
-        if self.platform == KUBERNETES:
-            clusters: dict[str, Any] = {n: current(m.runner.api) for n, m in self.members.items()}
-            offered = [kube_field(v, "--available") for v in [*settings.available, settings.target]]
-            return plan_kube_fleet(clusters, kube_field(settings.target, "--to"), offered,
-                                   settings.policy)  # fmt: skip
-        assert self.history is not None
-        fleet = self._gdc_fleet()
-        return plan_fleet(fleet, Goal.of(settings.target, settings.available, self.history))
+        return self.part.plan(settings.target, settings.available, settings.policy)
 
     def begin(self, settings: Settings, steps: list[dict[str, Any]] | None = None) -> Plan:
         """Plan (or take the plan given), record the first state, start what may start,
         commit. Nothing is written when no plan exists or a member is busy."""
-        for name, member in self.members.items():
-            busy = member.busy()
+        for name in self.members:
+            busy = self.part.busy(name)
             if busy is not None:
                 raise InputError(f"cluster {name} has an upgrade to {busy} in progress that the "
                                  "fleet did not start",
                                  hint=f"let it finish: `kupgrade controller run --cluster {name}`")  # fmt: skip
-        if isinstance(self.monitor.rules, KubeRules):
-            self.monitor.rules.policy = settings.policy
+        self.monitor.rules = self.part.rules(settings.policy)
         self.monitor.load(self.names)
         broken = self.monitor.check_all(self.names)
         if broken:  # no plan can keep every state legal from here
@@ -323,7 +243,7 @@ class Rehearsal:
         while True:
             while mine and mine[0]["advances"] == member.advances:
                 decision = mine.pop(0)
-                member.start(steps[decision["step"]], decision["at"], self._policy())
+                self._ask(member, steps[decision["step"]], decision["at"])
             if member.advances >= goal:
                 break
             at = member.store.next_at()
@@ -392,7 +312,7 @@ class Rehearsal:
         for step_id, record in records.items():
             if record["cluster"] != name or "startedAt" not in record or "finishedAt" in record:
                 continue
-            state, why = self.members[name].outcome(record["ticket"])
+            state, why = self.part.outcome(name, record["ticket"])
             if state == "failed":
                 self._stop(at, "failed", step=step_id, why=why)
                 return False
@@ -444,7 +364,7 @@ class Rehearsal:
         steps filling every slot."""
         running = [i for i, r in records.items() if "startedAt" in r and "finishedAt" not in r]
         same = [i for i in running if records[i]["cluster"] == record["cluster"]]
-        if same and self.platform != KUBERNETES:  # bmctl runs one upgrade at a time
+        if same and self.part.one_at_a_time:
             return f"{same[0]} (cluster {record['cluster']} runs one upgrade at a time)"
         limit = int((self.state or {}).get("maxParallel") or 0)
         if limit and len(running) >= limit:
@@ -455,14 +375,16 @@ class Rehearsal:
         self, step_id: str, record: dict[str, Any], records: dict[str, Any], at: float
     ) -> bool:
         member = self.members[record["cluster"]]
-        if self.platform != KUBERNETES and not self._allowed(step_id, record, at):
+        refusal = self.part.refusal(record)
+        if refusal is not None:
+            self._stop(at, "refused", step=step_id, **refusal)
             return False
         if record["readyAt"] < at:
             freed = [i for i, r in records.items() if r.get("finishedAt") == at]
             same = [i for i in freed if records[i]["cluster"] == record["cluster"]]
             chosen = same or sorted(freed, key=step_order)
             record["freedBy"] = chosen[0] if chosen else None
-        record["ticket"] = member.start(record, at, self._policy())
+        record["ticket"] = self._ask(member, record, at)
         record["startedAt"] = at
         self.fleet.set_meta(STEPS, records)
         self.decisions.append({"cluster": member.name, "advances": member.advances,
@@ -470,20 +392,12 @@ class Rehearsal:
         self._record(at, f"step/{step_id}", "StepStarted", _what(record))
         return self._observe(member.name, at) and self._progress(member.name, at)
 
-    def _allowed(self, step_id: str, record: dict[str, Any], at: float) -> bool:
-        """What `bmctl upgrade` checks before it changes anything (SPEC G3, X4)."""
-        assert self.history is not None
-        to = self.history.parse(record["to"])
-        request = Request(record["cluster"], to, pool=record.get("pool"), bmctl=to,
-                          leave_pools=tuple(record.get("leavePools") or ()))  # fmt: skip
-        verdict = judge_request(self._gdc_fleet(), request)
-        if not verdict.rules:
-            return True
-        first = verdict.findings[0]
-        self._stop(at, "refused", step=step_id,
-                   why=f"{', '.join(verdict.rules)}: {first.message}; {first.fix}",
-                   objects=[first.object, *first.related])  # fmt: skip
-        return False
+    def _ask(self, member: Member, step: dict[str, Any], at: float) -> dict[str, Any]:
+        """Ask the member's upgrade controller for one step of the plan; its ticket."""
+        member.store.set_meta("now", at)
+        ticket = self.part.start(member.name, step, self._policy())
+        member.asked(at)
+        return ticket
 
     def _stalled(self, at: float) -> None:
         """Nothing has moved for STALL simulated seconds: say what the steps wait on."""

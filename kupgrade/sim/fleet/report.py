@@ -12,10 +12,8 @@ from typing import Any
 
 from kupgrade.cluster.objects import rfc3339
 from kupgrade.controllers.kube.controller import step_order
-from kupgrade.plan.kube_fleet import KUBERNETES
 from kupgrade.sim.fleet.downtime import measured
 from kupgrade.sim.fleet.rehearsal import Rehearsal
-from kupgrade.sim.gdc.fleet import fleet_entry
 
 
 def _rel(value: float | None, start: float) -> float | None:
@@ -49,15 +47,7 @@ def critical_path(records: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def versions(rehearsal: Rehearsal, name: str) -> str:
-    member = rehearsal.members[name]
-    if rehearsal.platform == KUBERNETES:
-        found = rehearsal.monitor.read(name)
-        planes = sorted({v for k, v in found.items() if k.startswith("kube-apiserver/")})
-        kubelets = sorted({v for k, v in found.items() if k.startswith("kubelet/")})
-        return f"control plane {', '.join(planes)}; kubelets {', '.join(kubelets)}"
-    entry = fleet_entry(member.store)
-    pools = ", ".join(f"{p} {v}" for p, v in sorted(entry["pools"].items()))
-    return f"{entry['version']}" + (f"; pools {pools}" if pools else "")
+    return rehearsal.part.versions(name)
 
 
 def step_rows(rehearsal: Rehearsal, start: float) -> list[dict[str, Any]]:
@@ -140,10 +130,7 @@ def fleet_view(rehearsal: Rehearsal, name: str) -> dict[str, Any]:
     clusters = []
     for member in rehearsal.names:
         own = [s for s in steps if s["cluster"] == member]
-        role, managed = KUBERNETES, ""
-        if rehearsal.platform != KUBERNETES:
-            entry = fleet_entry(rehearsal.members[member].store)
-            role, managed = entry["role"], entry.get("managed_by", "")
+        role, managed = rehearsal.part.role(member)
         clusters.append({
             "name": member, "role": role, "managedBy": managed,
             "versions": versions(rehearsal, member),

@@ -14,10 +14,11 @@ from kupgrade.controllers.gdc.request import STATE, in_progress
 from kupgrade.controllers.protocol import Controller
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.gdc.create import populate_gdc
+from kupgrade.sim.gdc.fleet import GdcFleetRun
 from kupgrade.sim.gdc.profile import check_gdc
 from kupgrade.sim.gdc.report import gdc_report
 from kupgrade.sim.gdc.world import GdcWorld
-from kupgrade.sim.platform import Crew, Memory
+from kupgrade.sim.platform import Crew, FleetMember, Memory
 from kupgrade.sim.profile import Gdc, Profile, Spec
 from kupgrade.sim.store import Store
 from kupgrade.sim.world import World
@@ -66,6 +67,9 @@ class DistributedCloud:
         self, api: Backend, events: list[dict[str, Any]], run: dict[str, Any], started: float
     ) -> dict[str, Any]:
         return gdc_report(api, events, run, started)
+
+    def fleet(self, members: dict[str, FleetMember], document: dict[str, Any]) -> GdcFleetRun:
+        return GdcFleetRun(members, document)
 
 
 DISTRIBUTED_CLOUD = DistributedCloud()

@@ -13,9 +13,10 @@ from kupgrade.controllers.protocol import Controller
 from kupgrade.controllers.version.status import clusterversion_columns
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.kubernetes.create import populate_kube
+from kupgrade.sim.kubernetes.fleet import KubeFleetRun
 from kupgrade.sim.kubernetes.profile import check_kube
 from kupgrade.sim.kubernetes.world import KubeWorld
-from kupgrade.sim.platform import Crew, Memory
+from kupgrade.sim.platform import Crew, FleetMember, Memory
 from kupgrade.sim.profile import Profile, Spec
 from kupgrade.sim.report import timeline
 from kupgrade.sim.store import Store
@@ -74,6 +75,9 @@ class Kubernetes:
             "clusterversion": clusterversion_columns({}),
             "timeline": timeline(events, started),
         }
+
+    def fleet(self, members: dict[str, FleetMember], document: dict[str, Any]) -> KubeFleetRun:
+        return KubeFleetRun(members, self.name)
 
 
 KUBERNETES = Kubernetes()

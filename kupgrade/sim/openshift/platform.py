@@ -24,7 +24,7 @@ from kupgrade.sim.openshift.profile import check_openshift
 from kupgrade.sim.openshift.report import openshift_report
 from kupgrade.sim.openshift.wiring import wiring_for
 from kupgrade.sim.openshift.world import OpenShiftWorld
-from kupgrade.sim.platform import Crew, Memory
+from kupgrade.sim.platform import Crew, FleetMember, FleetRun, Memory
 from kupgrade.sim.profile import Olm, Profile, Spec
 from kupgrade.sim.store import Store
 from kupgrade.sim.world import World
@@ -122,6 +122,9 @@ class OpenShift:
         self, api: Backend, events: list[dict[str, Any]], run: dict[str, Any], started: float
     ) -> dict[str, Any]:
         return openshift_report(api, events, run, started)
+
+    def fleet(self, members: dict[str, FleetMember], document: dict[str, Any]) -> FleetRun | None:
+        return None
 
 
 OPENSHIFT = OpenShift()
