@@ -14,9 +14,9 @@ import yaml
 
 from kupgrade.sim.fleet.doc import read_fleet
 from kupgrade.sim.fleet.home import create_fleet, locked, opened_fleet
-from kupgrade.sim.gdc.fleet import running_versions
 from kupgrade.sim.fleet.rehearsal import Rehearsal, Settings
 from kupgrade.sim.fleet.report import fleet_report
+from kupgrade.sim.gdc.fleet import running_versions
 from kupgrade.skew.fleet import parse_fleet
 from kupgrade.skew.gdc import WARNINGS, check_fleet
 from kupgrade.skew.inventory import Instance, Inventory, InventoryNode
