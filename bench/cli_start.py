@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kupgrade.cli.live import local_kubectls
+from kupgrade.cluster.live import local_kubectls
 
 PACKAGE = Path(__file__).resolve().parents[1] / "kupgrade"
 INVENTORY = PACKAGE / "skew" / "examples" / "inventory.yaml"

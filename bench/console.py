@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 from playwright.sync_api import sync_playwright
 
-from kupgrade.service.process import ServiceProcess
+from kupgrade.updateservice.process import ServiceProcess
 
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]  # fmt: skip

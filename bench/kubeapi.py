@@ -22,7 +22,7 @@ import httpx
 
 from bench.memory import peak_mb
 from bench.sim import profile
-from kupgrade.service.kubeapi.server import APIServer, version_info
+from kupgrade.apiserver.server import APIServer, version_info
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.profile import Profile

@@ -26,8 +26,8 @@ import yaml
 from kupgrade.risks.promql import parse_snapshot
 from kupgrade.risks.promql.engine import evaluate_text
 from kupgrade.risks.promql.snapshot import _chunks, _Reader, load_snapshot
-from kupgrade.service.process import PrometheusProcess
 from tests.support import promkit
+from tests.support.processes import PrometheusProcess
 
 REPO = Path(__file__).resolve().parents[1]
 

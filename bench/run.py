@@ -59,8 +59,8 @@ from kupgrade.graph.codec import encode_graph
 from kupgrade.graph.graphdata import load_graph_data
 from kupgrade.graph.releases import load_releases
 from kupgrade.graph.tree import open_tree
-from kupgrade.service.process import ChildProcess, ServiceProcess, free_port
 from kupgrade.sim.sample import write_sample
+from kupgrade.updateservice.process import ChildProcess, ServiceProcess, free_port
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = (

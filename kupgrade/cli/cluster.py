@@ -23,6 +23,7 @@ import msgspec
 import typer
 from rich.table import Table
 
+from kupgrade.apiserver.server import APIServer, version_info
 from kupgrade.cli.cluster_view import live_view, print_report, summary_columns
 from kupgrade.cli.gdc import gdc_spec, gdc_status, gdc_upgrade
 from kupgrade.cli.kube import kube_spec, kube_status, kube_upgrade
@@ -50,14 +51,9 @@ from kupgrade.cluster.clusterversion import (
     set_channel,
 )
 from kupgrade.cluster.kube import KubeBackend
-from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.remote import InformedBackend
-from kupgrade.cluster.upgrade_text import check_for_upgrade, render_upgrade
 from kupgrade.controllers.nodes import metrics as node_metrics
 from kupgrade.errors import InputError
-from kupgrade.service.kubeapi.server import APIServer, version_info
-from kupgrade.service.web.cluster_live import cluster_console
-from kupgrade.service.web.live_server import LiveServer, listening
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.fleet.home import rehearsing
@@ -71,6 +67,10 @@ from kupgrade.sim.profiles import load_profile
 from kupgrade.sim.runs import local_loop, served_loop
 from kupgrade.sim.store import Store, StoreError
 from kupgrade.skew.inventory import kube_field
+from kupgrade.versions.times import rfc3339
+from kupgrade.views.cluster_live import cluster_console
+from kupgrade.views.live_server import LiveServer, listening
+from kupgrade.views.upgrade_text import check_for_upgrade, render_upgrade
 
 cluster_app = typer.Typer(help="Create, list and delete simulated clusters.", no_args_is_help=True)
 controller_app = typer.Typer(help="Run the controllers of a cluster.", no_args_is_help=True)

@@ -26,21 +26,12 @@ from kupgrade.cli.output import (
     user_errors,
 )
 from kupgrade.cluster.clusterversion import request_update, requested_release
-from kupgrade.cluster.upgrade_text import render_upgrade
-from kupgrade.controllers.availability import (
-    Availability,
-    ClusterView,
-    cluster_version,
-    evaluate,
-    fetch,
-)
 from kupgrade.controllers.nodes.pool import mcp_columns
 from kupgrade.errors import KupgradeError
+from kupgrade.graph.client import ClusterView, fetch
 from kupgrade.graph.summary import summarize
 from kupgrade.risks.rules import Registry
-from kupgrade.service.app import DEFAULT_PREFIX
-from kupgrade.service.kubeapi.tables import oc_table
-from kupgrade.service.process import ServiceProcess
+from kupgrade.risks.updates import Availability, cluster_version, evaluate
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.demo import DEMO_PROFILE
@@ -48,6 +39,10 @@ from kupgrade.sim.profile import Profile
 from kupgrade.sim.runs import local_loop
 from kupgrade.sim.sample import EXAMPLE_CLUSTER, write_sample
 from kupgrade.sim.store import Store
+from kupgrade.updateservice.app import DEFAULT_PREFIX
+from kupgrade.updateservice.process import ServiceProcess
+from kupgrade.views.tables import oc_table
+from kupgrade.views.upgrade_text import render_upgrade
 
 sample_app = typer.Typer(
     help="The sample dataset kupgrade ships (an OpenShift-like 4.12-4.15 line).",

@@ -14,8 +14,8 @@ from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
 from kupgrade.cli.output import ClusterOpt, Format, print_json, user_errors
 from kupgrade.cluster.gdc import in_bootstrap
 from kupgrade.errors import InputError
-from kupgrade.service.kubeapi.tables import KINDS, oc_table
 from kupgrade.sim.homes import opened
+from kupgrade.views.tables import KINDS, oc_table
 
 
 @user_errors

@@ -4,9 +4,6 @@ on this machine, whose skew against that cluster matters too (SPEC H5)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -37,7 +34,6 @@ ConsolePortOpt = Annotated[
     typer.Option("--console-port", min=0, max=65535,
                  help="--console: the port on 127.0.0.1 (0: any free one)."),
 ]  # fmt: skip
-CLOUD_SDK_BIN = Path("/usr/lib/google-cloud-sdk/bin")
 
 
 def backend(kubeconfig: Path | None, context: str | None) -> KubeBackend:
@@ -46,27 +42,3 @@ def backend(kubeconfig: Path | None, context: str | None) -> KubeBackend:
     from kupgrade.cluster.kube import KubeBackend  # noqa: PLC0415 - see the docstring
 
     return KubeBackend(kubeconfig, context)
-
-
-def local_kubectls() -> list[tuple[str, str]]:
-    """(path, version) of every kubectl on PATH and in the Cloud SDK's bin directory."""
-    found: set[str] = set()
-    for directory in [*os.environ.get("PATH", "").split(os.pathsep), str(CLOUD_SDK_BIN)]:
-        folder = Path(directory or ".")
-        if not folder.is_dir():
-            continue
-        found |= {
-            str(p.resolve())  # one entry per binary, however many links name it
-            for p in folder.glob("kubectl*")
-            if p.name == "kubectl" or p.name.startswith("kubectl.1.")
-        }
-    out = []
-    for path in sorted(found):
-        try:
-            done = subprocess.run([path, "version", "--client", "-o", "json"], capture_output=True,
-                                  text=True, timeout=20, check=False)  # fmt: skip
-            git = json.loads(done.stdout)["clientVersion"]["gitVersion"]
-        except (OSError, subprocess.TimeoutExpired, ValueError, KeyError):
-            continue
-        out.append((path, str(git).lstrip("v").split("-")[0]))
-    return out

@@ -25,8 +25,8 @@ from kupgrade.cli.output import (
     user_errors,
 )
 from kupgrade.cli.updates import ArchOpt, ChannelOpt, UpstreamOpt
-from kupgrade.controllers.availability import ClusterView, fetch
 from kupgrade.errors import InputError, KupgradeError
+from kupgrade.graph.client import ClusterView, fetch
 from kupgrade.graph.model import Graph
 from kupgrade.plan.path import channels_between, plan_path
 from kupgrade.risks.rules import Registry

@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 
 from kupgrade.cli.output import Format, user_errors
-from kupgrade.service.app import DEFAULT_PREFIX
-from kupgrade.service.rebuild import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
-from kupgrade.service.server import DEFAULT_READ_TIMEOUT_S, ServeConfig, serve
+from kupgrade.updateservice.app import DEFAULT_PREFIX
+from kupgrade.updateservice.rebuild import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
+from kupgrade.updateservice.server import DEFAULT_READ_TIMEOUT_S, ServeConfig, serve
 
 
 @user_errors

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend, local_kubectls
+from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
 from kupgrade.cli.output import Format, OutputOpt, print_json, say, stderr, stdout, user_errors
 from kupgrade.errors import InputError
 from kupgrade.skew.fleet import Fleet, is_fleet_document, listed_fleet, load_history
@@ -183,7 +183,7 @@ def check_command(
                          hint="`kupgrade skew reference inventory` shows the file format")  # fmt: skip
     loaded: Fleet | Inventory
     if kubeconfig is not None:
-        from kupgrade.cluster.live import inventory_of  # noqa: PLC0415 - see above
+        from kupgrade.cluster.live import inventory_of, local_kubectls  # noqa: PLC0415 - see above
 
         loaded = with_apiservers(
             inventory_of(backend(kubeconfig, context), local_kubectls()), "the cluster"

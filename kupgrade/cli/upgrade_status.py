@@ -9,10 +9,8 @@ from enum import StrEnum
 
 from kupgrade.cli.output import Format, print_json
 from kupgrade.cluster.backend import Backend
-from kupgrade.cluster.upgrade_status import Objects, as_data, assess, render
-from kupgrade.errors import InputError
-
-MCO_NAMESPACE = "openshift-machine-config-operator"
+from kupgrade.views.upgrade_status import assess, read_objects
+from kupgrade.views.upgrade_status_text import as_data, render
 
 
 class Details(StrEnum):
@@ -21,35 +19,6 @@ class Details(StrEnum):
     operators = "operators"
     health = "health"
     all = "all"
-
-
-def read_objects(api: Backend) -> Objects:
-    """What oc reads, with its refusals when the cluster is not OpenShift 4."""
-    cv = api.get("ClusterVersion", "version")
-    if cv is None:
-        raise InputError(
-            "no cluster version information available - you must be connected to an "
-            "OpenShift version 4 server to fetch the current version",
-            hint="a distributed-cloud cluster shows its upgrade with `kupgrade upgrade`",
-        )
-    operators = api.list("ClusterOperator")
-    if not operators:
-        raise InputError(
-            "no cluster operator information available - you must be connected to an "
-            "OpenShift version 4 server"
-        )
-    if not any(
-        c.get("type") == "Progressing" for c in cv.get("status", {}).get("conditions") or []
-    ):
-        raise InputError("no current Progressing info",
-                         hint="see `kupgrade get clusterversion -o yaml` for more details")  # fmt: skip
-    mco = api.get("Deployment", "machine-config-operator", MCO_NAMESPACE) or {}
-    containers = mco.get("spec", {}).get("template", {}).get("spec", {}).get("containers") or []
-    image = next(
-        (c.get("image", "") for c in containers if c.get("name") == "machine-config-operator"), ""
-    )
-    return Objects(cv, operators, api.list("MachineConfigPool"), api.list("Node"),
-                   api.list("MachineConfig"), str(image))  # fmt: skip
 
 
 def show_status(api: Backend, details: Details, output: Format) -> None:

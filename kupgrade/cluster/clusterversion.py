@@ -9,11 +9,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from kupgrade.cluster.backend import Backend
-from kupgrade.cluster.conditions import find
-from kupgrade.cluster.upgrade_text import reason_message, sort_versions_desc
+from kupgrade.cluster.conditions import find, reason_message
 from kupgrade.errors import InputError
 from kupgrade.release.assemble import PINNED
-from kupgrade.versions import SemVer
+from kupgrade.versions import SemVer, sort_versions_desc
 
 
 def request_update(api: Backend, desired: dict[str, Any], force: bool) -> None:

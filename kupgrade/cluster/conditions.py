@@ -34,3 +34,13 @@ def set_condition(conditions: list[Condition], new: Condition, now: str) -> None
 
 def remove(conditions: list[Condition], kind: str) -> None:
     conditions[:] = [c for c in conditions if c.get("type") != kind]
+
+
+def indent(text: str) -> str:
+    """A multi-line text under a two-space label, as oc indents a condition's message."""
+    return str(text).replace("\n", "\n  ")
+
+
+def reason_message(c: dict[str, Any]) -> list[str]:
+    """A condition's Reason and Message lines as `oc adm upgrade` prints them."""
+    return [f"  Reason: {c.get('reason', '')}", f"  Message: {indent(c.get('message', ''))}"]

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from kupgrade.cluster.backend import Backend, Eviction
-from kupgrade.cluster.objects import MIRROR_ANNOTATION, Obj, key_of, parse_rfc3339
+from kupgrade.cluster.objects import MIRROR_ANNOTATION, Obj, key_of
+from kupgrade.versions.times import parse_rfc3339
 
 DAEMONSET_FATAL = "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"
 DAEMONSET_WARNING = "ignoring DaemonSet-managed Pods"

@@ -5,13 +5,18 @@ and the kubectl clients the user has."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+from pathlib import Path
 from typing import Any, Protocol
 
 from kupgrade.cluster.kubeadm import STATIC, image_version
 from kupgrade.skew.inventory import Inventory, parse_inventory
 
 CONTROL_PLANE = STATIC
+CLOUD_SDK_BIN = Path("/usr/lib/google-cloud-sdk/bin")  # where the Cloud SDK keeps its kubectls
 _TAG = re.compile(r":v?(\d+\.\d+\.\d+)")
 
 
@@ -54,3 +59,27 @@ def inventory_doc(api: Readable, kubectls: list[tuple[str, str]]) -> dict[str, A
         doc["nodes"].append(entry)
     doc["kubectl"] = [{"name": name, "version": version} for name, version in kubectls]
     return doc
+
+
+def local_kubectls() -> list[tuple[str, str]]:
+    """(path, version) of every kubectl on PATH and in the Cloud SDK's bin directory."""
+    found: set[str] = set()
+    for directory in [*os.environ.get("PATH", "").split(os.pathsep), str(CLOUD_SDK_BIN)]:
+        folder = Path(directory or ".")
+        if not folder.is_dir():
+            continue
+        found |= {
+            str(p.resolve())  # one entry per binary, however many links name it
+            for p in folder.glob("kubectl*")
+            if p.name == "kubectl" or p.name.startswith("kubectl.1.")
+        }
+    out = []
+    for path in sorted(found):
+        try:
+            done = subprocess.run([path, "version", "--client", "-o", "json"], capture_output=True,
+                                  text=True, timeout=20, check=False)  # fmt: skip
+            git = json.loads(done.stdout)["clientVersion"]["gitVersion"]
+        except (OSError, subprocess.TimeoutExpired, ValueError, KeyError):
+            continue
+        out.append((path, str(git).lstrip("v").split("-")[0]))
+    return out

@@ -7,8 +7,6 @@ backend can hand the same objects to the same controllers.
 
 from __future__ import annotations
 
-import functools
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -16,32 +14,6 @@ import msgspec
 from kupgrade.cluster import mco
 
 Obj = dict[str, Any]
-
-
-def rfc3339(seconds: float) -> str:
-    return _rfc3339(int(seconds))
-
-
-# A rehearsal stamps every object it writes in one step with the same second, and parses
-# the same few stamps back again (a drain's pods' deletionTimestamps): formatting and
-# parsing are cached, by the whole second that is all they depend on.
-@functools.lru_cache(maxsize=4096)
-def _rfc3339(seconds: int) -> str:
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@functools.lru_cache(maxsize=4096)
-def parse_rfc3339(stamp: str) -> float:
-    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
-
-
-def stamp_or_zero(stamp: object) -> float:
-    """A timestamp a client may have left out or written badly: 0 (Go's zero time, long
-    ago) rather than an error."""
-    try:
-        return parse_rfc3339(str(stamp)) if stamp else 0.0
-    except ValueError:
-        return 0.0
 
 
 def meta(name: str, namespace: str = "", **extra: Any) -> dict[str, Any]:

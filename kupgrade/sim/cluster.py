@@ -9,10 +9,11 @@ from typing import Any
 
 from kupgrade.cluster.backend import Watch
 from kupgrade.cluster.disruption import Answer, eviction
-from kupgrade.cluster.objects import applies_nothing, is_ready_pod, key_of, rfc3339
+from kupgrade.cluster.objects import applies_nothing, is_ready_pod, key_of
 from kupgrade.sim.budgets import ledger
 from kupgrade.sim.events import PodGone, Wake
 from kupgrade.sim.store import Obj, Store
+from kupgrade.versions.times import rfc3339
 
 
 def _pod_node(pod: Obj) -> list[str]:

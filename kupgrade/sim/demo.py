@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from kupgrade.cluster.objects import rfc3339
 from kupgrade.sim.profile import Budget, Pool, Spec, Workload
 from kupgrade.sim.sample import EXAMPLE_CLUSTER, SNAPSHOT_END_S
+from kupgrade.versions.times import rfc3339
 
 DEMO_PROFILE = Spec(
     version=EXAMPLE_CLUSTER["version"],

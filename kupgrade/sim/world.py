@@ -18,12 +18,13 @@ from typing import Any, Union
 import msgspec
 
 from kupgrade.cluster.conditions import set_condition
-from kupgrade.cluster.objects import key_of, merge_patch, pod, rfc3339
+from kupgrade.cluster.objects import key_of, merge_patch, pod
 from kupgrade.errors import KupgradeError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.events import Change, Event, PodGone, PodReady, Wake
 from kupgrade.sim.profile import Fault, Spec, Workload
 from kupgrade.sim.spread import Ring, takes_pods
+from kupgrade.versions.times import rfc3339
 
 Handler = Callable[[Any], None]
 

@@ -25,6 +25,7 @@ from kupgrade.versions.ranges import RangeError, SemverRange, parse_range
 from kupgrade.versions.semver import (
     Precedence,
     SemVer,
+    sort_versions_desc,
     split_arch,
     version_sort_key,
     with_arch,
@@ -47,6 +48,7 @@ __all__ = [
     "parse_kube",
     "parse_range",
     "prerelease_error",
+    "sort_versions_desc",
     "split_arch",
     "version_sort_key",
     "with_arch",

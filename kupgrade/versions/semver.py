@@ -144,3 +144,11 @@ def with_arch(version: str | SemVer, arch: str) -> str:
     """Give a version the build `arch`, replacing any build it had (Cincinnati's annotate)."""
     parsed = version if isinstance(version, SemVer) else SemVer.parse(version)
     return str(parsed.with_build(arch))
+
+
+def sort_versions_desc(versions: list[str]) -> list[str]:
+    """SemVer precedence, newest first; versions that are not SemVer last, descending as text."""
+    semver = [(v, p) for v in versions if (p := SemVer.try_parse(v)) is not None]
+    semver.sort(key=lambda pair: pair[1].sort_key, reverse=True)
+    other = sorted((v for v in versions if SemVer.try_parse(v) is None), reverse=True)
+    return [v for v, _ in semver] + other

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from kupgrade.service.app import DEFAULT_PREFIX
-from kupgrade.service.process import RegistryProcess
 from kupgrade.sim.openshift.releases import build_release, rendered_config
 from kupgrade.sim.profile import Spec
+from kupgrade.updateservice.app import DEFAULT_PREFIX
 from tests.support.cli import kupgrade
 from tests.support.conformance import needs_gpg, needs_registry
+from tests.support.processes import RegistryProcess
 from tests.support.service import running_server
 
 FROM, TO = "4.13.40", "4.14.27"

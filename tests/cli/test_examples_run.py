@@ -30,10 +30,11 @@ import yaml
 
 from kupgrade.cli.lazy import loaded
 from kupgrade.cli.main import app
-from kupgrade.service.process import RegistryProcess, free_port
 from kupgrade.sim.openshift.releases import build_release
 from kupgrade.sim.profile import Spec
+from kupgrade.updateservice.process import free_port
 from tests.support.conformance import needs_gpg, needs_registry
+from tests.support.processes import RegistryProcess
 
 Command = Any
 

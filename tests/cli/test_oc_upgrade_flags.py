@@ -22,13 +22,13 @@ from kupgrade.cluster.clusterversion import (
     set_channel,
 )
 from kupgrade.cluster.conditions import find
-from kupgrade.cluster.upgrade_text import sort_versions_desc
 from kupgrade.errors import InputError
-from kupgrade.service.app import DEFAULT_PREFIX
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.profile import Profile, Spec
 from kupgrade.sim.store import Store
+from kupgrade.updateservice.app import DEFAULT_PREFIX
+from kupgrade.views.upgrade_text import sort_versions_desc
 from tests.support.cli import kupgrade
 from tests.support.service import running_server
 

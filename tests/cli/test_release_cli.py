@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
-from kupgrade.service.process import RegistryProcess
 from tests.support.cli import kupgrade
 from tests.support.conformance import conformance_path, needs_gpg, needs_registry
+from tests.support.processes import RegistryProcess
 from tests.support.registrykit import tamper_layer
 
 IMAGE = "quay.io/acme/cli@sha256:" + "1" * 64

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from kupgrade.cluster.conditions import find
-from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.olm import csv_object
 from kupgrade.controllers.olm.controller import resolution_reason
 from kupgrade.errors import InputError
@@ -24,6 +23,7 @@ from kupgrade.sim.loop import Local, Loop
 from kupgrade.sim.openshift.olm import add_source, approve, subscribe
 from kupgrade.sim.profile import Fault, Olm, Pool, Profile, Spec
 from kupgrade.sim.store import Store
+from kupgrade.versions.times import rfc3339
 from tests.support.conformance import conformance_cases, conformance_path, need_case
 from tests.support.olmkit import compact_blobs, write_blobs
 from tests.support.sim import runner

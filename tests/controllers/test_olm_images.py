@@ -16,7 +16,6 @@ import pytest
 
 from kupgrade.cluster.conditions import find
 from kupgrade.release.catalog_image import build_catalog_image, pull_catalog, push_catalog
-from kupgrade.service.process import RegistryProcess
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.openshift.olm import add_source, subscribe
 from kupgrade.sim.profile import Pool, Profile, Spec
@@ -24,6 +23,7 @@ from kupgrade.sim.store import Store
 from tests.support.cli import kupgrade
 from tests.support.conformance import needs_registry
 from tests.support.olmkit import write_blobs
+from tests.support.processes import RegistryProcess
 from tests.support.registrykit import tamper_layer
 from tests.support.sim import runner
 

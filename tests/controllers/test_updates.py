@@ -14,17 +14,18 @@ from typing import Any
 
 import pytest
 
-from kupgrade.cluster.upgrade_text import (
+from kupgrade.graph.client import ClusterView, fetch
+from kupgrade.risks.rules import Registry
+from kupgrade.risks.updates import evaluate
+from kupgrade.sim.sample import EXAMPLE_CLUSTER, SNAPSHOT_END_S
+from kupgrade.views.upgrade_text import (
     check_for_upgrade,
     render_upgrade,
     sort_versions_desc,
 )
-from kupgrade.controllers.availability import ClusterView, evaluate, fetch
-from kupgrade.risks.rules import Registry
-from kupgrade.service.process import PrometheusProcess
-from kupgrade.sim.sample import EXAMPLE_CLUSTER, SNAPSHOT_END_S
 from tests.support.caseuse import plain
 from tests.support.conformance import conformance_cases, need_case
+from tests.support.processes import PrometheusProcess
 from tests.support.service import running_server
 
 UUID = "3eb13b90-4668-4257-bdd6-40fb06671ad1"

@@ -15,7 +15,7 @@ from kupgrade.graph.codec import decode_graph, encode_graph
 from kupgrade.graph.loading import build_from_paths, fingerprint
 from kupgrade.graph.releases import load_releases
 from kupgrade.graph.tree import open_tree
-from kupgrade.service.rebuild import graph_data_tarball
+from kupgrade.updateservice.rebuild import graph_data_tarball
 
 
 def make_tar(path: Path, members: dict[str, bytes], links: dict[str, str] | None = None) -> Path:

@@ -25,9 +25,9 @@ import yaml
 
 from kupgrade.risks.promql import Snapshot, parse_snapshot
 from kupgrade.risks.promql.engine import evaluate_text
-from kupgrade.service.process import PrometheusProcess
 from tests.support import promkit
 from tests.support.conformance import SHARED, conformance_path
+from tests.support.processes import PrometheusProcess
 
 BASE_S = 1_767_000_017
 DAY = 86_400

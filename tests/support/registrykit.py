@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from kupgrade.service.process import RegistryProcess
+from tests.support.processes import RegistryProcess
 
 
 def tamper_layer(registry: RegistryProcess, pull_spec: str) -> None:

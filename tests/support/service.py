@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from kupgrade.service.process import ServiceProcess
+from kupgrade.updateservice.process import ServiceProcess
 
 
 class Server(ServiceProcess):

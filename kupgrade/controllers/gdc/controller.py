@@ -39,10 +39,11 @@ from kupgrade.cluster.gdc import (
     pool_of,
     pool_role,
 )
-from kupgrade.cluster.objects import Obj, copied, parse_rfc3339, rfc3339
+from kupgrade.cluster.objects import Obj, copied
 from kupgrade.controllers.gdc.request import STATE, in_progress
 from kupgrade.controllers.gdc.rollout import PoolRollout, pool_status
 from kupgrade.plan.stages import SELF_MANAGED, Stage, StageCluster, stages
+from kupgrade.versions.times import parse_rfc3339, rfc3339
 
 COMPONENT_STAGES = frozenset(
     {"preflight-check-operator", "lifecycle-controllers", "cluster-operator",

@@ -16,11 +16,12 @@ from kupgrade.cluster import mco
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import find, set_condition
 from kupgrade.cluster.drain import Flags, cordoned, drain, drain_pod, evict_round, uncordoned
-from kupgrade.cluster.objects import key_of, rfc3339
+from kupgrade.cluster.objects import key_of
 from kupgrade.controllers.nodes import pool as rules
 from kupgrade.controllers.nodes.tracker import PoolTracker
 from kupgrade.controllers.protocol import Progress
 from kupgrade.errors import InputError
+from kupgrade.versions.times import rfc3339
 
 RETRY = 60.0
 SLOW_AFTER = 600.0

@@ -20,7 +20,7 @@ from typing import Any
 
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import find, remove, set_condition
-from kupgrade.cluster.objects import Obj, copied, key_of, rfc3339, stamp_or_zero
+from kupgrade.cluster.objects import Obj, copied, key_of
 from kupgrade.cluster.olm import (
     GROUP_VERSION,
     OLM_OPERATOR,
@@ -36,6 +36,7 @@ from kupgrade.olm.index import CatalogIndex
 from kupgrade.olm.resolver import resolve
 from kupgrade.olm.resolver.model import Installed, ResolutionError, Source, Subscription
 from kupgrade.versions import SemVer, parse_blang
+from kupgrade.versions.times import rfc3339, stamp_or_zero
 
 # A CatalogSource -> its catalog; True asks an image source to be pulled again (its poll).
 CatalogLoader = Callable[[Obj, bool], CatalogIndex]

@@ -22,7 +22,6 @@ from typing import Any
 
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import find, remove, set_condition
-from kupgrade.cluster.objects import rfc3339
 from kupgrade.controllers.protocol import Progress
 from kupgrade.controllers.version import preconditions as pre
 from kupgrade.controllers.version import upgradeable
@@ -59,6 +58,7 @@ from kupgrade.release.sources import open_payload, write_tree
 from kupgrade.release.taskgraph import build_graph, workers
 from kupgrade.release.verify import NO_VERIFICATION_WARNING
 from kupgrade.versions import go_quote
+from kupgrade.versions.times import rfc3339
 
 NAMESPACE = "openshift-cluster-version"
 SELF_DEPLOYMENT = "cluster-version-operator"

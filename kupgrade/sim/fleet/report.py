@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kupgrade.cluster.objects import rfc3339
 from kupgrade.controllers.kube.controller import step_order
 from kupgrade.sim.fleet.downtime import measured
 from kupgrade.sim.fleet.rehearsal import Rehearsal
+from kupgrade.versions.times import rfc3339
 
 
 def _rel(value: float | None, start: float) -> float | None:

@@ -17,6 +17,7 @@ from kupgrade.controllers.gdc.rollout import pool_status
 from kupgrade.sim.profile import Gdc, Machine, Profile, components_of, node_names, pool_role
 from kupgrade.sim.store import Store
 from kupgrade.sim.workloads import add_workloads, schedule_changes
+from kupgrade.versions.times import parse_rfc3339, rfc3339
 
 PROFILE_POOL = "kupgrade.io/pool"  # the pool's name in the profile (workloads name it)
 ROLE_LABELS = {g.CONTROL_PLANE: "control-plane", g.LOAD_BALANCER: "load-balancer"}
@@ -25,8 +26,8 @@ ROLE_LABELS = {g.CONTROL_PLANE: "control-plane", g.LOAD_BALANCER: "load-balancer
 def populate_gdc(store: Store, name: str, profile: Profile) -> None:
     spec = profile.spec
     gdc = spec.gdc or Gdc()
-    now = o.parse_rfc3339(spec.start)
-    stamp = o.rfc3339(now)
+    now = parse_rfc3339(spec.start)
+    stamp = rfc3339(now)
     store.set_meta("name", name)
     store.set_meta("now", now)
     store.set_meta("seed", spec.seed)
@@ -50,7 +51,7 @@ def populate_gdc(store: Store, name: str, profile: Profile) -> None:
         for i, machine in enumerate(machines):
             zone = machine.zone or (pool.zones[i % len(pool.zones)] if pool.zones else None)
             created = machine.created or (
-                pool.created[i] if i < len(pool.created) else o.rfc3339(now - 86400 + i)
+                pool.created[i] if i < len(pool.created) else rfc3339(now - 86400 + i)
             )
             node = _node(
                 machine.name, pool.name, pool_name, role, zone=zone, version=version,

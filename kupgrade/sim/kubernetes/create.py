@@ -5,7 +5,6 @@ kube-proxy on every node, and the profile's workloads with their budgets."""
 
 from __future__ import annotations
 
-from kupgrade.cluster import objects as o
 from kupgrade.cluster.kubeadm import (
     CONTROL_PLANE_ROLE,
     STATIC,
@@ -18,14 +17,15 @@ from kupgrade.cluster.kubeadm import (
 from kupgrade.sim.profile import Kube, Machine, Profile, node_names
 from kupgrade.sim.store import Store
 from kupgrade.sim.workloads import add_workloads, schedule_changes
+from kupgrade.versions.times import parse_rfc3339, rfc3339
 
 ENDPOINT_PORT = 6443
 
 
 def populate_kube(store: Store, name: str, profile: Profile) -> None:
     spec = profile.spec
-    now = o.parse_rfc3339(spec.start)
-    stamp = o.rfc3339(now)
+    now = parse_rfc3339(spec.start)
+    stamp = rfc3339(now)
     store.set_meta("name", name)
     store.set_meta("now", now)
     store.set_meta("seed", spec.seed)

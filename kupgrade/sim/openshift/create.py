@@ -19,13 +19,14 @@ from kupgrade.sim.openshift.releases import model_image, rendered_config
 from kupgrade.sim.profile import Machine, Profile, Spec, node_names, operators_of
 from kupgrade.sim.store import Store
 from kupgrade.sim.workloads import add_workloads, schedule_changes
+from kupgrade.versions.times import parse_rfc3339, rfc3339
 
 
 def populate_openshift(root: Path, store: Store, name: str, profile: Profile) -> None:
     """The cluster settled at the profile's release, in `store` (its home is `root`)."""
     spec = profile.spec
-    now = o.parse_rfc3339(spec.start)
-    stamp = o.rfc3339(now)
+    now = parse_rfc3339(spec.start)
+    stamp = rfc3339(now)
     store.set_meta("name", name)
     store.set_meta("now", now)
     store.set_meta("seed", spec.seed)
@@ -122,7 +123,7 @@ def _nodes(store: Store, spec: Spec, stamp: str, now: float) -> None:
         for i, machine in enumerate(machines):
             zone = machine.zone or (pool.zones[i % len(pool.zones)] if pool.zones else None)
             created = machine.created or (
-                pool.created[i] if i < len(pool.created) else o.rfc3339(now - 86400 + i)
+                pool.created[i] if i < len(pool.created) else rfc3339(now - 86400 + i)
             )
             made = o.node(machine.name, pool.name, zone, rendered, created)
             made["status"]["nodeInfo"] = {"kubeletVersion": o.openshift_kubelet(spec.version)}

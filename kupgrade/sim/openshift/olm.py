@@ -7,13 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kupgrade.cluster.objects import rfc3339
 from kupgrade.cluster.olm import catalog_source, subscription
 from kupgrade.errors import InputError
 from kupgrade.olm.index import CatalogIndex
 from kupgrade.olm.load import load_catalog
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.profile import Olm
+from kupgrade.versions.times import rfc3339
 
 Obj = dict[str, Any]
 

@@ -1,0 +1,583 @@
+"""The Kubernetes API of a simulated cluster: what real clients send, answered from the
+simulator's store (kube-apiserver semantics: discovery, get, list with label and field
+selectors, watch from a resourceVersion, create, delete, patch, the status and eviction
+subresources, server-side Table output, Status errors).
+
+Writes go to the simulator (SPEC X2). Every request runs under the store's lock, between two steps of the run loop, so a write
+through the API is a write to the store that the controllers see on their next pass.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from kupgrade.apiserver.clock import Stepper, step_target
+from kupgrade.apiserver.patch import PatchError, apply_patch
+from kupgrade.apiserver.resources import (
+    BY_KIND,
+    BY_PATH,
+    Resource,
+    api_groups,
+    api_versions,
+    resource_list,
+)
+from kupgrade.apiserver.virtual import Virtual
+from kupgrade.cluster.gdc import BOOTSTRAP, in_bootstrap
+from kupgrade.cluster.objects import key_of
+from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.store import Store
+from kupgrade.versions.times import rfc3339
+from kupgrade.views.tables import table_rows
+
+MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request size limit
+WATCH_SECONDS = 1800.0  # a watch without timeoutSeconds ends after this (real time)
+
+
+@dataclass
+class Reply:
+    status: int
+    body: Any = None
+    stream: Iterator[bytes] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def status_error(code: int, reason: str, message: str, **details: Any) -> Reply:
+    """A metav1.Status failure, as every API error is."""
+    body: dict[str, Any] = {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": message, "reason": reason, "code": code,
+    }  # fmt: skip
+    if details:
+        body["details"] = details
+    return Reply(code, body)
+
+
+@dataclass(frozen=True)
+class Target:
+    resource: Resource
+    namespace: str
+    name: str
+    sub: str
+
+
+class KubeAPI:
+    def __init__(
+        self, sim: SimCluster, token: str, version: dict[str, str], *,
+        clock: Stepper | None = None, home: str = "",
+    ) -> None:  # fmt: skip
+        self.sim = sim
+        self.store: Store = sim.store
+        self.token = token
+        self.version = version
+        self.changes = self.store.keep_changes()
+        self.virtual = Virtual(sim, clock, home)
+
+    # --- entry ----------------------------------------------------------------------
+
+    def handle(
+        self, method: str, path: str, query: dict[str, str], headers: dict[str, str], body: bytes
+    ) -> Reply:
+        if path in ("/healthz", "/livez", "/readyz"):
+            return Reply(200, "ok")
+        given = headers.get("authorization", "").encode()
+        if not hmac.compare_digest(given, f"Bearer {self.token}".encode()):
+            return status_error(401, "Unauthorized", "Unauthorized")
+        if len(body) > MAX_BODY:
+            return status_error(413, "RequestEntityTooLarge", "the request is too large")
+        found = self._discovery(path)
+        if found is not None:
+            return (
+                found
+                if method == "GET"
+                else status_error(405, "MethodNotAllowed", "discovery is read-only")
+            )
+        target = self._target(path)
+        if target is None:
+            return status_error(
+                404, "NotFound", f"the server could not find the requested resource ({path})"
+            )
+        with self.store.lock:
+            return self._dispatch(method, target, query, headers, body)
+
+    def _discovery(self, path: str) -> Reply | None:
+        if path == "/version":
+            return Reply(200, self.version)
+        if path == "/api":
+            return Reply(200, api_versions())
+        if path == "/apis":
+            return Reply(200, api_groups())
+        if path == "/api/v1" or re.fullmatch(r"/apis/[^/]+/[^/]+", path):
+            listed = resource_list(path.removeprefix("/api/").removeprefix("/apis/"))
+            return (
+                Reply(200, listed)
+                if listed
+                else status_error(404, "NotFound", f"no group version {path}")
+            )
+        return None
+
+    def _target(self, path: str) -> Target | None:
+        parts = [p for p in path.split("/") if p]
+        if parts[:2] == ["api", "v1"]:
+            group, version, rest = "", "v1", parts[2:]
+        elif len(parts) >= 3 and parts[0] == "apis":
+            group, version, rest = parts[1], parts[2], parts[3:]
+        else:
+            return None
+        namespace = ""
+        if len(rest) >= 3 and rest[0] == "namespaces":
+            namespace, rest = rest[1], rest[2:]
+        if not rest or len(rest) > 3:
+            return None
+        resource = BY_PATH.get((group, version, rest[0]))
+        if resource is None:
+            return None
+        name = rest[1] if len(rest) > 1 else ""
+        sub = rest[2] if len(rest) > 2 else ""
+        if sub and sub not in resource.subresources:
+            return None
+        return Target(resource, namespace, name, sub)
+
+    def _dispatch(
+        self, method: str, t: Target, query: dict[str, str], headers: dict[str, str], body: bytes
+    ) -> Reply:
+        if not t.name:
+            if method == "GET":
+                if query.get("watch") in ("1", "true"):
+                    return self._watch(t, query, "as=Table" in headers.get("accept", ""))
+                return self._list(t, query, headers)
+            if method == "POST" and t.resource.writable:
+                return self._create(t, body)
+            return status_error(
+                405, "MethodNotAllowed", f"{method} is not allowed on {t.resource.plural}"
+            )
+        if t.sub in ("eviction", "step"):
+            if method != "POST":
+                return status_error(405, "MethodNotAllowed", f"a {t.sub} is created (POST)")
+            return self._evict(t, body) if t.sub == "eviction" else self._step(t, body)
+        if method != "GET" and not t.resource.writable:
+            return status_error(405, "MethodNotAllowed", f"{t.resource.plural} are read-only")
+        if method == "GET":
+            obj = self._get(t)
+            if obj is None:
+                return self._not_found(t)
+            if "as=Table" in headers.get("accept", "") and not t.sub:
+                return Reply(200, self._table(t.resource, [obj], str(self.changes.version)))
+            return Reply(200, self._out(obj))
+        if method == "DELETE":
+            return self._delete(t)
+        if method == "PATCH":
+            return self._patch(t, headers.get("content-type", ""), body)
+        if method == "PUT":
+            return self._replace(t, body)
+        return status_error(405, "MethodNotAllowed", f"{method} is not allowed")
+
+    # --- reads ----------------------------------------------------------------------
+
+    def _objects(self, r: Resource) -> list[dict[str, Any]]:
+        if r.kind == "Namespace":
+            return self._namespaces()
+        if r.kind == "Event":
+            return self.virtual.events()
+        if r.kind == "Clock":
+            return self.virtual.clocks()
+        found = [o for o in self.store.list(r.kind) if not in_bootstrap(o)]
+        if r.kind == "ConfigMap":
+            found.append(self.virtual.state())
+        return found
+
+    def _namespaces(self) -> list[dict[str, Any]]:
+        """Namespaces: the stored ones, and one for every namespace an object lives in."""
+        stored = {n["metadata"]["name"]: n for n in self.store.list("Namespace")}
+        names = {o["metadata"].get("namespace") for kind in {r.kind for r in BY_KIND.values() if r.namespaced}
+                 for o in self.store.list(kind)} - {None, ""}  # fmt: skip
+        out = dict(stored)
+        for name in sorted(n for n in names if n and not n.startswith(BOOTSTRAP)):
+            out.setdefault(name, {"apiVersion": "v1", "kind": "Namespace",
+                                  "metadata": {"name": name}, "spec": {},
+                                  "status": {"phase": "Active"}})  # fmt: skip
+        return [out[k] for k in sorted(out)]
+
+    def _get(self, t: Target) -> dict[str, Any] | None:
+        kind = t.resource.kind
+        if kind == "Namespace":
+            return next((n for n in self._namespaces() if n["metadata"]["name"] == t.name), None)
+        if kind == "Clock":
+            return self.virtual.clock_named(t.name)
+        if kind == "Event":
+            return next((e for e in self.virtual.events() if e["metadata"]["name"] == t.name
+                         and e["metadata"]["namespace"] == t.namespace), None)  # fmt: skip
+        if self.virtual.is_state(kind, t.namespace, t.name):
+            return self.virtual.state()
+        return self.store.get(kind, t.name, t.namespace)
+
+    def _selected(self, t: Target, query: dict[str, str]) -> list[dict[str, Any]] | Reply:
+        try:
+            labels = _selector(query.get("labelSelector", ""), "label")
+            fields = _selector(query.get("fieldSelector", ""), "field")
+        except ValueError as exc:
+            return status_error(400, "BadRequest", str(exc))
+        return [o for o in self._objects(t.resource) if _wanted(t, o, labels, fields)]
+
+    def _list(self, t: Target, query: dict[str, str], headers: dict[str, str]) -> Reply:
+        found = self._selected(t, query)
+        if isinstance(found, Reply):
+            return found
+        version = str(self.changes.version)
+        if "as=Table" in headers.get("accept", ""):
+            return Reply(200, self._table(t.resource, found, version))
+        return Reply(200, {
+            "kind": f"{t.resource.kind}List", "apiVersion": t.resource.group_version,
+            "metadata": {"resourceVersion": version},
+            "items": [self._out(o) for o in found],
+        })  # fmt: skip
+
+    def _table(self, r: Resource, objs: list[dict[str, Any]], version: str) -> dict[str, Any]:
+        objs = [self._out(o) for o in objs]  # as served: budgets with their status
+        head, rows = table_rows(r.kind, objs, self.sim.now())
+        return {
+            "kind": "Table", "apiVersion": "meta.k8s.io/v1",
+            "metadata": {"resourceVersion": version},
+            "columnDefinitions": [
+                {"name": h.title() if h != "NAME" else "Name", "type": "string", "format": "name" if h == "NAME" else "",
+                 "description": h.lower(), "priority": 0} for h in head
+            ],
+            "rows": [
+                {"cells": cells, "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                                            "metadata": self._out(o)["metadata"]}}
+                for o, cells in zip(objs, rows, strict=True)
+            ],
+        }  # fmt: skip
+
+    def _watch(self, t: Target, query: dict[str, str], table: bool) -> Reply:
+        """A stream of {type, object} events from `resourceVersion` on (410 when older
+        than what is kept); ends after timeoutSeconds of real time."""
+        try:
+            labels = _selector(query.get("labelSelector", ""), "label")
+            fields = _selector(query.get("fieldSelector", ""), "field")
+        except ValueError as exc:
+            return status_error(400, "BadRequest", str(exc))
+        start = query.get("resourceVersion") or ""
+        since = int(start) if start.isdigit() and start != "0" else self.changes.version
+        if self.changes.since(since) is None:
+            return status_error(
+                410, "Expired", f"too old resource version: {since} ({self.changes.oldest})"
+            )
+        seconds = min(float(query.get("timeoutSeconds") or WATCH_SECONDS), WATCH_SECONDS)
+        initial: list[bytes] = []
+        if not start or start == "0":  # no version: the current state first, as ADDED
+            for obj in self._objects(t.resource):
+                if _wanted(t, obj, labels, fields):
+                    initial.append(self._event("ADDED", obj, t.resource, table))
+        bookmarks = query.get("allowWatchBookmarks") in ("1", "true")
+        stream = self._events(
+            t, (labels, fields, table), since, seconds, initial, bookmarks=bookmarks
+        )
+        return Reply(200, stream=stream)
+
+    def _event(self, kind_of_change: str, obj: dict[str, Any], r: Resource, table: bool) -> bytes:
+        """One watch event; a one-row Table when the client prints server-side columns."""
+        shown = (
+            self._table(r, [obj], obj["metadata"].get("resourceVersion", ""))
+            if table
+            else self._out(obj)
+        )
+        return _event(kind_of_change, shown)
+
+    def _events(
+        self, t: Target, selectors: tuple[list[Any], list[Any], bool], since: int, seconds: float,
+        initial: list[bytes], *, bookmarks: bool = False,
+    ) -> Iterator[bytes]:  # fmt: skip
+        """The watch's events; with `bookmarks`, a BOOKMARK carrying the version reached
+        after every batch of changes whose last ones this watch was not sent, so that a client
+        knows it has seen everything up to that version (client-go's allowWatchBookmarks;
+        the API server may send them at any time)."""
+        labels, fields, table = selectors
+        yield from initial
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            with self.changes.changed:
+                pending = self.changes.since(since)
+                if pending is None:
+                    yield _event(
+                        "ERROR", status_error(410, "Expired", "too old resource version").body
+                    )
+                    return
+                if not pending:
+                    self.changes.changed.wait(timeout=min(1.0, deadline - time.monotonic()))
+                    pending = self.changes.since(since) or []
+            sent = since
+            for version, kind_of_change, kind, encoded in pending:
+                since = version
+                if kind != t.resource.kind:
+                    continue
+                obj = msgspec.json.decode(encoded)
+                if in_bootstrap(obj) or not _wanted(t, obj, labels, fields):
+                    continue
+                with self.store.lock:
+                    shown = self._event(kind_of_change, obj, t.resource, table)
+                sent = version
+                yield shown
+            if bookmarks and sent < since:
+                mark = {"kind": t.resource.kind, "apiVersion": t.resource.group_version,
+                        "metadata": {"resourceVersion": str(since)}}  # fmt: skip
+                yield _event("BOOKMARK", mark)
+
+    # --- writes ---------------------------------------------------------------------
+
+    def _decode(self, body: bytes) -> Any:
+        try:
+            return json.loads(body or b"null")
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise PatchError(f"the request body is not JSON: {exc}") from None
+
+    def _object(self, t: Target, body: bytes) -> dict[str, Any] | Reply:
+        """The request's object, or the Status saying why it is not one (400, 422)."""
+        try:
+            obj = self._decode(body)
+        except PatchError as exc:
+            return status_error(400, "BadRequest", str(exc))
+        problem = self._check_object(t, obj)
+        return status_error(422, "Invalid", problem) if problem else dict(obj)
+
+    def _create(self, t: Target, body: bytes) -> Reply:
+        obj = self._object(t, body)
+        if isinstance(obj, Reply):
+            return obj
+        name = obj["metadata"]["name"]
+        if t.resource.namespaced:
+            obj["metadata"]["namespace"] = (
+                t.namespace or obj["metadata"].get("namespace") or "default"
+            )
+        if t.resource.kind == "Event" or self.virtual.is_state(
+            t.resource.kind, obj["metadata"].get("namespace", ""), name
+        ):
+            return self._virtual_write(t, obj, 201)
+        if self.store.get(t.resource.kind, name, obj["metadata"].get("namespace", "")) is not None:
+            return status_error(409, "AlreadyExists", f'{t.resource.plural} "{name}" already exists',
+                                name=name, kind=t.resource.plural)  # fmt: skip
+        obj["metadata"].setdefault("creationTimestamp", rfc3339(self.sim.now()))
+        obj.setdefault("kind", t.resource.kind)
+        obj.setdefault("apiVersion", t.resource.group_version)
+        self.sim.write(obj)
+        self.store.commit()
+        return Reply(201, self._out(obj))
+
+    def _check_object(self, t: Target, obj: Any) -> str:
+        if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
+            return "the object has no metadata"
+        if obj.get("kind", t.resource.kind) != t.resource.kind:
+            return f"kind {obj.get('kind')!r} does not match {t.resource.plural}"
+        name = obj["metadata"].get("name")
+        if not isinstance(name, str) or not re.fullmatch(
+            r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", name
+        ):
+            return "metadata.name: Invalid value: a lowercase RFC 1123 subdomain must be given"
+        return ""
+
+    def _delete(self, t: Target) -> Reply:
+        obj = self._get(t)
+        if obj is None or t.resource.kind in ("Namespace", "Event"):
+            return self._not_found(t)
+        if self.virtual.is_state(t.resource.kind, t.namespace, t.name):
+            return status_error(405, "MethodNotAllowed", "the controllers' state is not deleted")
+        self.sim.delete(t.resource.kind, t.name, t.namespace)
+        self.store.commit()
+        return Reply(200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                           "details": {"name": t.name, "kind": t.resource.plural}})  # fmt: skip
+
+    def _patch(self, t: Target, content_type: str, body: bytes) -> Reply:
+        obj = self._get(t)
+        if obj is None:
+            return self._not_found(t)
+        try:
+            patched = apply_patch(content_type, obj, self._decode(body))
+        except PatchError as exc:
+            code = 415 if "is not one of" in str(exc) else 422
+            return status_error(
+                code, "UnsupportedMediaType" if code == 415 else "Invalid", str(exc)
+            )
+        return self._store_update(t, obj, patched)
+
+    def _replace(self, t: Target, body: bytes) -> Reply:
+        obj = self._get(t)
+        if obj is None:
+            return self._not_found(t)
+        new = self._object(t, body)
+        if isinstance(new, Reply):
+            return new
+        wanted = new["metadata"].get("resourceVersion")
+        if wanted and wanted != self._out(obj)["metadata"]["resourceVersion"]:
+            return status_error(409, "Conflict", f'Operation cannot be fulfilled on {t.resource.plural} "{t.name}": '
+                                "the object has been modified; please apply your changes to the latest version and try again")  # fmt: skip
+        return self._store_update(t, obj, new)
+
+    def _store_update(self, t: Target, old: dict[str, Any], new: dict[str, Any]) -> Reply:
+        """The main resource keeps its status; the status subresource changes only status
+        (kube-apiserver's PrepareForUpdate). Identity fields cannot change."""
+        if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
+            return status_error(422, "Invalid", "the result has no metadata")
+        if (
+            new["metadata"].get("name") != t.name
+            or new.get("kind", t.resource.kind) != t.resource.kind
+        ):
+            return status_error(422, "Invalid", "metadata.name and kind cannot change")
+        if t.resource.subresources and "status" in t.resource.subresources:
+            if t.sub == "status":
+                new = {**old, "status": new.get("status", old.get("status"))}
+            else:
+                new = {**new, "status": old.get("status", {})} if "status" in old else new
+        new["metadata"] = {
+            **old["metadata"],
+            **new["metadata"],
+            "namespace": old["metadata"].get("namespace"),
+        }
+        if not new["metadata"]["namespace"]:
+            new["metadata"].pop("namespace")
+        if (
+            self.virtual.is_state(t.resource.kind, t.namespace, t.name)
+            or t.resource.kind == "Event"
+        ):
+            return self._virtual_write(t, new, 200)
+        self.sim.write(new)
+        self.store.commit()
+        return Reply(200, self._out(new))
+
+    def _virtual_write(self, t: Target, obj: dict[str, Any], code: int) -> Reply:
+        """An Event (logged) or the controllers' state (kept in the store's meta)."""
+        # As _create: a body may leave kind and apiVersion to the path (an Event echoed
+        # back without them answered 500).
+        obj.setdefault("kind", t.resource.kind)
+        obj.setdefault("apiVersion", t.resource.group_version)
+        if t.resource.kind == "Event":
+            problem = self.virtual.record_event(obj)
+            shown = obj
+        else:
+            problem = self.virtual.put_state(obj)
+            shown = self.virtual.state()
+        if problem:
+            return status_error(422, "Invalid", problem)
+        self.store.commit()
+        return Reply(code, self._out(shown))
+
+    def _step(self, t: Target, body: bytes) -> Reply:
+        """POST clocks/virtual/step: the remote controllers move the stepped clock."""
+        clock = self.virtual.clock
+        if clock is None or self.virtual.clock_named(t.name) is None:
+            return self._not_found(t)
+        if clock.mode != "stepped":
+            return status_error(409, "Conflict", "the clock follows real time while the "
+                                "cluster's own controllers run; serve it with --no-controllers "
+                                "to step it")  # fmt: skip
+        try:
+            to = step_target(self._decode(body))
+        except (PatchError, ValueError) as exc:
+            return status_error(400, "BadRequest", str(exc))
+        changed = clock.clock_step(to)
+        out = self.virtual.clock_named(t.name)
+        assert out is not None
+        out["status"]["changed"] = changed
+        return Reply(201, out)
+
+    def _evict(self, t: Target, body: bytes) -> Reply:
+        """policy/v1 Eviction: 201 when the pod may go, 429 naming the budget when a
+        PodDisruptionBudget forbids it, 500 for a pod under two budgets (SPEC E3, G11)."""
+        pod = self.store.get("Pod", t.name, t.namespace)
+        if pod is None:
+            return self._not_found(t)
+        answer = self.sim.evict(pod)
+        self.store.commit()
+        if answer.code == 200:
+            return Reply(
+                201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
+            )
+        if answer.code == 429:
+            return status_error(429, "TooManyRequests", answer.message,
+                                causes=[{"reason": "DisruptionBudget", "message": answer.cause}])  # fmt: skip
+        return status_error(500, "InternalError", answer.message)
+
+    # --- shapes ---------------------------------------------------------------------
+
+    def _not_found(self, t: Target) -> Reply:
+        what = f"{t.resource.plural}.{t.resource.group}" if t.resource.group else t.resource.plural
+        return status_error(
+            404, "NotFound", f'{what} "{t.name}" not found', name=t.name, kind=t.resource.plural
+        )
+
+    def _out(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """The object as served: apiVersion and kind, a stable uid and a resourceVersion."""
+        r = BY_KIND.get(obj["kind"])
+        meta = dict(obj["metadata"])
+        meta.setdefault(
+            "uid",
+            str(
+                uuid.uuid5(uuid.NAMESPACE_URL, f"{key_of(obj)}@{meta.get('creationTimestamp', '')}")
+            ),
+        )
+        meta.setdefault("resourceVersion", "1")
+        out = {**obj, "metadata": meta}
+        if r is not None:
+            out["apiVersion"] = r.group_version
+        if obj["kind"] == "PodDisruptionBudget":
+            out["status"] = {**(obj.get("status") or {}), **self.sim.budget(obj)}
+        return out
+
+
+def _wanted(
+    t: Target, obj: dict[str, Any], labels: list[tuple[str, str, str]],
+    fields: list[tuple[str, str, str]],
+) -> bool:  # fmt: skip
+    """In the request's namespace (if it names one) and matching its selectors."""
+    if t.namespace and obj["metadata"].get("namespace", "") != t.namespace:
+        return False
+    return _matches(obj, labels, fields)
+
+
+def _event(kind_of_change: str, obj: Any) -> bytes:
+    return json.dumps({"type": kind_of_change, "object": obj}).encode() + b"\n"
+
+
+def _selector(text: str, what: str) -> list[tuple[str, str, str]]:
+    """`a=b,c!=d,e` (label selectors also `!e`): (key, operator, value) triples."""
+    out = []
+    for term in filter(None, (t.strip() for t in text.split(","))):
+        found = re.fullmatch(r"([^!=\s]+)\s*(==|=|!=)\s*(\S*)", term)
+        if found:
+            key, op, value = found.groups()
+            out.append((key, "!=" if op == "!=" else "=", value))
+        elif what == "label" and re.fullmatch(r"!?[A-Za-z0-9./_-]+", term):
+            out.append((term.lstrip("!"), "!exists" if term.startswith("!") else "exists", ""))
+        else:
+            raise ValueError(f"unable to parse requirement: {term!r}")
+    return out
+
+
+def _field(obj: dict[str, Any], path: str) -> str:
+    value: Any = obj
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _matches(
+    obj: dict[str, Any], labels: list[tuple[str, str, str]], fields: list[tuple[str, str, str]]
+) -> bool:
+    own = obj["metadata"].get("labels") or {}
+    for key, op, value in labels:
+        if (op == "exists" and key not in own) or (op == "!exists" and key in own):
+            return False
+        if (op == "=" and own.get(key) != value) or (op == "!=" and own.get(key) == value):
+            return False
+    for key, op, value in fields:
+        got = _field(obj, key)
+        if (op == "=") != (got == value):
+            return False
+    return True

@@ -1,1 +1,0 @@
-"""The HTTP update service (Cincinnati-compatible policy-engine API), metrics and health."""
