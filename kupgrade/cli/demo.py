@@ -13,36 +13,37 @@ import msgspec
 import typer
 
 from kupgrade.cli.backends import promql_condition
-from kupgrade.cli.cluster import refresh_availability
-from kupgrade.cli.cluster_view import live_view, print_report
 from kupgrade.cli.graph import risk_table, summary_table
 from kupgrade.cli.output import (
     Format,
     OutputOpt,
     print_json,
     progress,
+    real,
     stderr,
     stdout,
     user_errors,
 )
-from kupgrade.cluster.clusterversion import request_update, requested_release
+from kupgrade.cluster.upgrade_text import render_upgrade
 from kupgrade.controllers.nodes.pool import mcp_columns
 from kupgrade.errors import KupgradeError
 from kupgrade.graph.client import ClusterView, fetch
 from kupgrade.graph.summary import summarize
 from kupgrade.risks.rules import Registry
 from kupgrade.risks.updates import Availability, cluster_version, evaluate
-from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.demo import DEMO_PROFILE
+from kupgrade.sim.platform import UpgradeAsk
 from kupgrade.sim.profile import Profile
 from kupgrade.sim.runs import local_loop
 from kupgrade.sim.sample import EXAMPLE_CLUSTER, write_sample
 from kupgrade.sim.store import Store
+from kupgrade.sim.upgrades import upgrade_cluster
 from kupgrade.updateservice.app import DEFAULT_PREFIX
 from kupgrade.updateservice.process import ServiceProcess
+from kupgrade.views.bars import live_bars
+from kupgrade.views.report import print_report
 from kupgrade.views.tables import oc_table
-from kupgrade.views.upgrade_text import render_upgrade
 
 sample_app = typer.Typer(
     help="The sample dataset kupgrade ships (an OpenShift-like 4.12-4.15 line).",
@@ -185,18 +186,14 @@ class Rehearsal:
         self.spec = msgspec.structs.replace(DEMO_PROFILE, upstream=upstream, metrics=str(metrics))
         self.root = create_cluster(home, "demo", Profile(spec=self.spec))
         self.store = Store(self.root / "cluster.db")
-        refresh_availability(self.store, self.spec)
-        cv = self.store.get("ClusterVersion", "version")
-        assert cv is not None
+        # `kupgrade upgrade`, then `kupgrade upgrade --to` the newest recommended release.
+        cv = upgrade_cluster(self.root, self.store, self.spec, UpgradeAsk()).doc
         self.before = copy.deepcopy(cv)
         updates = cv["status"].get("availableUpdates") or []
         if not updates:
             raise KupgradeError("the update service recommended no update for the demo cluster")
         self.target = str(updates[0]["version"])  # newest first (SPEC A3)
-        request_update(
-            SimCluster(self.store), requested_release(cv, self.target, None, False, False), False
-        )
-        self.store.commit()
+        upgrade_cluster(self.root, self.store, self.spec, UpgradeAsk(to=self.target))
 
     def run(self, output: Format) -> dict[str, Any]:
         try:
@@ -212,11 +209,11 @@ class Rehearsal:
             stdout.rule(f"kupgrade upgrade --to {self.target}: a simulated cluster rehearses it")
             lines, _ = render_upgrade(self.before, include_not_recommended=True)
             stdout.print("\n".join(lines), highlight=False, markup=False)
-        with live_view(runner, 0.0, started, wall) as on_step:
+        with live_bars(real(stderr), 0.0, started, wall) as on_step:
             outcome = runner.run("completed", on_step=on_step)
         summary = runner.report(outcome, started, time.monotonic() - wall)
         if text:
-            print_report(summary, started, output)
+            print_report(summary, started, real(stdout))
         cv = self.store.get("ClusterVersion", "version")
         assert cv is not None
         if not text:

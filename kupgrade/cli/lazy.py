@@ -23,6 +23,7 @@ from typer.core import HAS_RICH, TyperCommand, TyperGroup
 if TYPE_CHECKING:  # what `load` imports by name, said where type checkers and tools see it
     from kupgrade.cli import (  # noqa: F401
         cluster,
+        controller,
         demo,
         fleet,
         get,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:  # what `load` imports by name, said where type checkers and t
         serve,
         skew,
         updates,
+        upgrade,
     )
 
 
@@ -47,7 +49,7 @@ class Entry:
 
 # name -> where the command lives, in `kupgrade --help`'s order (commands, then groups).
 LAZY: dict[str, Entry] = {
-    "upgrade": Entry("kupgrade.cli.cluster", "upgrade_command",
+    "upgrade": Entry("kupgrade.cli.upgrade", "upgrade_command",
                      "Show the cluster's update status like `oc adm upgrade`, or request an "
                      "update; `upgrade status` shows its progress like `oc adm upgrade status`."),
     "get": Entry("kupgrade.cli.get", "get_command",
@@ -77,7 +79,7 @@ LAZY: dict[str, Entry] = {
                      "Release payloads: build, inspect, extract, push, sign, verify, order."),
     "cluster": Entry("kupgrade.cli.cluster", "cluster_app",
                      "Create, list and delete simulated clusters."),
-    "controller": Entry("kupgrade.cli.cluster", "controller_app",
+    "controller": Entry("kupgrade.cli.controller", "controller_app",
                         "Run the controllers of a cluster."),
     "skew": Entry("kupgrade.cli.skew", "app",
                   "Version-skew rules of Kubernetes, kubeadm and distributed cloud."),

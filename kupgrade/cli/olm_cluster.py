@@ -13,6 +13,7 @@ from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.homes import opened
 from kupgrade.sim.openshift.olm import add_source, approve, package_of, subscribe
+from kupgrade.sim.platforms import platform_of
 
 
 @app.command("subscribe")
@@ -57,9 +58,10 @@ def subscribe_command(
     """
     name, path, source_namespace, priority = parse_source(source)
     with opened(cluster) as (root, store, spec):
-        if spec.platform in ("gdc", "kubernetes"):
-            raise InputError(f"cluster {root.name} is a {spec.platform} cluster: the simulator runs "
-                             "OLM on OpenShift clusters", hint="subscribe an OpenShift cluster")  # fmt: skip
+        platform = platform_of(spec)
+        if "operators" not in platform.verbs:
+            raise InputError(f"cluster {root.name} is a {platform.title} cluster, on which the "
+                             "simulator runs no OLM", hint="subscribe an OpenShift cluster")  # fmt: skip
         sim = SimCluster(store)
         chosen = package_of(str(path), package)
         add_source(sim, name, str(path), namespace=source_namespace, priority=priority)

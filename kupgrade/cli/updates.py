@@ -18,12 +18,12 @@ from kupgrade.cli.backends import (
 )
 from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
 from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, user_errors
+from kupgrade.cluster.upgrade_text import render_upgrade
 from kupgrade.errors import InputError
 from kupgrade.graph.client import ClusterView, fetch
 from kupgrade.risks.recommend import CVO_HEAD, SEED
 from kupgrade.risks.rules import Registry
 from kupgrade.risks.updates import cluster_version, evaluate
-from kupgrade.views.upgrade_text import render_upgrade
 
 if TYPE_CHECKING:
     from kupgrade.cluster.kube import KubeBackend

@@ -44,3 +44,21 @@ def indent(text: str) -> str:
 def reason_message(c: dict[str, Any]) -> list[str]:
     """A condition's Reason and Message lines as `oc adm upgrade` prints them."""
     return [f"  Reason: {c.get('reason', '')}", f"  Message: {indent(c.get('message', ''))}"]
+
+
+def conditions_row(c: Condition) -> dict[str, str]:
+    """A condition's fields as text, as the live view lists them."""
+    return {
+        k: str(c.get(k, "")) for k in ("type", "status", "reason", "message", "lastTransitionTime")
+    }
+
+
+def operator_row(co: Condition) -> dict[str, Any]:
+    """A ClusterOperator's version and its three conditions."""
+    conditions = {
+        c.get("type"): c.get("status") for c in (co.get("status") or {}).get("conditions") or []
+    }
+    versions = [v.get("version", "") for v in (co.get("status") or {}).get("versions") or []
+                if v.get("name") == "operator"]  # fmt: skip
+    return {"name": co["metadata"]["name"], "version": versions[0] if versions else "",
+            **{k: conditions.get(k, "Unknown") for k in ("Available", "Progressing", "Degraded")}}  # fmt: skip

@@ -13,7 +13,6 @@ from __future__ import annotations
 import builtins
 import json
 import time
-from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from lightkube.types import PatchType
 from kupgrade.cluster.backend import Key, Obj, Watch
 from kupgrade.cluster.disruption import Answer
 from kupgrade.errors import InputError
+from kupgrade.versions.times import parse_time
 
 # kind -> (group, version, plural, namespaced): what the controllers and commands read.
 KINDS: dict[str, tuple[str, str, str, bool]] = {
@@ -71,14 +71,6 @@ def event_rows(listed: builtins.list[Obj]) -> builtins.list[dict[str, Any]]:
             "reason": e.get("reason", ""), "message": e.get("message", ""),
         })  # fmt: skip
     return rows
-
-
-def parse_time(text: Any) -> float:
-    """An RFC 3339 time as seconds; 0.0 when there is none (a real cluster's old events)."""
-    try:
-        return datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
 
 
 @cache

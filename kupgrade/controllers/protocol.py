@@ -12,9 +12,18 @@ API server.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
-Progress = tuple[str, int, int]  # (what, done, of how many)
+
+class Progress(NamedTuple):
+    """How far one part of the work has come: `done` of `total`; `state` says why it waits
+    (a plan step's), `items` what it is made of (the operators of a runlevel)."""
+
+    label: str
+    done: int
+    total: int
+    state: str = ""
+    items: tuple[str, ...] = ()
 
 
 class Controller(Protocol):

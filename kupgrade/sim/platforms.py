@@ -5,6 +5,7 @@ elsewhere."""
 
 from __future__ import annotations
 
+from kupgrade.cluster.backend import Backend
 from kupgrade.errors import InputError
 from kupgrade.sim.gdc.platform import DISTRIBUTED_CLOUD
 from kupgrade.sim.kubernetes.platform import KUBERNETES
@@ -27,3 +28,9 @@ def platform_named(name: str, field: str = "--platform") -> Platform:
     if found is None:
         raise InputError(f"no platform {name!r}", field=field, hint=", ".join(PLATFORMS))
     return found
+
+
+def platform_serving(api: Backend) -> Platform:
+    """The platform of the cluster behind `api` (a served simulated one, or a real one),
+    as its objects tell: each platform is asked in the registry's order."""
+    return next(p for p in PLATFORMS.values() if p.recognizes(api))

@@ -10,7 +10,7 @@ import msgspec
 
 from kupgrade.errors import InputError
 from kupgrade.sim.platforms import platform_of
-from kupgrade.sim.profile import Profile, check_common, check_operator_faults
+from kupgrade.sim.profile import Pool, Profile, Spec, check_common, check_operator_faults
 
 
 def check_profile(profile: Profile, where: str) -> None:
@@ -39,3 +39,22 @@ def load_profile(path: Path | None, *, template: bool = False) -> Profile:
     if not template:
         check_profile(profile, str(path))
     return profile
+
+
+def sized(spec: Spec, masters: int | None, workers: int | None) -> Spec:
+    """`--masters` and `--workers` over the profile: the flag wins over the file, the pool
+    getting this many generated nodes in place of any machines the profile names (a pool
+    the profile lacks is added)."""
+    pools = list(spec.pools)
+    for pool_name, count in (("master", masters), ("worker", workers)):
+        if count is None:
+            continue
+        pools = [
+            msgspec.structs.replace(p, nodes=count, machines=[], created=[])
+            if p.name == pool_name
+            else p
+            for p in pools
+        ]
+        if not any(p.name == pool_name for p in pools):
+            pools.append(Pool(pool_name, count))
+    return msgspec.structs.replace(spec, pools=pools)

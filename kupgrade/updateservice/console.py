@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from kupgrade.cluster.upgrade_text import render_upgrade
 from kupgrade.errors import InputError, KupgradeError
 from kupgrade.graph.client import ClusterView, fetch
 from kupgrade.graph.codec import graph_from_doc
@@ -31,7 +32,6 @@ from kupgrade.risks.rules import PromQLCondition, Registry
 from kupgrade.risks.updates import cluster_version, evaluate
 from kupgrade.updateservice.state import GraphState
 from kupgrade.versions import SemVer
-from kupgrade.views.upgrade_text import render_upgrade
 
 ASSETS = resources.files("kupgrade.updateservice") / "assets"
 # The stylesheet is the live view's too (views/assets): one file for both pages.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from datetime import UTC, datetime
+from typing import Any
 
 
 def rfc3339(seconds: float) -> str:
@@ -29,5 +30,13 @@ def stamp_or_zero(stamp: object) -> float:
     ago) rather than an error."""
     try:
         return parse_rfc3339(str(stamp)) if stamp else 0.0
+    except ValueError:
+        return 0.0
+
+
+def parse_time(text: Any) -> float:
+    """An RFC 3339 time as seconds; 0.0 when there is none (a real cluster's old events)."""
+    try:
+        return datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
     except ValueError:
         return 0.0

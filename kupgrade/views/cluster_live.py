@@ -65,3 +65,16 @@ def cluster_console(kubeconfig: Path, port: int = 0, fd: int | None = None) -> I
     reader = KubeBackend(kubeconfig)
     with LiveServer(port, fd) as live, Poller(lambda: snapshot(reader), live, POLL_SECONDS):
         yield live
+
+
+@contextmanager
+def maybe_cluster_console(
+    kubeconfig: Path, port: int | None, fd: int | None = None
+) -> Iterator[LiveServer | None]:
+    """The console of the cluster a kubeconfig reaches, on `port` (or the listening socket
+    `fd`); nothing when no port is asked for."""
+    if port is None:
+        yield None
+        return
+    with cluster_console(kubeconfig, port, fd) as live:
+        yield live

@@ -13,25 +13,18 @@ platforms are read one way.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from kupgrade.cluster.backend import Backend, Obj
-from kupgrade.cluster.gdc import POOL_LABEL as GDC_POOL_LABEL
-from kupgrade.cluster.gdc import cluster_columns, own_clusters
-from kupgrade.cluster.kube import event_rows, parse_time
-from kupgrade.cluster.kubeadm import POOL_LABEL as KUBE_POOL_LABEL
-from kupgrade.cluster.kubeadm import is_control_plane
-from kupgrade.controllers.gdc.controller import GdcController
-from kupgrade.controllers.gdc.request import STATE as GDC_STATE
-from kupgrade.controllers.kube.controller import PARALLEL, step_order
-from kupgrade.controllers.kube.controller import STATE as KUBE_STATE
-from kupgrade.controllers.version.controller import STATE_KEY as VERSION_STATE
-from kupgrade.controllers.version.progress import runlevel_rows
-from kupgrade.controllers.version.status import clusterversion_columns
+from kupgrade.cluster.conditions import operator_row
+from kupgrade.cluster.kube import event_rows
+from kupgrade.controllers.protocol import Progress
+from kupgrade.sim.platforms import platform_serving
 from kupgrade.sim.report import timeline
 
 # The node controllers' events (nodes/controller.py, gdc/rollout.py, kube/controller.py,
-# and the simulated machines' sim/world.py, sim/gdc_world.py), as the phase they begin.
+# and the simulated machines' sim/openshift/world.py, sim/gdc/world.py), as the phase they begin.
 PHASE_OF = {
     "Drain": "draining", "Cordon": "draining", "EvictionBlocked": "draining",
     "DrainWaiting": "draining", "DrainWarning": "draining", "DrainThresholdExceeded": "draining",
@@ -46,168 +39,40 @@ BUDGET = re.compile(r"disruption budget (\S+) needs")
 HELD_POD = re.compile(r"pod/([^/\s]+)/([^:\s]+)")
 
 
-def platform_of(api: Backend) -> str:
-    if api.get("ClusterVersion", "version") is not None:
-        return "openshift"
-    return "gdc" if own_clusters(api.list("Cluster")) else "kubernetes"
-
-
 def snapshot(api: Backend) -> dict[str, Any]:
-    """The live view's document: a look at the cluster now."""
-    platform = platform_of(api)
+    """The live view's document: a look at the cluster now, its platform telling what the
+    cluster is, how far its controllers have come and how it groups its nodes."""
+    platform = platform_serving(api)
     events = sorted(event_rows(api.list("Event")), key=lambda e: e["at"])
     budgets = [_budget(b) for b in api.list("PodDisruptionBudget")]
-    doc: dict[str, Any] = {"kind": "cluster", "platform": platform, "now": api.now()}
-    if platform == "openshift":
-        doc.update(_openshift(api))
-    elif platform == "gdc":
-        doc.update(_gdc(api))
-    else:
-        doc.update(_kubernetes(api))
+    doc: dict[str, Any] = {"kind": "cluster", "platform": platform.name, "now": api.now()}
+    doc.update(platform.status(api))
+    doc["progress"] = [_row(api, row) for row in platform.progress(api)]
     since = float(doc.pop("since", 0.0) or 0.0)
     allowed = {b["name"]: b["disruptionsAllowed"] for b in budgets}
-    doc["pools"] = _pools(api.list("Node"), events, since, allowed, platform)
+    doc["pools"] = _pools(api.list("Node"), events, since, allowed, platform.pool_of)
     doc["budgets"] = budgets
     doc["since"] = since
     doc["timeline"] = timeline(events, since)
     return doc
 
 
-# --- OpenShift ---------------------------------------------------------------------------
-
-
-def _openshift(api: Backend) -> dict[str, Any]:
-    cv = api.get("ClusterVersion", "version") or {"status": {}}
-    status = cv.get("status") or {}
-    state = api.state(VERSION_STATE) or {}
-    operators = {o["metadata"]["name"]: o for o in api.list("ClusterOperator")}
-    by_level: dict[str, list[str]] = {}
-    for level, name in state.get("operators") or []:
-        by_level.setdefault(f"runlevel {level}", []).append(name)
-    rows = [{"label": "manifests", "done": int(state.get("done", 0)),
-             "total": int(state.get("total", 0)) or 1, "items": []}]  # fmt: skip
-    for label, done, total in runlevel_rows(state):
-        items = [_operator(operators[n], n) for n in by_level.get(label, []) if n in operators]
-        rows.append({"label": label, "done": done, "total": total, "items": items})
-    history = status.get("history") or []
-    return {
-        "name": "version",
-        "headline": clusterversion_columns(status),
-        "target": state.get("version") or (status.get("desired") or {}).get("version", ""),
-        "conditions": [_condition(c) for c in status.get("conditions") or []],
-        "history": [
-            {k: h.get(k) for k in ("state", "version", "startedTime", "completionTime")}
-            for h in history
-        ],
-        "progress": rows,
-        "operators": [_operator(o, n) for n, o in sorted(operators.items())],
-        # The update's start (history's newest entry), which outlives the controller's
-        # state of it (reset once the update completes).
-        "since": parse_time(history[0].get("startedTime")) if history else 0.0,
-    }
-
-
-def _operator(co: Obj, name: str) -> dict[str, Any]:
-    conditions = {
-        c.get("type"): c.get("status") for c in (co.get("status") or {}).get("conditions") or []
-    }
-    versions = [v.get("version", "") for v in (co.get("status") or {}).get("versions") or []
-                if v.get("name") == "operator"]  # fmt: skip
-    return {"name": name, "version": versions[0] if versions else "",
-            **{k: conditions.get(k, "Unknown") for k in ("Available", "Progressing", "Degraded")}}  # fmt: skip
-
-
-def _condition(c: Obj) -> dict[str, str]:
-    return {
-        k: str(c.get(k, "")) for k in ("type", "status", "reason", "message", "lastTransitionTime")
-    }
-
-
-# --- distributed cloud -------------------------------------------------------------------
-
-
-def _gdc(api: Backend) -> dict[str, Any]:
-    cluster = own_clusters(api.list("Cluster"))[0]
-    state = api.state(GDC_STATE) or {}
-    rows = [{"label": label, "done": done, "total": total, "items": []}
-            for label, done, total in GdcController(api).progress()]  # fmt: skip
-    status = cluster.get("status") or {}
-    return {
-        "name": cluster["metadata"]["name"],
-        "headline": cluster_columns(cluster),
-        "target": state.get("target", ""),
-        "conditions": [_condition(c) for c in status.get("conditions") or []],
-        "history": [],
-        "progress": rows,
-        "operators": [],
-        "failed": state.get("failed") or "",
-        "since": state.get("requestedAt") or 0.0,
-    }
-
-
-# --- plain Kubernetes --------------------------------------------------------------------
-
-
-def _kubernetes(api: Backend) -> dict[str, Any]:
-    state = api.state(KUBE_STATE) or {}
-    rows = []
-    if PARALLEL in state:
-        for step_id, entry in sorted(state[PARALLEL].items(), key=lambda e: step_order(e[0])):
-            said = "done" if entry.get("done") is not None else entry.get("blocked") or "under way"
-            rows.append(_step(step_id, entry["step"], said))
-    else:
-        index = int(state.get("index", 0))
-        for i, step in enumerate(state.get("steps") or []):
-            said = ("done" if i < index or state.get("completed") else
-                    (state.get("blocked") or "under way") if i == index else "pending")  # fmt: skip
-            rows.append(_step(str(step.get("id", f"s{i + 1}")), step, said))
-    return {
-        "name": "cluster",
-        "headline": {
-            "TARGET": str(state.get("target", "")),
-            "STATUS": "completed"
-            if state.get("completed")
-            else f"failed: {state['failed']}"
-            if state.get("failed")
-            else "upgrading"
-            if state
-            else "no upgrade",
-        },
-        "target": str(state.get("target", "")),
-        "conditions": [],
-        "history": [],
-        "progress": rows,
-        "operators": [],
-        "since": state.get("started") or 0.0,
-    }
-
-
-def _step(step_id: str, step: Obj, said: str) -> dict[str, Any]:
-    return {"label": f"{step_id} {step.get('object', '')} to {step.get('to', '')}",
-            "done": int(said == "done"), "total": 1, "state": said, "items": []}  # fmt: skip
+def _row(api: Backend, row: Progress) -> dict[str, Any]:
+    """A progress row; its items are ClusterOperators, shown with their health."""
+    items = [operator_row(co) for name in row.items
+             if (co := api.get("ClusterOperator", name)) is not None]  # fmt: skip
+    out: dict[str, Any] = {"label": row.label, "done": row.done, "total": row.total}
+    if row.state:
+        out["state"] = row.state
+    return {**out, "items": items}
 
 
 # --- pools, nodes and budgets ------------------------------------------------------------
 
 
-def _pool_of(node: Obj, platform: str) -> str:
-    labels = node["metadata"].get("labels") or {}
-    if platform == "gdc":
-        return str(labels.get(GDC_POOL_LABEL) or "control-plane")
-    if platform == "kubernetes":
-        return (
-            "control-plane"
-            if is_control_plane(node)
-            else str(labels.get(KUBE_POOL_LABEL) or "worker")
-        )
-    roles = sorted(k.removeprefix("node-role.kubernetes.io/") for k in labels
-                   if k.startswith("node-role.kubernetes.io/"))  # fmt: skip
-    return "master" if "master" in roles else roles[0] if roles else "worker"
-
-
 def _pools(
     nodes: list[Obj], events: list[dict[str, Any]], since: float, allowed: dict[str, int],
-    platform: str,
+    pool_of: Callable[[Obj], str],
 ) -> list[dict[str, Any]]:  # fmt: skip
     by_node: dict[str, list[dict[str, Any]]] = {}
     for e in events:
@@ -217,7 +82,7 @@ def _pools(
     for node in nodes:
         name = node["metadata"]["name"]
         row = _node(node, by_node.get(name, []), allowed)
-        pools.setdefault(_pool_of(node, platform), []).append(row)
+        pools.setdefault(pool_of(node), []).append(row)
     return [{"name": p, "nodes": rows,
              "counts": {phase: sum(1 for r in rows if r["phase"] == phase) for phase in PHASES}}
             for p, rows in sorted(pools.items())]  # fmt: skip

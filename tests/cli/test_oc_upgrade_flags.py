@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kupgrade.cli.cluster import Ask, status_or_request
-from kupgrade.cli.output import Format
 from kupgrade.cluster.clusterversion import (
     bypassed_risk,
     clear_request,
@@ -22,13 +21,15 @@ from kupgrade.cluster.clusterversion import (
     set_channel,
 )
 from kupgrade.cluster.conditions import find
+from kupgrade.cluster.upgrade_text import sort_versions_desc
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
+from kupgrade.sim.openshift.upgrade import answer
+from kupgrade.sim.platform import UpgradeAsk
 from kupgrade.sim.profile import Profile, Spec
 from kupgrade.sim.store import Store
 from kupgrade.updateservice.app import DEFAULT_PREFIX
-from kupgrade.views.upgrade_text import sort_versions_desc
 from tests.support.cli import kupgrade
 from tests.support.service import running_server
 
@@ -199,23 +200,31 @@ def test_latest_is_by_semantic_version_and_counts_risky_ones_only_when_allowed(
     assert (bypassed_risk(cv, _release("4.15.1")) or {}).get("status") == "False"
 
 
+def _answer(api: SimCluster, ask: UpgradeAsk) -> dict[str, Any] | None:
+    """The release requested (None when nothing was), printed as `upgrade` prints it."""
+    said = answer(api, ask, ".")
+    sys.stdout.write("".join(line + "\n" for line in said.lines))
+    sys.stderr.write("".join(line + "\n" for line in said.errors))
+    return None if "message" in said.doc else dict(said.doc["desiredUpdate"])
+
+
 def test_to_latest_with_nothing_offered_answers_as_oc_does(
     api: SimCluster, capsys: pytest.CaptureFixture[str]
 ) -> None:
     version = api.get("ClusterVersion", "version")["status"]["desired"]["version"]  # type: ignore[index]
     retrieved = {"type": "RetrievedUpdates", "status": "True", "reason": "", "message": ""}
-    cv = _set(api, availableUpdates=[], conditionalUpdates=[], conditions=[retrieved])
-    assert status_or_request(api, cv, Ask(latest=True), Format.text) is None
+    _set(api, availableUpdates=[], conditionalUpdates=[], conditions=[retrieved])
+    assert _answer(api, UpgradeAsk(latest=True)) is None
     assert (
         capsys.readouterr().out
         == f"info: Cluster is already at the latest available version {version}\n"
     )
     with pytest.raises(InputError, match="no recommended or conditional updates"):
-        status_or_request(api, cv, Ask(latest=True, allow_not_recommended=True), Format.text)
+        _answer(api, UpgradeAsk(latest=True, allow_not_recommended=True))
     failed = {**retrieved, "status": "False", "reason": "RemoteFailed", "message": "a\nb"}
-    cv = _set(api, conditions=[failed])
+    _set(api, conditions=[failed])
     with pytest.raises(InputError) as raised:
-        status_or_request(api, cv, Ask(latest=True), Format.text)
+        _answer(api, UpgradeAsk(latest=True))
     assert raised.value.message == (
         "cannot refresh available updates:\n  Reason: RemoteFailed\n  Message: a\n  b\n\n"
         "specify --to-image to continue with an update."
@@ -226,14 +235,14 @@ def test_the_guards_and_allow_upgrade_with_warnings(
     api: SimCluster, capsys: pytest.CaptureFixture[str]
 ) -> None:
     progressing = {"type": "Progressing", "status": "True", "reason": "R", "message": "Working"}
-    cv = _set(api, availableUpdates=[_release("4.99.1")], conditions=[progressing])
+    _set(api, availableUpdates=[_release("4.99.1")], conditions=[progressing])
     with pytest.raises(InputError) as raised:
-        status_or_request(api, cv, Ask(latest=True), Format.text)
+        _answer(api, UpgradeAsk(latest=True))
     assert raised.value.message.startswith("the cluster is already upgrading:")
     assert "--allow-upgrade-with-warnings" in (raised.value.hint or "")
     assert "desiredUpdate" not in api.get("ClusterVersion", "version")["spec"]  # type: ignore[index]
-    asked = Ask(latest=True, with_warnings=True)
-    assert status_or_request(api, cv, asked, Format.text) == _release("4.99.1")
+    asked = UpgradeAsk(latest=True, with_warnings=True)
+    assert _answer(api, asked) == _release("4.99.1")
     assert capsys.readouterr().err.startswith(
         "warning: --allow-upgrade-with-warnings is bypassing: the cluster is already upgrading:"
     )
@@ -272,24 +281,24 @@ def test_to_and_to_image_find_the_target_as_oc_does(
         "release": {"version": "4.15.1", "image": _image("b")},
     }
     retrieved = {"type": "RetrievedUpdates", "status": "True", "reason": "", "message": ""}
-    cv = _set(api, availableUpdates=offered, conditionalUpdates=[risky], conditions=[retrieved])
+    _set(api, availableUpdates=offered, conditionalUpdates=[risky], conditions=[retrieved])
 
     # The same digest from a mirror is the offered release: no --allow-explicit-upgrade,
     # and the pull spec asked for is kept (oc's targetMatch and "preserve the ... image").
     mirror = _image("a", "mirror.local/ocp/release")
-    assert status_or_request(api, cv, Ask(image=mirror), Format.text) == {
+    assert _answer(api, UpgradeAsk(image=mirror)) == {
         "version": "4.14.10",
         "image": mirror,
     }
     assert capsys.readouterr().err == ""
 
     with pytest.raises(InputError) as raised:
-        status_or_request(api, cv, Ask(image=_image("c")), Format.text)
+        _answer(api, UpgradeAsk(image=_image("c")))
     assert raised.value.message == (
         "the update is not one of the possible targets: 4.14.10, 4.14.9. "
         "specify --allow-explicit-upgrade to continue with the update."
     )
-    desired = status_or_request(api, cv, Ask(image=_image("c"), explicit=True), Format.text)
+    desired = _answer(api, UpgradeAsk(image=_image("c"), explicit=True))
     assert desired == {"version": "", "image": _image("c")}
     assert capsys.readouterr().err == (
         "warning: The requested upgrade image is not one of the available updates. You have "
@@ -297,17 +306,17 @@ def test_to_and_to_image_find_the_target_as_oc_does(
     )
 
     with pytest.raises(InputError) as raised:
-        status_or_request(api, cv, Ask(image=_image("b")), Format.text)
+        _answer(api, UpgradeAsk(image=_image("b")))
     assert raised.value.message == (
         "the update 4.15.1 is not one of the recommended updates, but is available as a "
         "conditional update. To accept the Recommended=False risk and to proceed with update "
         "use --allow-not-recommended.\n  Reason: R\n  Message: m"
     )
     with pytest.raises(InputError) as raised:
-        status_or_request(api, cv, Ask(to="4.99.0", allow_not_recommended=True), Format.text)
+        _answer(api, UpgradeAsk(to="4.99.0", allow_not_recommended=True))
     assert "possible targets: 4.15.1, 4.14.10, 4.14.9. specify --to-image" in raised.value.message
     with pytest.raises(InputError, match="--to must be a semantic version"):
-        status_or_request(api, cv, Ask(to="4.14"), Format.text)
+        _answer(api, UpgradeAsk(to="4.14"))
 
 
 @pytest.mark.parametrize(
@@ -325,9 +334,9 @@ def test_to_with_nothing_offered_says_why(
     api: SimCluster, retrieved: str, allow: bool, expected: str
 ) -> None:
     condition = {"type": "RetrievedUpdates", "status": retrieved, "reason": "R", "message": "m"}
-    cv = _set(api, availableUpdates=[], conditionalUpdates=[], conditions=[condition])
+    _set(api, availableUpdates=[], conditionalUpdates=[], conditions=[condition])
     with pytest.raises(InputError) as raised:
-        status_or_request(api, cv, Ask(to="4.99.0", allow_not_recommended=allow), Format.text)
+        _answer(api, UpgradeAsk(to="4.99.0", allow_not_recommended=allow))
     assert raised.value.message == expected
 
 

@@ -347,5 +347,5 @@ def test_olm_is_refused_on_clusters_that_do_not_run_it(tmp_path: Path) -> None:
     assert made.returncode == 0, made.stderr
     refused = kupgrade("olm", "subscribe", "--cluster", "k", "--source", f"c={catalog}", env=env)
     assert refused.returncode == 1
-    assert refused.stderr.startswith("error: cluster k is a kubernetes cluster")
+    assert refused.stderr.startswith("error: cluster k is a Kubernetes cluster")
     assert len(refused.stderr.strip().splitlines()) == 1

@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
-from kupgrade.graph.client import ClusterView, fetch
-from kupgrade.risks.rules import Registry
-from kupgrade.risks.updates import evaluate
-from kupgrade.sim.sample import EXAMPLE_CLUSTER, SNAPSHOT_END_S
-from kupgrade.views.upgrade_text import (
+from kupgrade.cluster.upgrade_text import (
     check_for_upgrade,
     render_upgrade,
     sort_versions_desc,
 )
+from kupgrade.graph.client import ClusterView, fetch
+from kupgrade.risks.rules import Registry
+from kupgrade.risks.updates import evaluate
+from kupgrade.sim.sample import EXAMPLE_CLUSTER, SNAPSHOT_END_S
 from tests.support.caseuse import plain
 from tests.support.conformance import conformance_cases, need_case
 from tests.support.processes import PrometheusProcess

@@ -295,7 +295,7 @@ def test_cli_refuses_what_does_not_fit(tmp_path: Path) -> None:
     )  # fmt: skip
     assert "role 'boss'" in fails("cluster", "create", "b", "--platform", "gdc", "--role", "boss",
                                   "--version", MID)  # fmt: skip
-    assert "--role and --managed-by apply" in fails("cluster", "create", "o", "--role", "admin")
+    assert "--role: applies to --platform gdc" in fails("cluster", "create", "o", "--role", "admin")
     assert (
         run_cli(
             ["cluster", "create", "s", "--platform", "gdc", "--version", MID], tmp_path

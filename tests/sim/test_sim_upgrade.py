@@ -203,7 +203,7 @@ def test_live_view_counts_each_runlevel_in_order(tmp_path: Path) -> None:
     seen: list[list[tuple[str, int, int]]] = []
     r.run(
         on_step=lambda x: seen.append(
-            [row for row in x.progress() if row[0].startswith("runlevel")]
+            [row[:3] for row in x.progress() if row.label.startswith("runlevel")]
         )
     )
     assert any(0 < done < total for rows in seen for _, done, total in rows)
@@ -223,7 +223,7 @@ def test_live_pool_bars_only_climb(tmp_path: Path) -> None:
     seen: dict[str, list[int]] = {}
 
     def on_step(r: Any) -> None:
-        for label, done, total in r.progress():
+        for label, done, total, *_ in r.progress():
             if not label.startswith("pool "):
                 continue
             seen.setdefault(label, []).append(done)

@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kupgrade.sim.openshift.platform import OPENSHIFT
 from kupgrade.views.live import HOLDS, PHASE_OF, _pools
 
 REFUSAL = ("pod/{ns}/web-0: Cannot evict pod as it would violate the pod's disruption budget. "
@@ -40,7 +41,7 @@ def test_a_nodes_phase_is_its_last_lifecycle_events(
         key=lambda e: e["at"],
     )  # fmt: skip
     budgets = {"shop/web": int(allowed), "data/web": int(allowed)}
-    (pool,) = _pools([_node("w-0")], log, since, budgets, "openshift")
+    (pool,) = _pools([_node("w-0")], log, since, budgets, OPENSHIFT.pool_of)
     (row,) = pool["nodes"]
     seen = [e for e in log if e["at"] >= since and e["reason"] in PHASE_OF]
     assert row["phase"] == (PHASE_OF[seen[-1]["reason"]] if seen else "pending")

@@ -42,6 +42,7 @@ from kupgrade.cluster.gdc import (
 from kupgrade.cluster.objects import Obj, copied
 from kupgrade.controllers.gdc.request import STATE, in_progress
 from kupgrade.controllers.gdc.rollout import PoolRollout, pool_status
+from kupgrade.controllers.protocol import Progress
 from kupgrade.plan.stages import SELF_MANAGED, Stage, StageCluster, stages
 from kupgrade.versions.times import parse_rfc3339, rfc3339
 
@@ -418,7 +419,7 @@ class GdcController:
 
     # --- what the live view shows -------------------------------------------------------
 
-    def progress(self) -> list[tuple[str, int, int]]:
+    def progress(self) -> list[Progress]:
         """(label, done, total) per stage of the upgrade under way or last run: nodes of
         a pool at the target, components of a stage at the target, or the stage itself."""
         st = self.api.state(STATE)
@@ -444,5 +445,5 @@ class GdcController:
                 ]
                 total = len(parts) or 1
                 done = sum(1 for a in parts if a.get(COMPONENT_VERSION) == st["target"])
-            rows.append((f"stage {stage.id}", done, total or 1))
+            rows.append(Progress(f"stage {stage.id}", done, total or 1))
         return rows

@@ -52,6 +52,32 @@ def _draining(state: dict[str, Any]) -> bool:
     return bool(state.get("drain")) or any(e.get("drain") for e in entries.values())
 
 
+def steps_progress(api: Backend) -> list[Progress]:
+    """One row per step of the plan under way (or last carried out): the control plane,
+    then each node pool; or each step a fleet asked for. A step under way says what it
+    waits on, when something holds it."""
+    state: dict[str, Any] = api.state(STATE) or {}
+    if PARALLEL in state:
+        rows = []
+        for step_id, entry in sorted(state[PARALLEL].items(), key=lambda e: step_order(e[0])):
+            done = entry.get("done") is not None
+            said = "done" if done else entry.get("blocked") or "under way"
+            rows.append(_step_row(step_id, entry["step"], said))
+        return rows
+    index = int(state.get("index", 0))
+    out = []
+    for i, step in enumerate(state.get("steps") or []):
+        said = ("done" if i < index or state.get("completed") else
+                (state.get("blocked") or "under way") if i == index else "pending")  # fmt: skip
+        out.append(_step_row(str(step.get("id", f"s{i + 1}")), step, said))
+    return out
+
+
+def _step_row(step_id: str, step: dict[str, Any], said: str) -> Progress:
+    label = f"{step_id} {step.get('object', '')} to {step.get('to', '')}"
+    return Progress(label, int(said == "done"), 1, said)
+
+
 class KubeController:
     def __init__(self, api: Backend) -> None:
         self.api = api
@@ -93,20 +119,8 @@ class KubeController:
         self.seen = state or None
 
     def progress(self) -> list[Progress]:
-        """One row per step of the plan under way (or last carried out): the control
-        plane, then each node pool; or each step a fleet asked for."""
-        state: dict[str, Any] = self.api.state(STATE) or {}
-        if PARALLEL in state:
-            entries = sorted(state[PARALLEL].items(), key=lambda e: step_order(e[0]))
-            return [
-                (f"step {i} {e['step']['object']}", int(e.get("done") is not None), 1)
-                for i, e in entries
-            ]
-        index = len(state.get("steps") or []) if state.get("completed") else state.get("index", 0)
-        return [
-            (f"step {s['id']} {s['object']}", int(n < index), 1)
-            for n, s in enumerate(state.get("steps") or [])
-        ]
+        """One row per step (steps_progress)."""
+        return steps_progress(self.api)
 
     # --- the plan, step by step ------------------------------------------------------
 

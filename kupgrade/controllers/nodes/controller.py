@@ -35,6 +35,34 @@ def selects_node(pool: dict[str, Any], node: dict[str, Any]) -> bool:
     return all(labels.get(k) == v for k, v in wanted.items())
 
 
+def pool_progress(api: Backend) -> list[Progress]:
+    """(pool, nodes at the target, nodes) per pool.
+
+    While an update runs, a pool counts towards the release being applied: until the
+    machine-config operator renders that release's config for the pool (its rendered
+    MachineConfig names the release), none of its nodes is there yet; its
+    updatedMachineCount still counts the old config, which would show the bar full
+    and then drop to zero when the rollout starts."""
+    cv = api.get("ClusterVersion", "version") or {}
+    target = str(((cv.get("status") or {}).get("desired") or {}).get("version") or "")
+    rows = []
+    for pool in api.list("MachineConfigPool"):
+        total = int(pool["status"].get("machineCount", 0)) or 1
+        done = int(pool["status"].get("updatedMachineCount", 0))
+        if target and _rendered_for(api, pool) != target:
+            done = 0
+        rows.append(Progress(f"pool {pool['metadata']['name']}", done, total))
+    return rows
+
+
+def _rendered_for(api: Backend, pool: dict[str, Any]) -> str | None:
+    """The release the pool's wanted config was rendered from."""
+    name = ((pool.get("spec") or {}).get("configuration") or {}).get("name")
+    config = api.get("MachineConfig", str(name)) if name else None
+    notes = ((config or {}).get("metadata") or {}).get("annotations") or {}
+    return notes.get(mco.RELEASE_IMAGE_VERSION)
+
+
 class NodeController:
     """Works from watches, as the machine-config controllers do from informers: each pass
     looks only at the nodes, pools and pods that changed (or asked to be looked at again),
@@ -62,30 +90,8 @@ class NodeController:
                 self._drain(node)
 
     def progress(self) -> list[Progress]:
-        """(pool, nodes at the target, nodes) per pool.
-
-        While an update runs, a pool counts towards the release being applied: until the
-        machine-config operator renders that release's config for the pool (its rendered
-        MachineConfig names the release), none of its nodes is there yet; its
-        updatedMachineCount still counts the old config, which would show the bar full
-        and then drop to zero when the rollout starts."""
-        cv = self.api.get("ClusterVersion", "version") or {}
-        target = str(((cv.get("status") or {}).get("desired") or {}).get("version") or "")
-        rows = []
-        for pool in self.api.list("MachineConfigPool"):
-            total = int(pool["status"].get("machineCount", 0)) or 1
-            done = int(pool["status"].get("updatedMachineCount", 0))
-            if target and self._rendered_for(pool) != target:
-                done = 0
-            rows.append((f"pool {pool['metadata']['name']}", done, total))
-        return rows
-
-    def _rendered_for(self, pool: dict[str, Any]) -> str | None:
-        """The release the pool's wanted config was rendered from."""
-        name = ((pool.get("spec") or {}).get("configuration") or {}).get("name")
-        config = self.api.get("MachineConfig", str(name)) if name else None
-        notes = ((config or {}).get("metadata") or {}).get("annotations") or {}
-        return notes.get(mco.RELEASE_IMAGE_VERSION)
+        """Nodes at the target per pool (pool_progress)."""
+        return pool_progress(self.api)
 
     def _changed_nodes(self) -> tuple[set[str], set[str]]:
         """Bring the trackers up to date; the pools and nodes to look at this pass."""

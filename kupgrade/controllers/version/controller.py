@@ -32,7 +32,8 @@ from kupgrade.controllers.version.errors import (
     summarize_task_graph_errors,
 )
 from kupgrade.controllers.version.health import check_operator_health
-from kupgrade.controllers.version.progress import runlevel_rows
+from kupgrade.controllers.version.progress import STATE_KEY
+from kupgrade.controllers.version.progress import progress as applied
 from kupgrade.controllers.version.status import (
     INITIALIZING,
     UPDATING,
@@ -62,7 +63,6 @@ from kupgrade.versions.times import rfc3339
 
 NAMESPACE = "openshift-cluster-version"
 SELF_DEPLOYMENT = "cluster-version-operator"
-STATE_KEY = "version"
 RETRY_INTERVAL = 300.0  # simulated seconds before a refused release is tried again
 
 # How a simulated or real cluster provides what the controller cannot do itself.
@@ -127,11 +127,8 @@ class VersionController:
         self.again = self.api.state(STATE_KEY) is not before
 
     def progress(self) -> list[Progress]:
-        """The manifests applied of the release under way (or last applied), then runlevel
-        by runlevel (SPEC D1)."""
-        state = self.api.state(STATE_KEY) or {}
-        rows = [("manifests", int(state.get("done", 0)), int(state.get("total", 0)) or 1)]
-        return rows + runlevel_rows(state)
+        """The manifests applied, then runlevel by runlevel (controllers/version/progress.py)."""
+        return applied(self.api)
 
     def _sync(self) -> None:
         found = self.api.get("ClusterVersion", "version")

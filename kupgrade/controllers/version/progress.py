@@ -1,9 +1,14 @@
 """How far the update in progress is, runlevel by runlevel (SPEC D1), from the version
-controller's own state: what the live view draws and the tests check."""
+controller's own state as it publishes it: the live bars and the live view draw it."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from kupgrade.cluster.backend import Backend
+from kupgrade.controllers.protocol import Progress
+
+STATE_KEY = "version"  # where the version controller keeps its state
 
 
 def runlevel_rows(state: dict[str, Any]) -> list[tuple[str, int, int]]:
@@ -17,3 +22,18 @@ def runlevel_rows(state: dict[str, Any]) -> list[tuple[str, int, int]]:
             total[level] = total.get(level, 0) + count
             left = max(0, left - count)
     return [(f"runlevel {level}", done[level], total[level]) for level in sorted(total)]
+
+
+def progress(api: Backend) -> list[Progress]:
+    """The manifests applied of the release under way (or last applied), then runlevel by
+    runlevel with the ClusterOperators each one waits for (SPEC D1, D4)."""
+    state = api.state(STATE_KEY) or {}
+    by_level: dict[str, list[str]] = {}
+    for level, name in state.get("operators") or []:
+        by_level.setdefault(f"runlevel {level}", []).append(name)
+    rows = [Progress("manifests", int(state.get("done", 0)), int(state.get("total", 0)) or 1)]
+    rows += [
+        Progress(label, done, total, items=tuple(by_level.get(label, [])))
+        for label, done, total in runlevel_rows(state)
+    ]
+    return rows

@@ -8,17 +8,29 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kupgrade.cluster.backend import Backend
+from kupgrade.cluster.backend import Backend, Obj
+from kupgrade.cluster.conditions import conditions_row
+from kupgrade.cluster.gdc import POOL_LABEL, cluster_columns, own_clusters
 from kupgrade.controllers.gdc.controller import GdcController
 from kupgrade.controllers.gdc.request import STATE, in_progress
-from kupgrade.controllers.protocol import Controller
+from kupgrade.controllers.protocol import Controller, Progress
+from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.gdc.create import populate_gdc
 from kupgrade.sim.gdc.fleet import GdcFleetRun
-from kupgrade.sim.gdc.profile import check_gdc
+from kupgrade.sim.gdc.profile import check_gdc, shape_gdc
 from kupgrade.sim.gdc.report import gdc_report
+from kupgrade.sim.gdc.upgrade import request, status
 from kupgrade.sim.gdc.world import GdcWorld
-from kupgrade.sim.platform import Crew, FleetMember, Memory
+from kupgrade.sim.platform import (
+    CreateAsk,
+    Crew,
+    FleetMember,
+    Memory,
+    Said,
+    UpgradeAsk,
+    not_through_api,
+)
 from kupgrade.sim.profile import Gdc, Profile, Spec
 from kupgrade.sim.store import Store
 from kupgrade.sim.world import World
@@ -26,10 +38,19 @@ from kupgrade.sim.world import World
 
 class DistributedCloud:
     name = "gdc"
+    title = "distributed-cloud"
     retry_hint = "fix the cause and request the upgrade again with `kupgrade upgrade`"
+    upgrade_flags = frozenset(
+        {"to", "image", "bmctl", "leave_pools", "nodepool", "use_bootstrap", "releases"}
+    )
+    verbs: frozenset[str] = frozenset()
+    create_flags = frozenset({"role", "managed_by"})
 
     def check(self, spec: Spec, where: str) -> None:
         check_gdc(spec, where)
+
+    def shape(self, spec: Spec, ask: CreateAsk) -> Spec:
+        return shape_gdc(spec, ask)
 
     def populate(self, root: Path, store: Store, name: str, profile: Profile) -> None:
         populate_gdc(store, name, profile)
@@ -63,6 +84,44 @@ class DistributedCloud:
     def completed(self, api: Backend) -> bool:
         return bool((api.state(STATE) or {}).get("completed"))
 
+    def summary(self, api: Backend) -> dict[str, str]:
+        found = own_clusters(api.list("Cluster"))
+        columns = cluster_columns(found[0]) if found else {}
+        state = api.state(STATE) or {}
+        running = bool(state) and not state.get("completed") and not state.get("failed")
+        if state.get("failed"):
+            status = f"upgrade to {state['target']} stopped: {state['failed']}"
+        else:
+            status = (
+                f"upgrading to {state['target']}" if running else columns.get("CLUSTER STATE", "")
+            )
+        return {
+            "VERSION": columns.get("ABM VERSION", ""),
+            "PROGRESSING": str(running),
+            "STATUS": status,
+        }
+
+    def progress(self, api: Backend) -> list[Progress]:
+        return GdcController(api).progress()
+
+    def status(self, api: Backend) -> dict[str, Any]:
+        cluster = own_clusters(api.list("Cluster"))[0]
+        state = api.state(STATE) or {}
+        status = cluster.get("status") or {}
+        return {
+            "name": cluster["metadata"]["name"],
+            "headline": cluster_columns(cluster),
+            "target": state.get("target", ""),
+            "conditions": [conditions_row(c) for c in status.get("conditions") or []],
+            "history": [],
+            "operators": [],
+            "failed": state.get("failed") or "",
+            "since": state.get("requestedAt") or 0.0,
+        }
+
+    def pool_of(self, node: Obj) -> str:
+        return str((node["metadata"].get("labels") or {}).get(POOL_LABEL) or "control-plane")
+
     def report(
         self, api: Backend, events: list[dict[str, Any]], run: dict[str, Any], started: float
     ) -> dict[str, Any]:
@@ -70,6 +129,18 @@ class DistributedCloud:
 
     def fleet(self, members: dict[str, FleetMember], document: dict[str, Any]) -> GdcFleetRun:
         return GdcFleetRun(members, document)
+
+    def recognizes(self, api: Backend) -> bool:
+        return bool(own_clusters(api.list("Cluster")))
+
+    def upgrade(self, root: Path, store: Store, spec: Spec, ask: UpgradeAsk) -> Said:
+        if ask.image:
+            raise InputError(f"a {self.title} cluster upgrades to a version", field="--to-image",
+                             hint="use --to VERSION")  # fmt: skip
+        return request(store, ask) if ask.to else status(store)
+
+    def upgrade_api(self, api: Backend, ask: UpgradeAsk) -> Said:
+        raise not_through_api(self.title)
 
 
 DISTRIBUTED_CLOUD = DistributedCloud()

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import math
 
+import msgspec
+
 from kupgrade.errors import InputError, VersionError
+from kupgrade.sim.homes import cluster_names, opened
+from kupgrade.sim.platform import CreateAsk
 from kupgrade.sim.profile import (
     DEFAULT_GDC_COMPONENTS,
     GDC_ROLES,
@@ -97,3 +101,39 @@ def check_gdc(spec: Spec, where: str) -> None:
         raise InputError("OLM runs on OpenShift clusters", file=where, field="spec.olm")
     if spec.kube is not None:
         raise InputError("applies to platform: kubernetes", file=where, field="spec.kube")
+
+
+def shape_gdc(spec: Spec, ask: CreateAsk) -> Spec:
+    """`cluster create --platform gdc`: the version it needs, --role and --managed-by."""
+    if not ask.version_given:
+        raise InputError(
+            "a distributed-cloud cluster needs its version",
+            field="--version",
+            hint="pass --version, e.g. --version 1.28.500-gke.120",
+        )
+    gdc = spec.gdc or Gdc()
+    if ask.role is not None:
+        gdc = msgspec.structs.replace(gdc, role=ask.role)
+    if ask.managed_by is not None:
+        gdc = msgspec.structs.replace(gdc, managed_by=ask.managed_by)
+    if gdc.managed_by is not None:
+        _check_manager(gdc.managed_by)
+    return msgspec.structs.replace(spec, gdc=gdc)
+
+
+def _check_manager(name: str) -> None:
+    """A user cluster's manager: an admin or hybrid cluster of the kupgrade home."""
+    if name not in cluster_names():
+        raise InputError(
+            f"no cluster named {name!r} to manage this one",
+            field="--managed-by",
+            hint=f"create it first: `kupgrade cluster create {name} --platform gdc --role admin`",
+        )
+    with opened(name) as (_, _store, spec):
+        role = spec.gdc.role if spec.gdc else None
+    if role not in ("admin", "hybrid"):
+        raise InputError(
+            f"cluster {name} is not a distributed-cloud admin or hybrid cluster",
+            field="--managed-by",
+            hint="a user cluster is managed by an admin or hybrid cluster",
+        )

@@ -7,16 +7,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kupgrade.cluster.backend import Backend
-from kupgrade.controllers.kube.controller import STATE, KubeController
-from kupgrade.controllers.protocol import Controller
+from kupgrade.cluster.backend import Backend, Obj
+from kupgrade.cluster.kubeadm import POOL_LABEL, is_control_plane, v
+from kupgrade.controllers.kube.controller import STATE, KubeController, steps_progress
+from kupgrade.controllers.kube.request import current
+from kupgrade.controllers.protocol import Controller, Progress
 from kupgrade.controllers.version.status import clusterversion_columns
+from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.kubernetes.create import populate_kube
 from kupgrade.sim.kubernetes.fleet import KubeFleetRun
-from kupgrade.sim.kubernetes.profile import check_kube
+from kupgrade.sim.kubernetes.profile import check_kube, shape_kube
+from kupgrade.sim.kubernetes.upgrade import request, status
 from kupgrade.sim.kubernetes.world import KubeWorld
-from kupgrade.sim.platform import Crew, FleetMember, Memory
+from kupgrade.sim.platform import (
+    CreateAsk,
+    Crew,
+    FleetMember,
+    Memory,
+    Said,
+    UpgradeAsk,
+    not_through_api,
+)
 from kupgrade.sim.profile import Profile, Spec
 from kupgrade.sim.report import timeline
 from kupgrade.sim.store import Store
@@ -25,10 +37,20 @@ from kupgrade.sim.world import World
 
 class Kubernetes:
     name = "kubernetes"
+    title = "Kubernetes"
     retry_hint = "fix the cause and request the upgrade again with `kupgrade upgrade`"
+    upgrade_flags = frozenset(
+        {"to", "image", "kubeadm", "allow_experimental", "allow_rcs", "force", "available",
+         "policy"}
+    )  # fmt: skip
+    verbs: frozenset[str] = frozenset()
+    create_flags = frozenset({"control_planes"})
 
     def check(self, spec: Spec, where: str) -> None:
         check_kube(spec, where)
+
+    def shape(self, spec: Spec, ask: CreateAsk) -> Spec:
+        return shape_kube(spec, ask)
 
     def populate(self, root: Path, store: Store, name: str, profile: Profile) -> None:
         populate_kube(store, name, profile)
@@ -65,6 +87,45 @@ class Kubernetes:
     def completed(self, api: Backend) -> bool:
         return bool(self._request(api).get("completed"))
 
+    def summary(self, api: Backend) -> dict[str, str]:
+        """The control plane's version (its oldest component), and the upgrade under way."""
+        state = self._request(api)
+        running = self.updating(api)
+        blocked = state.get("blocked") if running else None
+        status = f"upgrading to {v(state['target'])}" if running else ""
+        return {
+            "VERSION": v(str(current(api).control_plane)),
+            "PROGRESSING": str(running),
+            "STATUS": f"{status}: {blocked}" if blocked else status,
+        }
+
+    def progress(self, api: Backend) -> list[Progress]:
+        return steps_progress(api)
+
+    def status(self, api: Backend) -> dict[str, Any]:
+        state = self._request(api)
+        if state.get("completed"):
+            said = "completed"
+        elif state.get("failed"):
+            said = f"failed: {state['failed']}"
+        else:
+            said = "upgrading" if state else "no upgrade"
+        return {
+            "name": "cluster",
+            "headline": {"TARGET": str(state.get("target", "")), "STATUS": said},
+            "target": str(state.get("target", "")),
+            "conditions": [],
+            "history": [],
+            "operators": [],
+            "since": state.get("started") or 0.0,
+        }
+
+    def pool_of(self, node: Obj) -> str:
+        labels = node["metadata"].get("labels") or {}
+        return (
+            "control-plane" if is_control_plane(node) else str(labels.get(POOL_LABEL) or "worker")
+        )
+
     def report(
         self, api: Backend, events: list[dict[str, Any]], run: dict[str, Any], started: float
     ) -> dict[str, Any]:
@@ -78,6 +139,19 @@ class Kubernetes:
 
     def fleet(self, members: dict[str, FleetMember], document: dict[str, Any]) -> KubeFleetRun:
         return KubeFleetRun(members, self.name)
+
+    def recognizes(self, api: Backend) -> bool:
+        """Any cluster the other platforms do not claim (the registry asks them first)."""
+        return True
+
+    def upgrade(self, root: Path, store: Store, spec: Spec, ask: UpgradeAsk) -> Said:
+        if ask.image:
+            raise InputError(f"a {self.title} cluster upgrades to a version", field="--to-image",
+                             hint="use --to VERSION")  # fmt: skip
+        return request(store, ask) if ask.to else status(store)
+
+    def upgrade_api(self, api: Backend, ask: UpgradeAsk) -> Said:
+        raise not_through_api(self.title)
 
 
 KUBERNETES = Kubernetes()

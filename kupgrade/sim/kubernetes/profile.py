@@ -4,7 +4,11 @@ that names nodes the profile has."""
 
 from __future__ import annotations
 
+import msgspec
+
+from kupgrade.cluster.kubeadm import CONTROL_PLANE_ROLE
 from kupgrade.errors import InputError, VersionError
+from kupgrade.sim.platform import CreateAsk
 from kupgrade.sim.profile import Kube, KubeadmTool, Spec, node_names
 from kupgrade.versions import parse_kube
 
@@ -60,3 +64,22 @@ def _check_kube_shape(spec: Spec, kube: Kube, where: str) -> None:
             parse_kube(version)
         except VersionError as exc:
             raise InputError(exc.message, file=where, field=field) from None
+
+
+def shape_kube(spec: Spec, ask: CreateAsk) -> Spec:
+    """`cluster create --platform kubernetes`: the version it needs, a control-plane pool
+    (the profile's master pool, renamed) of --control-planes nodes."""
+    if not ask.version_given:
+        raise InputError("a Kubernetes cluster needs its version", field="--version",
+                         hint="pass --version, e.g. --version v1.30.4")  # fmt: skip
+    pools = []
+    for given in spec.pools:
+        pool = given
+        if given.name in ("master", CONTROL_PLANE_ROLE):
+            pool = msgspec.structs.replace(given, name=CONTROL_PLANE_ROLE, role=CONTROL_PLANE_ROLE)
+            if ask.control_planes is not None:
+                pool = msgspec.structs.replace(
+                    pool, nodes=ask.control_planes, machines=[], created=[]
+                )
+        pools.append(pool)
+    return msgspec.structs.replace(spec, pools=pools, version=spec.version.lstrip("v"))

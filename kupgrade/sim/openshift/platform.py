@@ -9,22 +9,35 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kupgrade.cluster.backend import Backend
+from kupgrade.cluster.backend import Backend, Obj
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.olm import olm_busy
 from kupgrade.controllers.availability import AvailabilityController
 from kupgrade.controllers.nodes.controller import NodeController
 from kupgrade.controllers.olm.controller import OlmController
-from kupgrade.controllers.version.controller import STATE_KEY, VersionController
+from kupgrade.controllers.protocol import Progress
+from kupgrade.controllers.version.controller import VersionController
+from kupgrade.controllers.version.progress import STATE_KEY
+from kupgrade.controllers.version.progress import progress as applied
+from kupgrade.controllers.version.status import clusterversion_columns
 from kupgrade.risks.backends import RiskSource
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.openshift.catalogs import CatalogCache
 from kupgrade.sim.openshift.create import populate_openshift
 from kupgrade.sim.openshift.profile import check_openshift
-from kupgrade.sim.openshift.report import openshift_report
+from kupgrade.sim.openshift.report import live_status, openshift_report
+from kupgrade.sim.openshift.upgrade import answer, check_flags
 from kupgrade.sim.openshift.wiring import wiring_for
 from kupgrade.sim.openshift.world import OpenShiftWorld
-from kupgrade.sim.platform import Crew, FleetMember, FleetRun, Memory
+from kupgrade.sim.platform import (
+    CreateAsk,
+    Crew,
+    FleetMember,
+    FleetRun,
+    Memory,
+    Said,
+    UpgradeAsk,
+)
 from kupgrade.sim.profile import Olm, Profile, Spec
 from kupgrade.sim.store import Store
 from kupgrade.sim.world import World
@@ -43,10 +56,20 @@ def availability(api: Backend, spec: Spec, *, throttled: bool) -> AvailabilityCo
 
 class OpenShift:
     name = "openshift"
+    title = "OpenShift"
     retry_hint = "fix the cause and run `kupgrade controller run` again (it retries)"
+    upgrade_flags = frozenset(
+        {"to", "image", "latest", "clear", "explicit", "include_not_recommended",
+         "allow_not_recommended", "with_warnings", "force"}
+    )  # fmt: skip
+    verbs = frozenset({"upgrade status", "upgrade channel", "upgrade --kubeconfig", "operators"})
+    create_flags: frozenset[str] = frozenset()
 
     def check(self, spec: Spec, where: str) -> None:
         check_openshift(spec, where)
+
+    def shape(self, spec: Spec, ask: CreateAsk) -> Spec:
+        return spec
 
     def populate(self, root: Path, store: Store, name: str, profile: Profile) -> None:
         populate_openshift(root, store, name, profile)
@@ -118,6 +141,24 @@ class OpenShift:
             for p in api.list("MachineConfigPool")
         )
 
+    def summary(self, api: Backend) -> dict[str, str]:
+        cv = api.get("ClusterVersion", "version") or {"status": {}}
+        return clusterversion_columns(cv["status"])
+
+    def progress(self, api: Backend) -> list[Progress]:
+        """The release's manifests and runlevels (its pools the live view draws node by
+        node)."""
+        return applied(api)
+
+    def status(self, api: Backend) -> dict[str, Any]:
+        return live_status(api)
+
+    def pool_of(self, node: Obj) -> str:
+        labels = node["metadata"].get("labels") or {}
+        roles = sorted(k.removeprefix("node-role.kubernetes.io/") for k in labels
+                       if k.startswith("node-role.kubernetes.io/"))  # fmt: skip
+        return "master" if "master" in roles else roles[0] if roles else "worker"
+
     def report(
         self, api: Backend, events: list[dict[str, Any]], run: dict[str, Any], started: float
     ) -> dict[str, Any]:
@@ -125,6 +166,25 @@ class OpenShift:
 
     def fleet(self, members: dict[str, FleetMember], document: dict[str, Any]) -> FleetRun | None:
         return None
+
+    def recognizes(self, api: Backend) -> bool:
+        return api.get("ClusterVersion", "version") is not None
+
+    def upgrade(self, root: Path, store: Store, spec: Spec, ask: UpgradeAsk) -> Said:
+        """The update service asked at once (as `oc adm upgrade` makes the operator do),
+        then the status or the request."""
+        check_flags(ask)
+        notes = availability(SimCluster(store), spec, throttled=False).refresh(explicit=True)
+        store.commit()
+        said = answer(SimCluster(store), ask, "; run `kupgrade controller run` to carry it out.")
+        store.commit()  # a request, or a cleared one
+        said.notes = notes + said.notes
+        return said
+
+    def upgrade_api(self, api: Backend, ask: UpgradeAsk) -> Said:
+        """`upgrade --kubeconfig`: the same answers, written to the cluster's ClusterVersion."""
+        check_flags(ask)
+        return answer(api, ask, ".")
 
 
 OPENSHIFT = OpenShift()

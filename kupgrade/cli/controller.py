@@ -1,0 +1,266 @@
+"""`kupgrade controller run`: a cluster's controllers on its virtual clock, in a child
+process as they run in a pod (a handoff to their new version starts a new one), or over a
+served cluster's Kubernetes API through a kubeconfig."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kupgrade.apiserver.server import APIServer, version_info
+from kupgrade.cli.live import ConsoleOpt, ConsolePortOpt, ContextOpt, KubeconfigOpt
+from kupgrade.cli.output import (
+    ClusterOpt,
+    Format,
+    OutputOpt,
+    print_json,
+    real,
+    stderr,
+    stdout,
+    user_errors,
+)
+from kupgrade.cluster.remote import InformedBackend
+from kupgrade.errors import InputError
+from kupgrade.sim.homes import cluster_root, opened
+from kupgrade.sim.lock import ControllerLock, die_with_parent
+from kupgrade.sim.loop import Local, Loop, Outcome
+from kupgrade.sim.runs import local_loop, served_loop
+from kupgrade.views.bars import live_bars
+from kupgrade.views.cluster_live import maybe_cluster_console
+from kupgrade.views.live_server import LiveServer, listening
+from kupgrade.views.report import print_report
+
+controller_app = typer.Typer(help="Run the controllers of a cluster.", no_args_is_help=True)
+
+
+class Until(StrEnum):
+    completed = "completed"
+    idle = "idle"
+
+
+HANDOFF_EXIT = 3
+
+
+@controller_app.command("run")
+@user_errors
+def run_command(
+    cluster: ClusterOpt = None,
+    until: Annotated[
+        Until,
+        typer.Option(
+            "--until", help="Stop when the update completed, or when nothing is left to do."
+        ),
+    ] = Until.completed,
+    speed: Annotated[
+        float,
+        typer.Option(
+            "--speed", min=0, help="Simulated seconds per real second (0: as fast as possible)."
+        ),
+    ] = 0.0,
+    api: Annotated[
+        bool,
+        typer.Option(
+            "--api", help="Serve the cluster's Kubernetes API while it runs (kubectl, oc)."
+        ),
+    ] = False,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="--api: the port (0: any free one).")
+    ] = 0,
+    console: ConsoleOpt = False,
+    console_port: ConsolePortOpt = 0,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    child: Annotated[bool, typer.Option("--child", hidden=True)] = False,
+    console_fd: Annotated[int | None, typer.Option("--console-fd", hidden=True)] = None,
+    output: OutputOpt = Format.text,
+) -> None:
+    """Run the controllers on the virtual clock; safe to kill and re-run at any moment.
+
+    The controllers run in a child process, as they run in a pod: when the version
+    controller applies its own new version the process exits and a new one
+    starts from the stored state and carries on. With --kubeconfig they act through
+    the Kubernetes API of a cluster served with `kupgrade cluster serve-api NAME
+    --no-controllers`, reading from watches and writing objects as on a real cluster.
+
+    **Examples**
+
+    ```
+    kupgrade controller run --cluster demo
+    kupgrade controller run --cluster demo --until idle --speed 600 -o json
+    kupgrade controller run --cluster demo --speed 60 --api --port 6443
+    kupgrade controller run --cluster demo --speed 120 --console --console-port 8088
+    kupgrade controller run --context rehearsal --until idle -o json
+    ```
+    """
+    if kubeconfig is not None or context is not None:
+        if cluster is not None or api or console:
+            raise InputError(
+                "--kubeconfig names the cluster: --cluster, --api and --console do not go with it",
+                field="--kubeconfig",
+                hint="serve the cluster with `kupgrade cluster serve-api NAME --no-controllers`",
+            )
+        _run_remote(kubeconfig, context, until, output)
+        return
+    served = Served(port if api or console else None, console_port if console else None,
+                    console_fd)  # fmt: skip
+    if not child:
+        _supervise(cluster, until, speed, output, served)
+        return
+    root = cluster_root(cluster)
+    held = ControllerLock.inherited(root) or ControllerLock.acquire(root)
+    try:
+        _run_child(cluster, until, speed, output, served)
+    finally:
+        held.release()
+
+
+@dataclass(frozen=True)
+class Served:
+    """What `controller run` serves while it runs: the API, and the console reading it
+    (None: not served; 0: any free port)."""
+
+    api: int | None = None
+    console: int | None = None
+    console_fd: int | None = None  # the parent's listening socket the console serves on
+
+    def args(self) -> list[str]:
+        out = ["--api", "--port", str(self.api)] if self.api is not None else []
+        if self.console is not None:
+            out += ["--console", "--console-port", str(self.console)]
+        return out + (["--console-fd", str(self.console_fd)] if self.console_fd is not None else [])
+
+
+def _supervise(
+    cluster: str | None, until: Until, speed: float, output: Format, served: Served
+) -> None:
+    """The parent: hold the cluster's lock, start a child, start another after a handoff
+    (on the console's port of the first, so that an open page carries on)."""
+    listener = listening(served.console) if served.console is not None else None
+    if listener is not None:
+        served = Served(served.api, listener.getsockname()[1], listener.fileno())
+    args = [sys.executable, "-m", "kupgrade", "controller", "run", "--until", until.value]
+    args += ["--speed", str(speed), "-o", output.value, "--child", *served.args()]
+    if cluster:
+        args += ["--cluster", cluster]
+    try:
+        lock = ControllerLock.acquire(cluster_root(cluster))  # a wrong name fails here, once
+    except BaseException:
+        if listener is not None:
+            listener.close()
+        raise
+    fds = (lock.fd,) if listener is None else (lock.fd, listener.fileno())
+    try:
+        while True:
+            done = subprocess.run(
+                args,
+                stdout=subprocess.PIPE,
+                check=False,
+                env=lock.child_env(),
+                pass_fds=fds,
+                preexec_fn=die_with_parent(),
+            )
+            if done.returncode != HANDOFF_EXIT:
+                sys.stdout.write(done.stdout.decode())
+                raise typer.Exit(done.returncode)
+            if output is Format.text:
+                stderr.print(
+                    "the version controller handed over to its new version; a new process carries on",
+                    highlight=False,
+                )
+    finally:
+        if listener is not None:
+            listener.close()
+        lock.release()
+
+
+@contextmanager
+def maybe_api(runner: Loop[Local], root: Path, served: Served) -> Iterator[LiveServer | None]:
+    """The cluster's Kubernetes API while the controllers run, and the console reading
+    it, when asked for."""
+    if served.api is None:
+        yield None
+        return
+    with (
+        APIServer(
+            runner.transport.sim,
+            root,
+            root.name,
+            version_info(runner.transport.store),
+            served.api,
+            clock=runner,
+        ) as server,
+        maybe_cluster_console(server.kubeconfig, served.console, served.console_fd) as live,
+    ):
+        stderr.print(
+            f"API of cluster {root.name} at https://127.0.0.1:{server.port}; "
+            f"export KUBECONFIG={server.kubeconfig}",
+            highlight=False,
+        )
+        if live is not None:
+            stderr.print(f"console of cluster {root.name}: {live.url}", highlight=False)
+        yield live
+
+
+def _run_remote(kubeconfig: Path | None, context: str | None, until: Until, output: Format) -> None:
+    """The controllers in this process, acting over a served cluster's API."""
+    api = InformedBackend(kubeconfig, context)
+    try:
+        runner = served_loop(api)
+        started, wall = api.now(), time.monotonic()
+        outcome = runner.run(until.value)
+        _finish(runner, outcome, (started, wall), output, f"the cluster behind {api.where}")
+    finally:
+        api.close()
+
+
+def _finish(
+    runner: Loop[Any], outcome: Outcome, since: tuple[float, float], output: Format, what: str
+) -> None:
+    """The run's report; a cluster left failing is said, with exit 1 (SPEC C3-C7: the
+    controller keeps retrying; this run stops and says why)."""
+    started, wall = since
+    report = runner.report(outcome, started, time.monotonic() - wall)
+    if output.data:
+        print_json(report)
+    else:
+        print_report(report, started, real(stdout))
+    problem = runner.failing()
+    if problem is not None:
+        stderr.print(
+            f"error: {what} is left failing: {' '.join(problem.split())}; " + runner.retry_hint,
+            highlight=False,
+            markup=False,
+        )
+        raise typer.Exit(1)
+
+
+def _run_child(
+    cluster: str | None, until: Until, speed: float, output: Format, served: Served
+) -> None:
+    """The controllers' process: one run of the loop until done, handoff or failure."""
+    with opened(cluster) as (root, store, spec):
+        runner = local_loop(root, store, spec)
+        started = float(store.meta("run_started") or runner.now())
+        store.set_meta("run_started", started)
+        wall = time.monotonic()
+        with (
+            maybe_api(runner, root, served) as live,
+            live_bars(real(stderr), speed, runner.now(), wall) as on_step,
+        ):
+            outcome = runner.run(until.value, on_step=on_step, restart_on_handoff=False)
+            if live is not None and outcome.reason != "handoff":
+                live.end(f"the run ended ({outcome.reason}); this is the state it left")
+        if outcome.reason == "handoff":
+            raise typer.Exit(HANDOFF_EXIT)
+        store.set_meta("run_started", None)
+        store.commit()
+        _finish(runner, outcome, (started, wall), output, f"cluster {root.name}")

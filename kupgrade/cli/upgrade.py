@@ -1,0 +1,255 @@
+"""`kupgrade upgrade`: a cluster's update status or an update requested, its platform
+answering (sim/upgrades.py); `upgrade status` as `oc adm upgrade status`, `upgrade
+channel` as `oc adm upgrade channel`."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
+from kupgrade.cli.output import ClusterOpt, Format, OutputOpt, print_json, stderr, user_errors
+from kupgrade.cli.skew import BmctlOpt, ReleasesOpt
+from kupgrade.cli.upgrade_status import Details, show_status
+from kupgrade.errors import InputError
+from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.homes import opened
+from kupgrade.sim.openshift.upgrade import channel as set_channel
+from kupgrade.sim.platform import Said, UpgradeAsk
+from kupgrade.sim.platforms import platform_of
+from kupgrade.sim.upgrades import upgrade_cluster, upgrade_over_api
+
+
+class UpgradeAction(StrEnum):
+    status = "status"
+    channel = "channel"
+
+
+def _flag(name: str, text: str) -> Any:
+    return typer.Option(name, help=text)
+
+
+ActionArg = Annotated[
+    UpgradeAction | None,
+    typer.Argument(help="status: the update's progress as `oc adm upgrade status` shows it "
+                   "(control plane, nodes by pool, health). channel [CHANNEL]: set the update "
+                   "channel as `oc adm upgrade channel` does (none given: clear it)."),
+]  # fmt: skip
+ChannelArg = Annotated[
+    str | None, typer.Argument(help="channel: the channel to set.", show_default=False)
+]
+ToOpt = Annotated[str | None, _flag("--to", "Update to this version (from the available updates).")]
+ToImageOpt = Annotated[str | None, _flag("--to-image", "Update to this release image.")]
+LatestOpt = Annotated[bool, _flag("--to-latest", "Update to the highest available version.")]
+ClearOpt = Annotated[
+    bool, _flag("--clear", "Cancel a requested update that has not started (no effect after).")
+]
+ExplicitOpt = Annotated[
+    bool, _flag("--allow-explicit-upgrade", "Allow --to-image, an update the graph does not offer.")
+]
+IncludeOpt = Annotated[
+    bool, _flag("--include-not-recommended", "Show, or allow --to, updates with known issues.")
+]
+AllowOpt = Annotated[
+    bool,
+    _flag(
+        "--allow-not-recommended", "Allow --to or --to-latest to pick an update with known issues."
+    ),
+]
+WarningsOpt = Annotated[
+    bool,
+    _flag("--allow-upgrade-with-warnings",
+          "Request an update while the cluster is updating, failing or invalid."),
+]  # fmt: skip
+ForceOpt = Annotated[bool, _flag("--force", "Go on through failed verification and preconditions.")]
+ExplicitChannelOpt = Annotated[
+    bool,
+    _flag("--allow-explicit-channel",
+          "channel: set a channel the current release does not list, or clear one it does."),
+]  # fmt: skip
+LeavePoolsOpt = Annotated[
+    str | None, _flag("--leave-pools", "gdc: worker pools to keep at their version (a,b).")
+]
+NodepoolOpt = Annotated[
+    str | None, _flag("--nodepool", "gdc: upgrade only this worker pool (selective).")
+]
+BootstrapOpt = Annotated[
+    bool,
+    _flag("--use-bootstrap",
+          "gdc: upgrade a self-managed cluster through a temporary bootstrap cluster."),
+]  # fmt: skip
+AvailableOpt = Annotated[
+    str | None,
+    _flag("--available",
+          "kubernetes: releases steps may land on, comma-separated (the target is always one)."),
+]  # fmt: skip
+PolicyOpt = Annotated[
+    str | None,
+    _flag("--policy", "kubernetes: the skew policy (auto, k8s-n2, k8s-n3, kubeadm-X.Y); "
+          "default auto."),
+]  # fmt: skip
+KubeadmOpt = Annotated[
+    str | None, _flag("--kubeadm", "kubernetes: the kubeadm version used (default: the target's).")
+]
+ExperimentalOpt = Annotated[
+    bool, _flag("--allow-experimental-upgrades", "kubernetes: kubeadm's, for pre-releases.")
+]
+RcsOpt = Annotated[
+    bool, _flag("--allow-release-candidate-upgrades", "kubernetes: kubeadm's, for rcs.")
+]
+DetailsOpt = Annotated[
+    Details,
+    _flag("--details", "status: show every node, the updating operators, the health insights' "
+          "descriptions, or all of them."),
+]  # fmt: skip
+
+
+def _listed(text: str | None) -> tuple[str, ...]:
+    return tuple(p.strip() for p in (text or "").split(",") if p.strip())
+
+
+@user_errors
+def upgrade_command(
+    action: ActionArg = None,
+    channel: ChannelArg = None,
+    cluster: ClusterOpt = None,
+    to: ToOpt = None,
+    to_image: ToImageOpt = None,
+    to_latest: LatestOpt = False,
+    clear: ClearOpt = False,
+    allow_explicit_upgrade: ExplicitOpt = False,
+    include_not_recommended: IncludeOpt = False,
+    allow_not_recommended: AllowOpt = False,
+    allow_upgrade_with_warnings: WarningsOpt = False,
+    force: ForceOpt = False,
+    allow_explicit_channel: ExplicitChannelOpt = False,
+    bmctl: BmctlOpt = None,
+    leave_pools: LeavePoolsOpt = None,
+    nodepool: NodepoolOpt = None,
+    use_bootstrap: BootstrapOpt = False,
+    releases: ReleasesOpt = None,
+    available: AvailableOpt = None,
+    policy: PolicyOpt = None,
+    kubeadm: KubeadmOpt = None,
+    allow_experimental: ExperimentalOpt = False,
+    allow_rcs: RcsOpt = False,
+    details: DetailsOpt = Details.none,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    output: OutputOpt = Format.text,
+) -> None:
+    """Show the cluster's update status like `oc adm upgrade`, or request an update;
+    `upgrade status` shows its progress like `oc adm upgrade status`.
+
+    Each platform takes its own flags: an OpenShift cluster `oc adm upgrade`'s, a
+    distributed-cloud cluster `bmctl upgrade`'s (its upgrade is checked against the skew
+    rules of every simulated distributed-cloud cluster first, and refused with the rule,
+    the objects and the fix before anything changes), a Kubernetes cluster kubeadm's and
+    the planner's.
+
+    **Examples**
+
+    ```
+    kupgrade upgrade --cluster demo --include-not-recommended
+    kupgrade upgrade --cluster demo --to 4.14.27
+    kupgrade upgrade --cluster demo --to-latest
+    kupgrade upgrade --cluster demo --clear
+    kupgrade upgrade --cluster demo --to-image quay.io/ocp/release@sha256:<64 hex> \\
+        --allow-explicit-upgrade
+    kupgrade upgrade --cluster admin --to 1.29.100-gke.251 --use-bootstrap
+    kupgrade upgrade --cluster user1 --to 1.29.100-gke.251 --leave-pools worker
+    kupgrade upgrade --cluster user1 --nodepool worker --to 1.28.500-gke.120 -o json
+    kupgrade upgrade --kubeconfig ~/.kube/config --to 4.14.27
+    kupgrade upgrade --cluster k8s --to v1.31.2 --available v1.30.9,v1.31.2
+    kupgrade upgrade channel stable-4.14 --cluster demo
+    kupgrade upgrade status --cluster demo --details nodes
+    kupgrade upgrade status --context prod -o json
+    ```
+    """
+    ask = UpgradeAsk(
+        to, to_image, to_latest, clear, allow_explicit_upgrade, include_not_recommended,
+        allow_not_recommended, allow_upgrade_with_warnings, force, bmctl, _listed(leave_pools),
+        nodepool, use_bootstrap, releases, kubeadm, allow_experimental, allow_rcs,
+        _listed(available), policy,
+    )  # fmt: skip
+    live = kubeconfig is not None or context is not None
+    _check_action(action, channel, allow_explicit_channel, ask)
+    if action is UpgradeAction.channel:
+        _channel(cluster, channel or "", allow_explicit_channel, kubeconfig, context, output)
+    elif action is UpgradeAction.status:
+        _status(cluster, details, kubeconfig, context, output)
+    elif live:
+        _print(upgrade_over_api(backend(kubeconfig, context), ask), output)
+    else:
+        with opened(cluster) as (root, store, spec):
+            said = upgrade_cluster(root, store, spec, ask)
+        _print(said, output)
+
+
+def _check_action(
+    action: UpgradeAction | None, channel: str | None, explicit: bool, ask: UpgradeAsk
+) -> None:
+    """What goes with `upgrade channel` and `upgrade status`, and what does not."""
+    if channel is not None and action is not UpgradeAction.channel:
+        raise InputError(f"unexpected argument {channel!r}", field="ACTION",
+                         hint="`upgrade channel CHANNEL` sets the channel")  # fmt: skip
+    if explicit and action is not UpgradeAction.channel:
+        raise InputError("--allow-explicit-channel goes with `upgrade channel`",
+                         field="--allow-explicit-channel")  # fmt: skip
+    if action is not None and (ask.target or ask.clear):
+        what = "sets the channel" if action is UpgradeAction.channel else "shows the update"
+        raise InputError(f"`upgrade {action.value}` {what}: it takes no --to, --to-image, "
+                         "--to-latest or --clear", field="--to")  # fmt: skip
+
+
+def _channel(
+    cluster: str | None, name: str, explicit: bool, kubeconfig: Path | None,
+    context: str | None, output: Format,
+) -> None:  # fmt: skip
+    """`upgrade channel`: through a kubeconfig, or on a simulated cluster whose platform
+    has channels."""
+    if kubeconfig is not None or context is not None:
+        _print(set_channel(backend(kubeconfig, context), name, explicit), output)
+        return
+    with opened(cluster) as (_, store, spec):
+        if "upgrade channel" not in platform_of(spec).verbs:
+            raise InputError(f"`upgrade channel` does not apply to {platform_of(spec).title} "
+                             "clusters", field="ACTION")  # fmt: skip
+        said = set_channel(SimCluster(store), name, explicit)
+        store.commit()
+    _print(said, output)
+
+
+def _status(
+    cluster: str | None, details: Details, kubeconfig: Path | None, context: str | None,
+    output: Format,
+) -> None:  # fmt: skip
+    """`upgrade status`: `oc adm upgrade status` where the platform has it, otherwise the
+    platform's own status (what `upgrade` without a target shows)."""
+    if kubeconfig is not None or context is not None:
+        show_status(backend(kubeconfig, context), details, output)
+        return
+    with opened(cluster) as (root, store, spec):
+        if "upgrade status" in platform_of(spec).verbs:
+            show_status(SimCluster(store), details, output)
+            return
+        said = upgrade_cluster(root, store, spec, UpgradeAsk())
+    _print(said, output)
+
+
+def _print(said: Said, output: Format) -> None:
+    """A platform's answer: the document with -o json, or its lines; warnings and notes
+    on standard error; exit 1 when it refused."""
+    for note in said.notes:
+        stderr.print(f"[yellow]note:[/] {note}", highlight=False)
+    sys.stderr.write("".join(line + "\n" for line in said.errors))
+    if output.data:
+        print_json(said.doc)
+    else:  # as the reference tools print it: never wrapped
+        sys.stdout.write("".join(line + "\n" for line in said.lines))
+    if said.exit:
+        raise typer.Exit(said.exit)
