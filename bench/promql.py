@@ -25,7 +25,8 @@ import yaml
 
 from kupgrade.risks.promql import parse_snapshot
 from kupgrade.risks.promql.engine import evaluate_text
-from kupgrade.risks.promql.snapshot import _chunks, _Reader, load_snapshot
+from kupgrade.risks.promql.snapshot import Reader, _chunks
+from kupgrade.risks.promql.snapshot_file import load_snapshot
 from tests.support import promkit
 from tests.support.processes import PrometheusProcess
 
@@ -64,7 +65,7 @@ def snapshot_text(shared: Path, series: int) -> str:
 def _line_by_line_seconds(text: str) -> float:
     """The same text through the line-by-line reader alone (the parser before the bulk
     reader, and still its fallback): the baseline of the parse's speed-up, in this run."""
-    reader = _Reader("<bench>")
+    reader = Reader("<bench>")
     started = time.perf_counter()
     for chunk in _chunks(text):
         reader.lines(chunk)

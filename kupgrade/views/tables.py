@@ -5,6 +5,7 @@ columns are SPEC E6's; ClusterVersion's follow `oc adm upgrade` (SPEC A)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kupgrade.cluster import mco
@@ -108,77 +109,63 @@ def oc_rows(kind: str, objs: list[dict[str, Any]], now: float) -> tuple[list[str
         for o in objs
     ):
         return kubectl_nodes(objs, now)
-    if kind == "ClusterVersion":
-        from kupgrade.controllers.version.status import clusterversion_columns  # noqa: PLC0415
+    return OPENSHIFT_ROWS.get(kind, _openshift_nodes)(objs, now)
 
-        head = ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "SINCE", "STATUS"]
-        rows = []
-        for o in objs:
-            c = clusterversion_columns(o["status"])
-            since = age(c["SINCE"], now) if c["SINCE"] else ""
-            rows.append(
-                [
-                    o["metadata"]["name"],
-                    c["VERSION"],
-                    c["AVAILABLE"],
-                    c["PROGRESSING"],
-                    since,
-                    c["STATUS"],
-                ]
-            )
-        return head, rows
-    if kind == "ClusterOperator":
-        head = ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "DEGRADED", "SINCE", "MESSAGE"]
-        rows = []
-        for o in objs:
-            conds = o["status"].get("conditions") or []
-            version = next(
-                (
-                    v["version"]
-                    for v in o["status"].get("versions") or []
-                    if v["name"] == "operator"
-                ),
-                "",
-            )
-            status = [
-                (find(conds, k) or {}).get("status", "")
-                for k in ("Available", "Progressing", "Degraded")
-            ]
-            times = [c.get("lastTransitionTime", "") for c in conds if c.get("lastTransitionTime")]
-            message = next(
-                (
-                    c.get("message", "")
-                    for c in conds
-                    if c.get("message") and c["status"] != "False"
-                ),
-                "",
-            )
-            rows.append(
-                [
-                    o["metadata"]["name"],
-                    version,
-                    *status,
-                    age(max(times), now) if times else "",
-                    message,
-                ]
-            )
-        return head, rows
-    if kind == "MachineConfigPool":
-        from kupgrade.controllers.nodes.pool import MCP_COLUMNS, mcp_columns  # noqa: PLC0415
 
-        head = ["NAME", *MCP_COLUMNS, "AGE"]
-        rows = [
-            [
-                o["metadata"]["name"],
-                *[str(v) for v in mcp_columns(o).values()],
-                age(o["metadata"].get("creationTimestamp", ""), now),
-            ]
-            for o in objs
+def _clusterversions(objs: list[dict[str, Any]], now: float) -> tuple[list[str], list[list[str]]]:
+    from kupgrade.controllers.version.status import clusterversion_columns  # noqa: PLC0415
+
+    head = ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "SINCE", "STATUS"]
+    rows = []
+    for o in objs:
+        c = clusterversion_columns(o["status"])
+        since = age(c["SINCE"], now) if c["SINCE"] else ""
+        rows.append([o["metadata"]["name"], c["VERSION"], c["AVAILABLE"], c["PROGRESSING"],
+                     since, c["STATUS"]])  # fmt: skip
+    return head, rows
+
+
+def _clusteroperators(objs: list[dict[str, Any]], now: float) -> tuple[list[str], list[list[str]]]:
+    head = ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "DEGRADED", "SINCE", "MESSAGE"]
+    rows = []
+    for o in objs:
+        conds = o["status"].get("conditions") or []
+        version = next(
+            (v["version"] for v in o["status"].get("versions") or [] if v["name"] == "operator"),
+            "",
+        )
+        status = [
+            (find(conds, k) or {}).get("status", "")
+            for k in ("Available", "Progressing", "Degraded")
         ]
-        return head, rows
-    head = ["NAME", "STATUS", "ROLES", "AGE", "CONFIG", "STATE"]
-    node_rows: list[list[str]] = []
+        times = [c.get("lastTransitionTime", "") for c in conds if c.get("lastTransitionTime")]
+        message = next(
+            (c.get("message", "") for c in conds if c.get("message") and c["status"] != "False"),
+            "",
+        )
+        rows.append([o["metadata"]["name"], version, *status,
+                     age(max(times), now) if times else "", message])  # fmt: skip
+    return head, rows
 
+
+def _machineconfigpools(
+    objs: list[dict[str, Any]], now: float
+) -> tuple[list[str], list[list[str]]]:
+    from kupgrade.controllers.nodes.pool import MCP_COLUMNS, mcp_columns  # noqa: PLC0415
+
+    head = ["NAME", *MCP_COLUMNS, "AGE"]
+    rows = [
+        [o["metadata"]["name"], *[str(v) for v in mcp_columns(o).values()],
+         age(o["metadata"].get("creationTimestamp", ""), now)]
+        for o in objs
+    ]  # fmt: skip
+    return head, rows
+
+
+def _openshift_nodes(objs: list[dict[str, Any]], now: float) -> tuple[list[str], list[list[str]]]:
+    """`oc get nodes` with the machine-config daemon's columns."""
+    head = ["NAME", "STATUS", "ROLES", "AGE", "CONFIG", "STATE"]
+    rows: list[list[str]] = []
     for o in objs:
         ready = (find(o["status"].get("conditions"), "Ready") or {}).get("status") == "True"
         node_status = "Ready" if ready else "NotReady"
@@ -192,17 +179,19 @@ def oc_rows(kind: str, objs: list[dict[str, Any]], now: float) -> tuple[list[str
             )
         )
         notes = o["metadata"].get("annotations", {})
-        node_rows.append(
-            [
-                o["metadata"]["name"],
-                node_status,
-                roles,
-                age(o["metadata"].get("creationTimestamp", ""), now),
-                notes.get(mco.CURRENT, ""),
-                notes.get(mco.STATE, ""),
-            ]
-        )
-    return head, node_rows
+        rows.append([o["metadata"]["name"], node_status, roles,
+                     age(o["metadata"].get("creationTimestamp", ""), now),
+                     notes.get(mco.CURRENT, ""), notes.get(mco.STATE, "")])  # fmt: skip
+    return head, rows
+
+
+Rows = Callable[[list[dict[str, Any]], float], tuple[list[str], list[list[str]]]]
+# oc's columns of OpenShift's own kinds; any other kind falls back to the nodes' columns.
+OPENSHIFT_ROWS: dict[str, Rows] = {
+    "ClusterVersion": _clusterversions,
+    "ClusterOperator": _clusteroperators,
+    "MachineConfigPool": _machineconfigpools,
+}
 
 
 def node_status(node: dict[str, Any]) -> str:

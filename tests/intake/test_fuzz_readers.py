@@ -40,7 +40,8 @@ from kupgrade.release.payload import load_payload
 from kupgrade.release.sources import open_payload
 from kupgrade.release.verify import SignatureRejectedError, check_signed_content
 from kupgrade.risks.promql.engine import evaluate_text
-from kupgrade.risks.promql.snapshot import load_snapshot, parse_snapshot
+from kupgrade.risks.promql.snapshot import parse_snapshot
+from kupgrade.risks.promql.snapshot_file import load_snapshot
 from kupgrade.sim.profile import Profile
 from kupgrade.sim.profiles import check_profile, load_profile
 from kupgrade.skew.fleet import is_fleet_document, parse_fleet

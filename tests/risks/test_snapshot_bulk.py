@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kupgrade.errors import InputError
-from kupgrade.risks.promql.snapshot import _chunks, _Reader
+from kupgrade.risks.promql.snapshot import Reader, _chunks
 from tests.support.fuzzkit import alarm
 
 KEYS = ['up', 'up{job="a"}', 'up{job="b c"}', 'm{a="x",b="y\\\\n\\\\"q"}', 'm{a="1",a="2"}',
@@ -68,7 +68,7 @@ def plain(draw: Any) -> str:
 
 
 def _read(text: str, size: int, bulk: bool) -> Any:
-    reader = _Reader("snap.om")
+    reader = Reader("snap.om")
     chunks = _chunks(io.StringIO(text), size)
     try:
         if bulk:

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from kupgrade.errors import InputError
 from kupgrade.risks.promql import snapshot_pool
-from kupgrade.risks.promql.snapshot import load_snapshot, parse_snapshot
+from kupgrade.risks.promql.snapshot import parse_snapshot
+from kupgrade.risks.promql.snapshot_file import load_snapshot
 from tests.risks.test_snapshot_bulk import snapshots
 from tests.support import promkit
 from tests.support.conformance import SHARED

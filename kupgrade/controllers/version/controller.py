@@ -80,6 +80,14 @@ class Wiring:
     architecture: str = "amd64"
 
 
+class _RefusedError(Exception):
+    """A release refused at one of the checks of SPEC C3-C6: the state that records it."""
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        super().__init__("refused")
+        self.state = state
+
+
 def _digest(image: str) -> str:
     return image.rsplit("@", 1)[1] if "@" in image else ""
 
@@ -210,72 +218,93 @@ class VersionController:
     def _accept(
         self, cv: dict[str, Any], state: dict[str, Any], desired: dict[str, Any]
     ) -> dict[str, Any]:
+        """SPEC C3-C7: verify, load, check and record the release asked for; the state
+        the controller goes on with, or the refusal it records (and retries)."""
         image, version = desired["image"], desired.get("version", "")
         force = bool(desired.get("force"))
         risks: list[str] = []
-        # C3: signatures over the digest
-        verified = False
+        try:
+            verified = self._verify(state, image, version, force, risks)
+            payload = self._loaded(state, image, version)
+            version = version or payload.version
+            self._preconditions(cv, state, image, version, force=force, risks=risks)
+        except _RefusedError as refused:
+            return refused.state
+        return self._record(cv, state, payload, (image, version, verified), risks)
+
+    def _verify(
+        self, state: dict[str, Any], image: str, version: str, force: bool, risks: list[str]
+    ) -> bool:
+        """C3: signatures over the digest; whether the release was verified."""
         if self.wiring.verify is None:
             # Not refused, only unverified: say why history will show verified=false.
             self.api.record("clusterversion/version", "Unverified", NO_VERIFICATION_WARNING)
-        else:
-            try:
-                self.wiring.verify(_digest(image))
-                verified = True
-            except KupgradeError as exc:
-                text = f"The update cannot be verified: {exc.message}"
-                if not force:
-                    return self._refuse(
-                        state,
-                        image,
-                        release_accepted("RetrievePayload", version, image, failure=text),
-                        UpdateError("ImageVerificationFailed", text),
-                    )
-                # updatepayload.go RetrievePayload: a forced update goes on, and says so.
-                risks.append(
-                    f"Target release version={go_quote(version)} image={go_quote(image)} cannot "
-                    f"be verified, but continuing anyway because the update was forced: {exc.message}"
-                )
-        # C4-C5: extract (the Job) and load
+            return False
+        try:
+            self.wiring.verify(_digest(image))
+        except KupgradeError as exc:
+            text = f"The update cannot be verified: {exc.message}"
+            if not force:
+                raise _RefusedError(self._refuse(
+                    state, image, release_accepted("RetrievePayload", version, image, failure=text),
+                    UpdateError("ImageVerificationFailed", text),
+                )) from None  # fmt: skip
+            # updatepayload.go RetrievePayload: a forced update goes on, and says so.
+            risks.append(
+                f"Target release version={go_quote(version)} image={go_quote(image)} cannot "
+                f"be verified, but continuing anyway because the update was forced: {exc.message}"
+            )
+            return False
+        return True
+
+    def _loaded(self, state: dict[str, Any], image: str, version: str) -> Payload:
+        """C4-C5: the payload extracted (the Job) and loaded, the release asked for."""
         try:
             payload = self._extract(image, version)
         except KupgradeError as exc:
             text = exc.message if not exc.file else str(exc)
-            return self._refuse(
-                state,
-                image,
-                release_accepted("LoadPayload", version, image, failure=text),
+            raise _RefusedError(self._refuse(
+                state, image, release_accepted("LoadPayload", version, image, failure=text),
                 UpdateError("UpdatePayloadIntegrity", text),
-            )
+            )) from None  # fmt: skip
         if version and payload.version != version:
             # sync_worker.go syncPayload: the payload must be the release that was asked for.
             text = (
                 f"release image version {payload.version} does not match the expected "
                 f"upstream version {version}"
             )
-            return self._refuse(
-                state,
-                image,
-                release_accepted("VerifyPayloadVersion", version, image, failure=text),
+            raise _RefusedError(self._refuse(
+                state, image, release_accepted("VerifyPayloadVersion", version, image, failure=text),
                 UpdateError("VerifyPayloadVersion", text),
-            )
-        version = version or payload.version
-        # C6: preconditions, only when updating from a completed release
+            ))  # fmt: skip
+        return payload
+
+    def _preconditions(
+        self, cv: dict[str, Any], state: dict[str, Any], image: str, version: str, *,
+        force: bool, risks: list[str],
+    ) -> None:  # fmt: skip
+        """C6: preconditions, only when updating from a completed release."""
         history = cv["status"].get("history") or []
-        if any(e.get("state") == "Completed" for e in history):
-            summary = pre.summarize(pre.run_checks(cv, version), force)
-            if summary.blocking:
-                return self._refuse(
-                    state,
-                    image,
-                    release_accepted(
-                        "PreconditionChecks", version, image, failure=summary.error or ""
-                    ),
-                    UpdateError("UpgradePreconditionCheckFailed", summary.error or ""),
-                )
-            if summary.error:
-                risks.append(summary.error)
-        # C7: record
+        if not any(e.get("state") == "Completed" for e in history):
+            return
+        summary = pre.summarize(pre.run_checks(cv, version), force)
+        if summary.blocking:
+            raise _RefusedError(self._refuse(
+                state, image,
+                release_accepted("PreconditionChecks", version, image, failure=summary.error or ""),
+                UpdateError("UpgradePreconditionCheckFailed", summary.error or ""),
+            ))  # fmt: skip
+        if summary.error:
+            risks.append(summary.error)
+
+    def _record(
+        self, cv: dict[str, Any], state: dict[str, Any], payload: Payload,
+        release: tuple[str, str, bool], risks: list[str],
+    ) -> dict[str, Any]:  # fmt: skip
+        """C7: the release recorded, with its task graph to apply (release, version, and
+        whether it was verified)."""
+        image, version, verified = release
+        history = cv["status"].get("history") or []
         mode = INITIALIZING if not any(e.get("state") == "Completed" for e in history) else UPDATING
         graph = build_graph(
             [task_of(m, i + 1, payload.total) for i, m in enumerate(payload.included)],

@@ -8,7 +8,8 @@ decides ties in `topk` and the errors of vector matching.
 
 from kupgrade.risks.promql.engine import evaluate, evaluate_text
 from kupgrade.risks.promql.errors import PromQLError
-from kupgrade.risks.promql.snapshot import Snapshot, load_snapshot, parse_snapshot
+from kupgrade.risks.promql.snapshot import Snapshot, parse_snapshot
+from kupgrade.risks.promql.snapshot_file import load_snapshot
 from kupgrade.risks.promql.values import Matrix, Scalar, String, Vector, to_api
 
 __all__ = [

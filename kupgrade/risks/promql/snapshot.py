@@ -12,9 +12,7 @@ parsing) takes whatever the bulk reader leaves, and says what is wrong and where
 
 from __future__ import annotations
 
-import io
 import math
-import os
 import re
 from array import array
 from bisect import bisect_left, bisect_right
@@ -22,13 +20,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
 from operator import lt
-from pathlib import Path
-from typing import BinaryIO, NamedTuple, TextIO, TypeVar, cast
+from typing import NamedTuple, TextIO, TypeVar, cast
 
 from kupgrade.errors import InputError
 from kupgrade.graph.regex import RegexError, compile_regex
-from kupgrade.intake.files import open_regular, os_problem
-from kupgrade.intake.limits import BYTES
 from kupgrade.risks.promql.errors import PromQLError
 from kupgrade.risks.promql.labels import NAME, Labels, make
 
@@ -174,7 +169,7 @@ def plain_chunk(chunk: str, *, labels: bool = False) -> Plain | None:
 def series_labels(key: str) -> Labels | None:
     """The labels of a series key (`name{a="b",...}`), or None if it is not exactly a
     well-formed one; the line-by-line reader says what is wrong, and where."""
-    reader = _Reader("")
+    reader = Reader("")
     try:
         if reader._series_key(f"{key} 0")[0] != key:
             return None
@@ -314,7 +309,7 @@ def _unescape(text: str) -> str:
     return _ESCAPE.sub(lambda m: _UNESCAPE.get(m.group(1), m.group(0)), text)
 
 
-class _Reader:
+class Reader:
     """OpenMetrics reader that remembers where it is for error messages.
 
     Text comes in chunks of whole lines. A chunk whose every line is a plain sample, a
@@ -507,7 +502,7 @@ class _Reader:
 
 def parse_snapshot(text: str | TextIO, source: str = "<snapshot>") -> Snapshot:
     """A snapshot from its text, or from a text stream read in chunks (bounded memory)."""
-    return Snapshot(_Reader(source).read(_chunks(text)), source=source)
+    return Snapshot(Reader(source).read(_chunks(text)), source=source)
 
 
 CHUNK = 1 << 22  # characters read and parsed at once (a few MB of samples' tuples at most)
@@ -534,39 +529,3 @@ def _chunks(text: str | TextIO, size: int = CHUNK) -> Iterator[str]:
         carry = piece[cut:]
     if carry:
         yield carry
-
-
-def load_snapshot(path: Path) -> Snapshot:
-    """Stream a snapshot file (it may hold millions of samples) within the input limits."""
-    if not path.exists():
-        raise InputError("no such file", file=str(path))
-    if path.is_dir():
-        raise InputError("is a directory, expected an OpenMetrics file", file=str(path))
-    try:
-        with open_regular(path, "metrics snapshot") as raw:
-            size = os.fstat(raw.fileno()).st_size
-            if size > BYTES.value():
-                raise BYTES.exceeded("the snapshot's size", str(path))
-            if (series := _in_parallel(raw, str(path), size)) is not None:
-                return Snapshot(series, source=str(path))
-            with io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as handle:
-                return parse_snapshot(handle, source=str(path))
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path), rule=RULE) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {os_problem(exc)}", file=str(path)) from None
-
-
-def _in_parallel(raw: BinaryIO, path: str, size: int) -> list[Series] | None:
-    """A large file's series read by worker processes, or None to read it here: a small
-    file, one core, or workers that could not start or died (their work is redone here,
-    where an error, if there is one, is raised the usual way)."""
-    from kupgrade.risks.promql import snapshot_pool  # noqa: PLC0415 - only for large files
-
-    if not snapshot_pool.parallel_wanted(size):
-        return None
-    try:
-        return snapshot_pool.read_in_parallel(raw, path, size)
-    except (snapshot_pool.WorkerLost, OSError):
-        raw.seek(0)
-        return None

@@ -5,7 +5,7 @@ The snapshot is what the risks' matching rules are evaluated on (SPEC A4).
 One process reads a 2-million-sample snapshot in about 1.5 s here, nearly all of it
 turning text into numbers: work that needs no state, so each chunk of whole lines is read
 by a worker of its own (`plain_chunk`, which also parses each new key's labels) and this
-process takes the chunks in file order (`_Reader.apply`), checking what spans chunks: a
+process takes the chunks in file order (`Reader.apply`), checking what spans chunks: a
 series' times going on increasing, '# EOF' last, line numbers. A chunk that is not plain
 is read line by line here, as in one process, so every error names the same line with
 the same words either way.
@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, BinaryIO
 
-from kupgrade.risks.promql.snapshot import Plain, Series, _Reader, plain_chunk
+from kupgrade.risks.promql.snapshot import Plain, Reader, Series, plain_chunk
 
 # Below this a file is read in this process: two workers cost about 0.1 s to start,
 # which a file of this size (about 600,000 samples) repays.
@@ -57,7 +57,7 @@ def read_in_parallel(handle: BinaryIO, path: str, size: int) -> list[Series]:
     in pieces of whole lines (piece i by worker i mod 2) and taken here in order. A piece
     that is not UTF-8 raises UnicodeDecodeError, which `load_snapshot` reports."""
     pieces = list(_pieces(handle, size, max(PIECE, -(-size // MAX_PIECES))))
-    reader = _Reader(path)
+    reader = Reader(path)
     workers = [_start(path, pieces[i::WORKERS]) for i in range(min(WORKERS, len(pieces)))]
     try:
         for index, (start, end) in enumerate(pieces):
