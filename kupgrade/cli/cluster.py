@@ -23,6 +23,7 @@ from kupgrade.cli.live import ConsoleOpt, ConsolePortOpt
 from kupgrade.cli.output import (
     Format,
     OutputOpt,
+    command_group,
     print_json,
     report_error,
     stdout,
@@ -44,7 +45,7 @@ from kupgrade.sim.upgrades import shape_profile
 from kupgrade.versions.times import rfc3339
 from kupgrade.views.cluster_live import maybe_cluster_console
 
-cluster_app = typer.Typer(help="Create, list and delete simulated clusters.", no_args_is_help=True)
+cluster_app = command_group("Create, list and delete simulated clusters.")
 
 
 # --- cluster create | list | delete ------------------------------------------------------

@@ -22,6 +22,7 @@ from kupgrade.cli.output import (
     ClusterOpt,
     Format,
     OutputOpt,
+    command_group,
     print_json,
     real,
     stderr,
@@ -39,7 +40,7 @@ from kupgrade.views.cluster_live import maybe_cluster_console
 from kupgrade.views.live_server import LiveServer, listening
 from kupgrade.views.report import print_report
 
-controller_app = typer.Typer(help="Run the controllers of a cluster.", no_args_is_help=True)
+controller_app = command_group("Run the controllers of a cluster.")
 
 
 class Until(StrEnum):

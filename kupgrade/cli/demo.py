@@ -17,6 +17,7 @@ from kupgrade.cli.graph import risk_table, summary_table
 from kupgrade.cli.output import (
     Format,
     OutputOpt,
+    command_group,
     print_json,
     progress,
     real,
@@ -45,10 +46,7 @@ from kupgrade.views.bars import live_bars
 from kupgrade.views.report import print_report
 from kupgrade.views.tables import oc_table
 
-sample_app = typer.Typer(
-    help="The sample dataset kupgrade ships (an OpenShift-like 4.12-4.15 line).",
-    no_args_is_help=True,
-)
+sample_app = command_group("The sample dataset kupgrade ships (an OpenShift-like 4.12-4.15 line).")
 
 
 @sample_app.command("write")

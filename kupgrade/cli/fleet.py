@@ -13,7 +13,15 @@ import typer
 from rich.table import Table
 
 from kupgrade.cli.live import ConsoleOpt, ConsolePortOpt
-from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, stdout, user_errors
+from kupgrade.cli.output import (
+    Format,
+    OutputOpt,
+    command_group,
+    print_json,
+    stderr,
+    stdout,
+    user_errors,
+)
 from kupgrade.errors import InputError
 from kupgrade.sim.fleet.doc import read_fleet
 from kupgrade.sim.fleet.home import create_fleet, delete_fleet, fleet_names, locked, opened_fleet
@@ -22,9 +30,7 @@ from kupgrade.sim.fleet.report import fleet_report, fleet_view
 from kupgrade.skew.inventory import read_yaml
 from kupgrade.views.live_server import LiveServer, Throttle
 
-app = typer.Typer(
-    no_args_is_help=True, help="Fleets of simulated clusters: create, rehearse a plan, status."
-)
+app = command_group("Fleets of simulated clusters: create, rehearse a plan, status.")
 
 FleetOpt = Annotated[
     str | None, typer.Option("--fleet", help="Fleet name (the only one if omitted).")

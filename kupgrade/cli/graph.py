@@ -13,6 +13,7 @@ from kupgrade.cli.output import (
     Format,
     OutputOpt,
     atomic_write,
+    command_group,
     print_json,
     progress,
     stderr,
@@ -37,9 +38,7 @@ from kupgrade.graph.releases import load_releases
 from kupgrade.graph.summary import GraphSummary, summarize
 from kupgrade.graph.tree import open_tree
 
-app = typer.Typer(
-    help="Build, filter, lint and compare Cincinnati update graphs.", no_args_is_help=True
-)
+app = command_group("Build, filter, lint and compare Cincinnati update graphs.")
 
 ReleasesOpt = Annotated[
     Path,

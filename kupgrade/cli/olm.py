@@ -10,7 +10,15 @@ from typing import Annotated
 
 import typer
 
-from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, stdout, user_errors
+from kupgrade.cli.output import (
+    Format,
+    OutputOpt,
+    command_group,
+    print_json,
+    stderr,
+    stdout,
+    user_errors,
+)
 from kupgrade.errors import InputError, KupgradeError, VersionError
 from kupgrade.olm.index import CatalogIndex
 from kupgrade.olm.load import load_catalog
@@ -22,7 +30,7 @@ from kupgrade.olm.validate import Validation, validate_catalog
 from kupgrade.release.catalog_image import build_catalog_image, pull_catalog, push_catalog, unpack
 from kupgrade.versions import parse_blang, parse_range
 
-app = typer.Typer(help="Operator catalogs and subscriptions.", no_args_is_help=True)
+app = command_group("Operator catalogs and subscriptions.")
 
 CatalogArg = Annotated[
     Path,
@@ -300,9 +308,10 @@ def resolve_command(
         str,
         typer.Option(
             "--policy",
-            help="seed (the documented rule, default), olm-v0 (today's OLM), semver (OLM v1).",
+            help="documented (OLM's documented rule, the default), olm-v0 (today's OLM), "
+            "semver (OLM v1).",
         ),
-    ] = "seed",
+    ] = "documented",
     approval: Annotated[
         str, typer.Option("--approval", help="Automatic or Manual install plans.")
     ] = "Automatic",

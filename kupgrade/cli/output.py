@@ -93,7 +93,15 @@ _ASKED: ContextVar[Format] = ContextVar("kupgrade_output", default=Format.json)
 OUTPUT_HELP = "Output format: text for people, json or yaml for programs."
 # The `-o text|json` option every command takes.
 OutputOpt = Annotated[Format, typer.Option("-o", "--output", help=OUTPUT_HELP)]
+
+
 # The `--cluster NAME` option of the commands that act on a simulated cluster.
+def command_group(help: str) -> typer.Typer:
+    """A group of commands whose help renders Markdown as the top-level commands' does
+    (its examples as code blocks, not as raw fences)."""
+    return typer.Typer(help=help, no_args_is_help=True, rich_markup_mode="markdown")
+
+
 ClusterOpt = Annotated[
     str | None, typer.Option("--cluster", help="Cluster name; default: the only cluster there is.")
 ]

@@ -11,6 +11,7 @@ from rich.table import Table
 from kupgrade.cli.output import (
     Format,
     OutputOpt,
+    command_group,
     print_json,
     progress,
     stdout,
@@ -30,9 +31,7 @@ from kupgrade.risks.promql.guards import (
 )
 from kupgrade.risks.promql.values import format_value
 
-app = typer.Typer(
-    help="Evaluate PromQL over a metrics snapshot, as Prometheus would.", no_args_is_help=True
-)
+app = command_group("Evaluate PromQL over a metrics snapshot, as Prometheus would.")
 
 
 def _brief(result: dict[str, Any]) -> str:

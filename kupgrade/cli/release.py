@@ -14,6 +14,7 @@ from kupgrade.cli.output import (
     Format,
     OutputOpt,
     atomic_write,
+    command_group,
     print_json,
     progress,
     stderr,
@@ -62,10 +63,7 @@ from kupgrade.release.verify import (
     store_for,
 )
 
-app = typer.Typer(
-    help="Release payloads: build, inspect, extract, push, sign, verify, order.",
-    no_args_is_help=True,
-)
+app = command_group("Release payloads: build, inspect, extract, push, sign, verify, order.")
 
 PlainHttpOpt = Annotated[
     bool,

@@ -10,7 +10,16 @@ from typing import Annotated
 import typer
 
 from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
-from kupgrade.cli.output import Format, OutputOpt, print_json, say, stderr, stdout, user_errors
+from kupgrade.cli.output import (
+    Format,
+    OutputOpt,
+    command_group,
+    print_json,
+    say,
+    stderr,
+    stdout,
+    user_errors,
+)
 from kupgrade.errors import InputError
 from kupgrade.skew.fleet import Fleet, is_fleet_document, listed_fleet, load_history
 from kupgrade.skew.gdc import WARNINGS, check_fleet, judge_request, parse_request
@@ -23,15 +32,13 @@ from kupgrade.skew.verdict import Verdict, Violation
 # `skew check` runs in loops and scripts, and they cost its start ~20 ms
 # (bench/cli_start.py).
 
-app = typer.Typer(
-    help="Version-skew rules of Kubernetes, kubeadm and distributed cloud.", no_args_is_help=True
-)
+app = command_group("Version-skew rules of Kubernetes, kubeadm and distributed cloud.")
 
 PolicyOpt = Annotated[
     str,
     typer.Option(
         "--policy",
-        help="Rule set: k8s-n2 (two minors, the seed's text), k8s-n3 (upstream since 1.28), "
+        help="Rule set: k8s-n2 (two minors, the documented skew), k8s-n3 (upstream since 1.28), "
         "auto (n2 while the newest apiserver is 1.27 or older; gdc for a fleet), "
         "kubeadm-X.Y[.Z] (auto plus the policies of that kubeadm for control-plane steps), "
         "or gdc (distributed-cloud fleets: clusters, roles, node pools).",

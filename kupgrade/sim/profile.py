@@ -192,7 +192,7 @@ class Olm(_Base):
     global catalog namespace, how long an operator's pod takes to start and how long a
     CSV may wait for it, and catalogs and subscriptions to start with."""
 
-    policy: str = "seed"  # seed | olm-v0 | semver
+    policy: str = "documented"  # documented | olm-v0 | semver (seed: documented)
     global_namespace: str = "olm"
     start_seconds: float = 30.0
     install_timeout_seconds: float = 300.0

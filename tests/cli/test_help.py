@@ -65,6 +65,10 @@ def test_help_speaks_the_users_language(path: list[str], command: Command) -> No
     shown = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": str(WIDTH)})
     assert shown.exit_code == 0, shown.output
     assert not RULE_ID.search(shown.output), f"a rule id in the help of {path}"
+    # Markdown rendered, as the top-level commands' help is: no raw fences or emphasis.
+    assert "```" not in shown.output and "**Examples**" not in shown.output, path
+    jargon = re.search(r"seed's|the seeds?\b|\bSPEC\b", shown.output)
+    assert not jargon, f"{jargon.group(0) if jargon else ''} in the help of {path}"
     for line in shown.output.splitlines():
         assert len(line) <= WIDTH, line
     for example in _examples(command):

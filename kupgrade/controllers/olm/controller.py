@@ -117,7 +117,7 @@ def resolution_reason(error_class: str) -> str:
 
 class OlmController:
     def __init__(
-        self, api: Backend, catalogs: CatalogLoader, *, policy: str = "seed",
+        self, api: Backend, catalogs: CatalogLoader, *, policy: str = "documented",
         global_namespace: str = "olm", install_timeout: float = INSTALL_TIMEOUT,
     ) -> None:  # fmt: skip
         self.api = api

@@ -21,9 +21,10 @@ from kupgrade.versions import SemVer
 Policy = Callable[[list[Source], Subscription, Installed | None, str], Resolution]
 
 POLICIES: dict[str, Policy] = {
-    "seed": seed.resolve,
+    "documented": seed.resolve,
     "olm-v0": olm_v0.resolve,
     "semver": semver.resolve,
+    "seed": seed.resolve,  # the name `documented` had before: profiles and scripts keep it
 }
 MAX_WALK = 10_000
 
@@ -67,7 +68,7 @@ def resolve(
     sources: list[Source],
     sub: Subscription,
     installed: Installed | None,
-    policy: str = "seed",
+    policy: str = "documented",
     global_namespace: str = DEFAULT_GLOBAL_NAMESPACE,
 ) -> Resolution:
     return POLICIES[policy](sources, sub, installed, global_namespace)
@@ -77,7 +78,7 @@ def resolve_and_walk(
     sources: list[Source],
     sub: Subscription,
     installed: Installed | None,
-    policy: str = "seed",
+    policy: str = "documented",
     global_namespace: str = DEFAULT_GLOBAL_NAMESPACE,
 ) -> Outcome:
     """Resolve once, then install each answer and resolve again until nothing is next."""

@@ -1,6 +1,6 @@
 """What a distributed-cloud rehearsal reports (SPEC G7-G9, G11): how long each stage
 took, the status fields in the order they were filled, each component's measured
-downtime next to what the seed's table expects, and which drains were slow and why."""
+downtime next to what the documentation's table expects, and which drains were slow and why."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def downtime(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             {
                 "component": name,
                 "measuredMinutes": measured,
-                "expected": expected.words if expected else "not in the seed's table",
+                "expected": expected.words if expected else "not in the documented table",
                 "when": expected.when if expected else "",
                 "boundMinutes": bound,
                 "within": None if bound is None else measured <= bound,

@@ -13,11 +13,12 @@ def check_openshift(spec: Spec, where: str) -> None:
         _check_olm(spec.olm, where)
 
 
-OLM_POLICIES = ("seed", "olm-v0", "semver")
+OLM_POLICIES = ("documented", "olm-v0", "semver")
+OLD_NAMES = ("seed",)  # what `documented` was called before: profiles keep working
 
 
 def _check_olm(olm: Olm, where: str) -> None:
-    if olm.policy not in OLM_POLICIES:
+    if olm.policy not in OLM_POLICIES + OLD_NAMES:
         raise InputError(f"policy {olm.policy!r} is not one of {', '.join(OLM_POLICIES)}",
                          file=where, field="spec.olm.policy")  # fmt: skip
     if olm.start_seconds < 0 or olm.install_timeout_seconds <= 0:
