@@ -27,8 +27,9 @@ INVENTORY = PACKAGE / "skew" / "examples" / "inventory.yaml"
 
 def _wall(command: list[str], env: dict[str, str]) -> float:
     began = time.perf_counter()
-    subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   check=True)  # fmt: skip
+    subprocess.run(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+    )
     return time.perf_counter() - began
 
 
@@ -36,9 +37,12 @@ def paired(ours: list[str], theirs: list[str], env: dict[str, str], runs: int) -
     """Medians of `runs` paired runs after one warm-up pair."""
     _wall(ours, env), _wall(theirs, env)
     pairs = [(_wall(ours, env), _wall(theirs, env)) for _ in range(runs)]
-    return {"kupgrade_s": round(statistics.median(a for a, _ in pairs), 4),
-            "kubectl_s": round(statistics.median(b for _, b in pairs), 4),
-            "ratio": round(statistics.median(a / b for a, b in pairs), 2), "runs": runs}  # fmt: skip
+    return {
+        "kupgrade_s": round(statistics.median(a for a, _ in pairs), 4),
+        "kubectl_s": round(statistics.median(b for _, b in pairs), 4),
+        "ratio": round(statistics.median(a / b for a, b in pairs), 2),
+        "runs": runs,
+    }
 
 
 def bench_cli_start(runs: int = 9) -> dict[str, Any]:
@@ -55,9 +59,25 @@ def bench_cli_start(runs: int = 9) -> dict[str, Any]:
     compileall.compile_dir(PACKAGE, quiet=1)
     with tempfile.TemporaryDirectory(prefix="kupgrade-start-") as tmp:
         env = {**os.environ, "KUPGRADE_HOME": tmp}
-        subprocess.run([*kupgrade, "cluster", "create", "small", "--platform", "kubernetes",
-                        "--version", "v1.30.4", "--control-planes", "1", "--workers", "2"],
-                       env=env, capture_output=True, check=True)  # fmt: skip
+        subprocess.run(
+            [
+                *kupgrade,
+                "cluster",
+                "create",
+                "small",
+                "--platform",
+                "kubernetes",
+                "--version",
+                "v1.30.4",
+                "--control-planes",
+                "1",
+                "--workers",
+                "2",
+            ],
+            env=env,
+            capture_output=True,
+            check=True,
+        )
         commands = {
             "--help": [*kupgrade, "--help"],
             "get nodes": [*kupgrade, "get", "nodes", "--cluster", "small"],

@@ -20,8 +20,15 @@ from playwright.sync_api import sync_playwright
 
 from kupgrade.updateservice.process import ServiceProcess
 
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]  # fmt: skip
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 TRANSFERRED = """() => {
   const nav = performance.getEntriesByType('navigation')[0];
   return nav.transferSize + performance.getEntriesByType('resource')
@@ -33,8 +40,11 @@ def largest_channel(base: str) -> tuple[str, int, int]:
     known = httpx.get(f"{base}/console/api/channels").json()
     best = ("", 0, 0)
     for channel in known["channels"]:
-        doc = httpx.get(f"{base}/api/upgrades_info/graph", params={"channel": channel},
-                        headers={"Accept": "application/json"}).json()  # fmt: skip
+        doc = httpx.get(
+            f"{base}/api/upgrades_info/graph",
+            params={"channel": channel},
+            headers={"Accept": "application/json"},
+        ).json()
         if len(doc["nodes"]) > best[1]:
             best = (channel, len(doc["nodes"]), len(doc["edges"]))
     return best
@@ -51,9 +61,14 @@ def bench_console(releases: Path, graph_data: Path, runs: int = 5) -> dict[str, 
         service.wait_for("/readyz")
         channel, versions, edges = largest_channel(service.base)
         times, sizes = _loads(chromium, f"{service.base}/?channel={channel}", versions, runs)
-    return {"channel": channel, "versions": versions, "edges": edges,
-            "first_render_ms": round(statistics.median(times), 1),
-            "bytes": int(statistics.median(sizes)), "runs": runs}  # fmt: skip
+    return {
+        "channel": channel,
+        "versions": versions,
+        "edges": edges,
+        "first_render_ms": round(statistics.median(times), 1),
+        "bytes": int(statistics.median(sizes)),
+        "runs": runs,
+    }
 
 
 def _loads(chromium: str, url: str, versions: int, runs: int) -> tuple[list[float], list[int]]:

@@ -29,8 +29,12 @@ def fleet_doc(users: int) -> dict[str, Any]:
     pools = {f"np{i}": START for i in range(1, 4)}
     clusters: dict[str, Any] = {"admin": {"version": START, "role": "admin"}}
     for i in range(users):
-        clusters[f"user-{i:03d}"] = {"version": START, "role": "user", "managed_by": "admin",
-                                     "pools": dict(pools)}  # fmt: skip
+        clusters[f"user-{i:03d}"] = {
+            "version": START,
+            "role": "user",
+            "managed_by": "admin",
+            "pools": dict(pools),
+        }
     return {"clusters": clusters, "simulation": {"controlPlanes": 1, "nodesPerPool": 5, "seed": 11}}
 
 
@@ -49,13 +53,17 @@ def bench_fleet_rehearsal(users: int = 99, max_parallel: int = 0) -> dict[str, A
             wall = time.perf_counter() - started
             report = fleet_report(rehearsal, "bench")
     return {
-        "clusters": users + 1, "nodes": (users * 15) + users + 1, "outcome": report["outcome"],
-        "steps": len(report["steps"]), "create_s": round(created, 2), "wall_s": round(wall, 2),
+        "clusters": users + 1,
+        "nodes": (users * 15) + users + 1,
+        "outcome": report["outcome"],
+        "steps": len(report["steps"]),
+        "create_s": round(created, 2),
+        "wall_s": round(wall, 2),
         "simulated_min": round(report["simulatedSeconds"] / 60, 1),
         "states": report["statesRecorded"],
         "critical_path": [p["id"] for p in report["criticalPath"]],
         "peak_rss_mb": peak_mb(),
-    }  # fmt: skip
+    }
 
 
 def main() -> None:

@@ -30,8 +30,10 @@ WORKER_POOLS = 5
 
 def profile(nodes: int) -> Spec:
     workers = nodes - 5
-    per_pool = [workers // WORKER_POOLS + (1 if i < workers % WORKER_POOLS else 0)
-                for i in range(WORKER_POOLS)]  # fmt: skip
+    per_pool = [
+        workers // WORKER_POOLS + (1 if i < workers % WORKER_POOLS else 0)
+        for i in range(WORKER_POOLS)
+    ]
     pools = [Pool("control-plane", 3), Pool("load-balancer", 2)] + [
         Pool(f"pool-{i}", n, concurrent_nodes=5) for i, n in enumerate(per_pool) if n
     ]
@@ -48,8 +50,14 @@ def profile(nodes: int) -> Spec:
         for i, n in enumerate(per_pool)
         for j in range(n * PODS_PER_WORKER // REPLICAS)
     ]
-    return Spec(version=SOURCE, platform="gdc", seed=7, gdc=Gdc(role="standalone"),
-                pools=pools, workloads=workloads)  # fmt: skip
+    return Spec(
+        version=SOURCE,
+        platform="gdc",
+        seed=7,
+        gdc=Gdc(role="standalone"),
+        pools=pools,
+        workloads=workloads,
+    )
 
 
 def upgrade(nodes: int, tmp: Path) -> dict[str, Any]:

@@ -25,14 +25,24 @@ from tests.support.sim import runner as sim_loop
 def profile(nodes: int) -> Spec:
     workers = nodes - 3
     workloads = [
-        Workload(f"app-{i}", f"team-{i % 20}", 20,
-                 pdb=Budget(max_unavailable=1) if i % 2 else Budget(min_available="90%"))
+        Workload(
+            f"app-{i}",
+            f"team-{i % 20}",
+            20,
+            pdb=Budget(max_unavailable=1) if i % 2 else Budget(min_available="90%"),
+        )
         for i in range(workers * 20 // 20)
-    ]  # fmt: skip
-    return Spec(platform="kubernetes", version="1.30.4", seed=7,
-                pools=[Pool("control-plane", 3, role="control-plane"),
-                       Pool("worker", workers, zones=["a", "b", "c"])],
-                workloads=workloads)  # fmt: skip
+    ]
+    return Spec(
+        platform="kubernetes",
+        version="1.30.4",
+        seed=7,
+        pools=[
+            Pool("control-plane", 3, role="control-plane"),
+            Pool("worker", workers, zones=["a", "b", "c"]),
+        ],
+        workloads=workloads,
+    )
 
 
 def bench_kube(nodes: int = 500) -> dict[str, Any]:
@@ -49,9 +59,15 @@ def bench_kube(nodes: int = 500) -> dict[str, Any]:
         wall = time.perf_counter() - started
         pods = len(store.list("Pod"))
         store.close()
-    return {"nodes": nodes, "pods": pods, "outcome": outcome.reason, "wall_s": round(wall, 2),
-            "simulated_min": round((outcome.now - since) / 60, 1), "steps": outcome.steps,
-            "peak_rss_mb": peak_mb()}  # fmt: skip
+    return {
+        "nodes": nodes,
+        "pods": pods,
+        "outcome": outcome.reason,
+        "wall_s": round(wall, 2),
+        "simulated_min": round((outcome.now - since) / 60, 1),
+        "steps": outcome.steps,
+        "peak_rss_mb": peak_mb(),
+    }
 
 
 def main() -> None:

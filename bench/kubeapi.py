@@ -48,19 +48,29 @@ def bench_kubeapi(nodes: int = 5000, changes: int = 2000) -> dict[str, Any]:
         with APIServer(sim, root, "big", version_info(store)) as server:
             trust = ssl.create_default_context(cafile=str(server.access.ca))
             headers = {"Authorization": f"Bearer {server.access.token}"}
-            with httpx.Client(base_url=f"https://127.0.0.1:{server.port}", verify=trust,
-                              headers=headers, timeout=300) as client:  # fmt: skip
+            with httpx.Client(
+                base_url=f"https://127.0.0.1:{server.port}",
+                verify=trust,
+                headers=headers,
+                timeout=300,
+            ) as client:
                 out: dict[str, Any] = {"nodes": nodes}
                 for name, path, extra in (
                     ("list nodes", "/api/v1/nodes", {}),
                     ("list pods", "/api/v1/pods", {}),
                     ("table pods", "/api/v1/pods", {"headers": {"Accept": TABLE}}),
-                    ("pods on a node", "/api/v1/pods",
-                     {"params": {"fieldSelector": "spec.nodeName=worker-7"}}),
-                ):  # fmt: skip
+                    (
+                        "pods on a node",
+                        "/api/v1/pods",
+                        {"params": {"fieldSelector": "spec.nodeName=worker-7"}},
+                    ),
+                ):
                     seconds, count = _timed(client, path, **extra)
-                    out[name] = {"seconds": round(seconds, 3), "objects": count,
-                                 "per_second": round(count / max(seconds, 1e-9))}  # fmt: skip
+                    out[name] = {
+                        "seconds": round(seconds, 3),
+                        "objects": count,
+                        "per_second": round(count / max(seconds, 1e-9)),
+                    }
                 out["watch"] = _watch(client, sim, store, changes)
         store.close()
     out["peak_rss_mb"] = peak_mb()  # the API server and its client: one process

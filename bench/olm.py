@@ -120,8 +120,11 @@ def _starts(index: CatalogIndex, count: int) -> list[tuple[str, str, str]]:
     for name in sorted(index.packages):
         package = index.packages[name]
         for channel in package.channel_order():
-            out += [(name, channel.name, e.name) for e in channel.entries
-                    if package.versions.get(e.name) is not None]  # fmt: skip
+            out += [
+                (name, channel.name, e.name)
+                for e in channel.entries
+                if package.versions.get(e.name) is not None
+            ]
     return out[:count]
 
 
@@ -148,8 +151,15 @@ def bench_olm_cluster(shared: Path, subscriptions: int = 200) -> dict[str, objec
         r = runner(root, store, spec)
         add_source(r.transport.sim, "community", str(path), namespace="olm")
         for i, (package, channel, start) in enumerate(starts):
-            subscribe(r.transport.sim, package=package, source="community", source_namespace="olm",
-                      namespace=f"team-{i}", channel=channel, starting_csv=start)  # fmt: skip
+            subscribe(
+                r.transport.sim,
+                package=package,
+                source="community",
+                source_namespace="olm",
+                namespace=f"team-{i}",
+                channel=channel,
+                starting_csv=start,
+            )
         store.commit()
         since = r.transport.sim.now()
         started = time.perf_counter()
@@ -162,15 +172,25 @@ def bench_olm_cluster(shared: Path, subscriptions: int = 200) -> dict[str, objec
         for sub in subs:
             graph = index.packages[sub["spec"]["name"]].channel(sub["spec"]["channel"])
             at_head += graph is not None and sub["status"].get("installedCSV") == graph.head
-        failed = sum(1 for s in subs if any(c["type"] == "ResolutionFailed" and c["status"] == "True"
-                                            for c in s["status"].get("conditions") or []))  # fmt: skip
+        failed = sum(
+            1
+            for s in subs
+            if any(
+                c["type"] == "ResolutionFailed" and c["status"] == "True"
+                for c in s["status"].get("conditions") or []
+            )
+        )
         store.close()
     return {
-        "catalog": path.name, "subscriptions": len(subs), "install_plans": plans,
-        "at_channel_head": at_head, "resolution_failed": failed, "wall_s": round(wall, 2),
+        "catalog": path.name,
+        "subscriptions": len(subs),
+        "install_plans": plans,
+        "at_channel_head": at_head,
+        "resolution_failed": failed,
+        "wall_s": round(wall, 2),
         "simulated_min": round((outcome.now - since) / 60, 1),
         "steps": outcome.steps,
-    }  # fmt: skip
+    }
 
 
 if __name__ == "__main__":

@@ -41,8 +41,13 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 RUNLEVELS = ["00", "03", "05", "10", "20", "25", "30", "40", "50", "70", "80", "90"]
-KINDS = [("v1", "ConfigMap"), ("apps/v1", "Deployment"), ("v1", "ServiceAccount"),
-         ("rbac.authorization.k8s.io/v1", "ClusterRole"), ("config.openshift.io/v1", "ClusterOperator")]  # fmt: skip
+KINDS = [
+    ("v1", "ConfigMap"),
+    ("apps/v1", "Deployment"),
+    ("v1", "ServiceAccount"),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"),
+    ("config.openshift.io/v1", "ClusterOperator"),
+]
 INCLUDE = {"include.release.openshift.io/self-managed-high-availability": "true"}
 
 

@@ -50,15 +50,30 @@ def _in_process(root: Path, nodes: int) -> dict[str, Any]:
     outcome = runner.run()
     wall = time.perf_counter() - started
     store.close()
-    return {"wall_s": round(wall, 2), "simulated_s": round(outcome.now, 3), "steps": outcome.steps,
-            "outcome": outcome.reason}  # fmt: skip
+    return {
+        "wall_s": round(wall, 2),
+        "simulated_s": round(outcome.now, 3),
+        "steps": outcome.steps,
+        "outcome": outcome.reason,
+    }
 
 
 def _over_api(home: Path) -> dict[str, Any]:
     server = subprocess.Popen(
-        [sys.executable, "-m", "kupgrade", "cluster", "serve-api", "c", "--no-controllers", "-o",
-         "json"], env={**os.environ, "KUPGRADE_HOME": str(home)}, stdout=subprocess.PIPE,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "kupgrade",
+            "cluster",
+            "serve-api",
+            "c",
+            "--no-controllers",
+            "-o",
+            "json",
+        ],
+        env={**os.environ, "KUPGRADE_HOME": str(home)},
+        stdout=subprocess.PIPE,
+    )
     try:
         assert server.stdout is not None
         text = b""
@@ -77,8 +92,13 @@ def _over_api(home: Path) -> dict[str, Any]:
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)
-    return {"wall_s": round(wall, 2), "simulated_s": round(outcome.now, 3), "steps": outcome.steps,
-            "outcome": outcome.reason, "requests": sent[0]}  # fmt: skip
+    return {
+        "wall_s": round(wall, 2),
+        "simulated_s": round(outcome.now, 3),
+        "steps": outcome.steps,
+        "outcome": outcome.reason,
+        "requests": sent[0],
+    }
 
 
 def bench_remote(nodes: int = 500) -> dict[str, Any]:

@@ -81,8 +81,10 @@ def bench_build(raw: Path, graph_data: Path, runs: int) -> dict[str, float]:
     t_raw, graph = timed(lambda: load_releases(raw), runs)
     # Each run reads, parses and builds the graph-data, then libyaml parses the same
     # files: a pair that shares the machine's load of its moment.
-    pairs = [(_graph_data_phases(graph, graph_data), _seconds(lambda: _libyaml_only(graph_data)))
-             for _ in range(runs)]  # fmt: skip
+    pairs = [
+        (_graph_data_phases(graph, graph_data), _seconds(lambda: _libyaml_only(graph_data)))
+        for _ in range(runs)
+    ]
     t_tree, t_parse, t_build = (statistics.median(p[0][i] for p in pairs) for i in range(3))
     built = build_graph(graph, load_graph_data(open_tree(graph_data)))  # type: ignore[arg-type]
     t_encode, _ = timed(lambda: encode_graph(built), runs)
@@ -186,7 +188,7 @@ def bench_service(
 ) -> dict[str, dict[str, float]]:
     """The graph route under wrk against nginx serving its very bytes. `workers` service
     processes; with `churn`, a graph-data file is rewritten every second and the service
-    re-checks its inputs every second, so it rebuilds all through the measurement."""  # fmt: skip
+    re-checks its inputs every second, so it rebuilds all through the measurement."""
     for tool in ("wrk", "nginx"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is not installed: apt-get install -y wrk nginx-light")
@@ -208,9 +210,12 @@ def bench_service(
             (tmp / "nginx.conf").write_text(NGINX_CONF.format(tmp=tmp, port=nginx_port))
             static = f"http://127.0.0.1:{nginx_port}/graph.json"
             nginx_command = ["nginx", "-c", str(tmp / "nginx.conf")]
-            with ChildProcess(
-                nginx_command, f"http://127.0.0.1:{nginx_port}", tmp / "nginx.log"
-            ) as nginx, _churning(graph_data if churn else None):  # fmt: skip
+            with (
+                ChildProcess(
+                    nginx_command, f"http://127.0.0.1:{nginx_port}", tmp / "nginx.log"
+                ) as nginx,
+                _churning(graph_data if churn else None),
+            ):
                 nginx.wait_for("/graph.json")
                 assert httpx.get(static).content == body, "nginx must serve the same bytes"
                 built = _builds(service.base)
@@ -276,11 +281,13 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--sim-sizes", default="50,500,5000,20000", help="cluster sizes (nodes)")
     parser.add_argument("--api-nodes", type=int, default=5000, help="cluster size for the API")
-    parser.add_argument("--remote-nodes", type=int, default=500,
-                        help="cluster size of the rehearsal over the API")  # fmt: skip
+    parser.add_argument(
+        "--remote-nodes", type=int, default=500, help="cluster size of the rehearsal over the API"
+    )
     parser.add_argument("--gdc-sizes", default="50,500", help="distributed-cloud sizes (nodes)")
-    parser.add_argument("--kube-nodes", default="500,2000",
-                        help="plain Kubernetes sizes, comma-separated")  # fmt: skip
+    parser.add_argument(
+        "--kube-nodes", default="500,2000", help="plain Kubernetes sizes, comma-separated"
+    )
     parser.add_argument("--fleet-sizes", default="100,1000,10000", help="fleet sizes (clusters)")
     args = parser.parse_args()
     report: dict[str, object] = {}
@@ -355,8 +362,11 @@ def main() -> None:
         return
     for name, value in report.items():
         if name.startswith("build"):
-            steps = ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in value.items()  # type: ignore[union-attr]
-                              if not k.startswith("ratio"))  # fmt: skip
+            steps = ", ".join(
+                f"{k} {v * 1000:.1f} ms"
+                for k, v in value.items()  # type: ignore[union-attr]
+                if not k.startswith("ratio")
+            )
             print(
                 f"{name}: {steps}; graph-data read, parsed and built in "
                 f"{value['ratio graph-data to libyaml']:.2f}x libyaml's parse"
@@ -417,8 +427,10 @@ def main() -> None:
             )
         )
     api = report["kubernetes api"]
-    print(f"kubernetes api ({api['nodes']} nodes, HTTPS on loopback, "  # type: ignore[index]
-          f"peak {api['peak_rss_mb']} MB):")  # type: ignore[index]  # fmt: skip
+    print(
+        f"kubernetes api ({api['nodes']} nodes, HTTPS on loopback, "  # type: ignore[index]
+        f"peak {api['peak_rss_mb']} MB):"
+    )  # type: ignore[index]
     for name, row in api.items():  # type: ignore[union-attr]
         if isinstance(row, dict):
             count = row.get("objects", row.get("events"))
@@ -444,16 +456,24 @@ def main() -> None:
     else:
         print("cli start (median of paired runs, ratio to `kubectl version --client`):")
         for name, row in start.items():  # type: ignore[attr-defined]
-            print(f"  kupgrade {name:11s} {row['kupgrade_s'] * 1000:7.1f} ms   kubectl "
-                  f"{row['kubectl_s'] * 1000:6.1f} ms   ratio {row['ratio']}")  # fmt: skip
+            print(
+                f"  kupgrade {name:11s} {row['kupgrade_s'] * 1000:7.1f} ms   kubectl "
+                f"{row['kubectl_s'] * 1000:6.1f} ms   ratio {row['ratio']}"
+            )
     print("kubernetes rehearsal (v1.30.4 -> v1.31.2 through v1.30.9, a node at a time):")
     previous: dict[str, float] | None = None
     for kube in report["kubernetes rehearsal"]:  # type: ignore[attr-defined]
-        growth = (f", x{kube['wall_s'] / previous['wall_s']:.1f} the previous size's wall time "
-                  f"for x{kube['nodes'] / previous['nodes']:.0f} nodes" if previous else "")  # fmt: skip
-        print(f"  {kube['nodes']:5d} nodes {kube['pods']:6d} pods: {kube['wall_s']} s wall for "
-              f"{kube['simulated_min']} simulated min, {kube['steps']} steps, "
-              f"peak {kube['peak_rss_mb']} MB{growth}")  # fmt: skip
+        growth = (
+            f", x{kube['wall_s'] / previous['wall_s']:.1f} the previous size's wall time "
+            f"for x{kube['nodes'] / previous['nodes']:.0f} nodes"
+            if previous
+            else ""
+        )
+        print(
+            f"  {kube['nodes']:5d} nodes {kube['pods']:6d} pods: {kube['wall_s']} s wall for "
+            f"{kube['simulated_min']} simulated min, {kube['steps']} steps, "
+            f"peak {kube['peak_rss_mb']} MB{growth}"
+        )
         previous = kube
     fleet = report["fleet rehearsal"]
     print(

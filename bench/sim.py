@@ -119,8 +119,11 @@ def by_size(sizes: list[int], run: Callable[[int, Path], dict[str, Any]]) -> dic
     for nodes in sizes:
         done = subprocess.run(
             [sys.executable, "-m", module, "--one", str(nodes)],
-            capture_output=True, text=True, check=False, cwd=REPO,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=REPO,
+        )
         if done.returncode != 0:
             raise SystemExit(f"{module} at {nodes} nodes failed:\n{done.stderr[-2000:]}")
         rows.append(json.loads(done.stdout))
@@ -135,9 +138,11 @@ def bench_sim(sizes: list[int]) -> dict[str, Any]:
 
 
 def sizes_main(
-    description: str, default: str, bench: Callable[[list[int]], Any],
+    description: str,
+    default: str,
+    bench: Callable[[list[int]], Any],
     one: Callable[[int, Path], dict[str, Any]],
-) -> None:  # fmt: skip
+) -> None:
     """Run a bench by size from the command line: `--sizes 50,500` prints its JSON;
     `--one N` runs one size in this process (what `by_size` starts)."""
     parser = argparse.ArgumentParser(description=description)

@@ -39,17 +39,32 @@ def gnupg_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
     exported: dict[str, Path] = {}
     for who in ("release", "other"):
         subprocess.run(
-            ["gpg", "--homedir", str(home), "--batch", "--pinentry-mode", "loopback", "--passphrase", "",
-             "--quick-gen-key", f"{who} <{who}@example.com>", "ed25519", "sign", "1y"],
-            check=True, capture_output=True,
-        )  # fmt: skip
+            [
+                "gpg",
+                "--homedir",
+                str(home),
+                "--batch",
+                "--pinentry-mode",
+                "loopback",
+                "--passphrase",
+                "",
+                "--quick-gen-key",
+                f"{who} <{who}@example.com>",
+                "ed25519",
+                "sign",
+                "1y",
+            ],
+            check=True,
+            capture_output=True,
+        )
         exported[who] = home / f"{who}.asc"
         exported[who].write_bytes(
             subprocess.run(
                 ["gpg", "--homedir", str(home), "--armor", "--export", f"{who}@example.com"],
-                check=True, capture_output=True,
+                check=True,
+                capture_output=True,
             ).stdout
-        )  # fmt: skip
+        )
     yield str(home), exported
     subprocess.run(
         ["gpgconf", "--homedir", str(home), "--kill", "all"], check=False, capture_output=True

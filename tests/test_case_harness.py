@@ -33,10 +33,25 @@ def test_every_case_reading_test_fails_on_an_unread_field(tmp_path: Path) -> Non
     report = tmp_path / "report.tsv"
     env = {**os.environ, MUTATE: "1", REPORT: str(report)}
     subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "--no-header", "-p", "no:cacheprovider",
-         "-n", "2", *modules],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "--no-header",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            *modules,
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     rows = [line.split("\t") for line in report.read_text().splitlines()]
     outcomes = {node: outcome for node, outcome in rows}
     functions = {node.split("[")[0] for node in outcomes}

@@ -107,8 +107,9 @@ def _certificates() -> tuple[bytes, bytes, bytes]:
         .sign(ca_key, hashes.SHA256())
     )
     pem = serialization.Encoding.PEM
-    key_pem = key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())  # fmt: skip
+    key_pem = key.private_bytes(
+        pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
     return ca.public_bytes(pem), cert.public_bytes(pem), key_pem
 
 
@@ -117,14 +118,19 @@ def write_kubeconfig(path: Path, name: str, port: int, access: Access) -> Path:
     doc = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": name, "cluster": {
-            "server": f"https://{LOOPBACK}:{port}",
-            "certificate-authority-data": base64.b64encode(access.ca.read_bytes()).decode(),
-        }}],
+        "clusters": [
+            {
+                "name": name,
+                "cluster": {
+                    "server": f"https://{LOOPBACK}:{port}",
+                    "certificate-authority-data": base64.b64encode(access.ca.read_bytes()).decode(),
+                },
+            }
+        ],
         "users": [{"name": f"{name}-admin", "user": {"token": access.token}}],
         "contexts": [{"name": name, "context": {"cluster": name, "user": f"{name}-admin"}}],
         "current-context": name,
         "preferences": {},
-    }  # fmt: skip
+    }
     _private(path, yaml.safe_dump(doc, sort_keys=False).encode())
     return path

@@ -53,9 +53,14 @@ class Reply:
 def status_error(code: int, reason: str, message: str, **details: Any) -> Reply:
     """A metav1.Status failure, as every API error is."""
     body: dict[str, Any] = {
-        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-        "message": message, "reason": reason, "code": code,
-    }  # fmt: skip
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
     if details:
         body["details"] = details
     return Reply(code, body)
@@ -71,9 +76,14 @@ class Target:
 
 class KubeAPI:
     def __init__(
-        self, sim: SimCluster, token: str, version: dict[str, str], *,
-        clock: Stepper | None = None, home: str = "",
-    ) -> None:  # fmt: skip
+        self,
+        sim: SimCluster,
+        token: str,
+        version: dict[str, str],
+        *,
+        clock: Stepper | None = None,
+        home: str = "",
+    ) -> None:
         self.sim = sim
         self.store: Store = sim.store
         self.token = token
@@ -197,13 +207,23 @@ class KubeAPI:
     def _namespaces(self) -> list[dict[str, Any]]:
         """Namespaces: the stored ones, and one for every namespace an object lives in."""
         stored = {n["metadata"]["name"]: n for n in self.store.list("Namespace")}
-        names = {o["metadata"].get("namespace") for kind in {r.kind for r in BY_KIND.values() if r.namespaced}
-                 for o in self.store.list(kind)} - {None, ""}  # fmt: skip
+        names = {
+            o["metadata"].get("namespace")
+            for kind in {r.kind for r in BY_KIND.values() if r.namespaced}
+            for o in self.store.list(kind)
+        } - {None, ""}
         out = dict(stored)
         for name in sorted(n for n in names if n and not n.startswith(BOOTSTRAP)):
-            out.setdefault(name, {"apiVersion": "v1", "kind": "Namespace",
-                                  "metadata": {"name": name}, "spec": {},
-                                  "status": {"phase": "Active"}})  # fmt: skip
+            out.setdefault(
+                name,
+                {
+                    "apiVersion": "v1",
+                    "kind": "Namespace",
+                    "metadata": {"name": name},
+                    "spec": {},
+                    "status": {"phase": "Active"},
+                },
+            )
         return [out[k] for k in sorted(out)]
 
     def _get(self, t: Target) -> dict[str, Any] | None:
@@ -213,8 +233,14 @@ class KubeAPI:
         if kind == "Clock":
             return self.virtual.clock_named(t.name)
         if kind == "Event":
-            return next((e for e in self.virtual.events() if e["metadata"]["name"] == t.name
-                         and e["metadata"]["namespace"] == t.namespace), None)  # fmt: skip
+            return next(
+                (
+                    e
+                    for e in self.virtual.events()
+                    if e["metadata"]["name"] == t.name and e["metadata"]["namespace"] == t.namespace
+                ),
+                None,
+            )
         if self.virtual.is_state(kind, t.namespace, t.name):
             return self.virtual.state()
         return self.store.get(kind, t.name, t.namespace)
@@ -234,28 +260,45 @@ class KubeAPI:
         version = str(self.changes.version)
         if "as=Table" in headers.get("accept", ""):
             return Reply(200, self._table(t.resource, found, version))
-        return Reply(200, {
-            "kind": f"{t.resource.kind}List", "apiVersion": t.resource.group_version,
-            "metadata": {"resourceVersion": version},
-            "items": [self._out(o) for o in found],
-        })  # fmt: skip
+        return Reply(
+            200,
+            {
+                "kind": f"{t.resource.kind}List",
+                "apiVersion": t.resource.group_version,
+                "metadata": {"resourceVersion": version},
+                "items": [self._out(o) for o in found],
+            },
+        )
 
     def _table(self, r: Resource, objs: list[dict[str, Any]], version: str) -> dict[str, Any]:
         objs = [self._out(o) for o in objs]  # as served: budgets with their status
         head, rows = table_rows(r.kind, objs, self.sim.now())
         return {
-            "kind": "Table", "apiVersion": "meta.k8s.io/v1",
+            "kind": "Table",
+            "apiVersion": "meta.k8s.io/v1",
             "metadata": {"resourceVersion": version},
             "columnDefinitions": [
-                {"name": h.title() if h != "NAME" else "Name", "type": "string", "format": "name" if h == "NAME" else "",
-                 "description": h.lower(), "priority": 0} for h in head
+                {
+                    "name": h.title() if h != "NAME" else "Name",
+                    "type": "string",
+                    "format": "name" if h == "NAME" else "",
+                    "description": h.lower(),
+                    "priority": 0,
+                }
+                for h in head
             ],
             "rows": [
-                {"cells": cells, "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                                            "metadata": self._out(o)["metadata"]}}
+                {
+                    "cells": cells,
+                    "object": {
+                        "kind": "PartialObjectMetadata",
+                        "apiVersion": "meta.k8s.io/v1",
+                        "metadata": self._out(o)["metadata"],
+                    },
+                }
                 for o, cells in zip(objs, rows, strict=True)
             ],
-        }  # fmt: skip
+        }
 
     def _watch(self, t: Target, query: dict[str, str], table: bool) -> Reply:
         """A stream of {type, object} events from `resourceVersion` on (410 when older
@@ -293,9 +336,15 @@ class KubeAPI:
         return _event(kind_of_change, shown)
 
     def _events(
-        self, t: Target, selectors: tuple[list[Any], list[Any], bool], since: int, seconds: float,
-        initial: list[bytes], *, bookmarks: bool = False,
-    ) -> Iterator[bytes]:  # fmt: skip
+        self,
+        t: Target,
+        selectors: tuple[list[Any], list[Any], bool],
+        since: int,
+        seconds: float,
+        initial: list[bytes],
+        *,
+        bookmarks: bool = False,
+    ) -> Iterator[bytes]:
         """The watch's events; with `bookmarks`, a BOOKMARK carrying the version reached
         after every batch of changes whose last ones this watch was not sent, so that a client
         knows it has seen everything up to that version (client-go's allowWatchBookmarks;
@@ -327,8 +376,11 @@ class KubeAPI:
                 sent = version
                 yield shown
             if bookmarks and sent < since:
-                mark = {"kind": t.resource.kind, "apiVersion": t.resource.group_version,
-                        "metadata": {"resourceVersion": str(since)}}  # fmt: skip
+                mark = {
+                    "kind": t.resource.kind,
+                    "apiVersion": t.resource.group_version,
+                    "metadata": {"resourceVersion": str(since)},
+                }
                 yield _event("BOOKMARK", mark)
 
     # --- writes ---------------------------------------------------------------------
@@ -362,8 +414,13 @@ class KubeAPI:
         ):
             return self._virtual_write(t, obj, 201)
         if self.store.get(t.resource.kind, name, obj["metadata"].get("namespace", "")) is not None:
-            return status_error(409, "AlreadyExists", f'{t.resource.plural} "{name}" already exists',
-                                name=name, kind=t.resource.plural)  # fmt: skip
+            return status_error(
+                409,
+                "AlreadyExists",
+                f'{t.resource.plural} "{name}" already exists',
+                name=name,
+                kind=t.resource.plural,
+            )
         obj["metadata"].setdefault("creationTimestamp", rfc3339(self.sim.now()))
         obj.setdefault("kind", t.resource.kind)
         obj.setdefault("apiVersion", t.resource.group_version)
@@ -391,8 +448,16 @@ class KubeAPI:
             return status_error(405, "MethodNotAllowed", "the controllers' state is not deleted")
         self.sim.delete(t.resource.kind, t.name, t.namespace)
         self.store.commit()
-        return Reply(200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-                           "details": {"name": t.name, "kind": t.resource.plural}})  # fmt: skip
+        return Reply(
+            200,
+            {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Success",
+                "details": {"name": t.name, "kind": t.resource.plural},
+            },
+        )
 
     def _patch(self, t: Target, content_type: str, body: bytes) -> Reply:
         obj = self._get(t)
@@ -416,8 +481,12 @@ class KubeAPI:
             return new
         wanted = new["metadata"].get("resourceVersion")
         if wanted and wanted != self._out(obj)["metadata"]["resourceVersion"]:
-            return status_error(409, "Conflict", f'Operation cannot be fulfilled on {t.resource.plural} "{t.name}": '
-                                "the object has been modified; please apply your changes to the latest version and try again")  # fmt: skip
+            return status_error(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on {t.resource.plural} "{t.name}": '
+                "the object has been modified; please apply your changes to the latest version and try again",
+            )
         return self._store_update(t, obj, new)
 
     def _store_update(self, t: Target, old: dict[str, Any], new: dict[str, Any]) -> Reply:
@@ -474,9 +543,13 @@ class KubeAPI:
         if clock is None or self.virtual.clock_named(t.name) is None:
             return self._not_found(t)
         if clock.mode != "stepped":
-            return status_error(409, "Conflict", "the clock follows real time while the "
-                                "cluster's own controllers run; serve it with --no-controllers "
-                                "to step it")  # fmt: skip
+            return status_error(
+                409,
+                "Conflict",
+                "the clock follows real time while the "
+                "cluster's own controllers run; serve it with --no-controllers "
+                "to step it",
+            )
         try:
             to = step_target(self._decode(body))
         except (PatchError, ValueError) as exc:
@@ -500,8 +573,12 @@ class KubeAPI:
                 201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
             )
         if answer.code == 429:
-            return status_error(429, "TooManyRequests", answer.message,
-                                causes=[{"reason": "DisruptionBudget", "message": answer.cause}])  # fmt: skip
+            return status_error(
+                429,
+                "TooManyRequests",
+                answer.message,
+                causes=[{"reason": "DisruptionBudget", "message": answer.cause}],
+            )
         return status_error(500, "InternalError", answer.message)
 
     # --- shapes ---------------------------------------------------------------------
@@ -532,9 +609,11 @@ class KubeAPI:
 
 
 def _wanted(
-    t: Target, obj: dict[str, Any], labels: list[tuple[str, str, str]],
+    t: Target,
+    obj: dict[str, Any],
+    labels: list[tuple[str, str, str]],
     fields: list[tuple[str, str, str]],
-) -> bool:  # fmt: skip
+) -> bool:
     """In the request's namespace (if it names one) and matching its selectors."""
     if t.namespace and obj["metadata"].get("namespace", "") != t.namespace:
         return False

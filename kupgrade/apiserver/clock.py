@@ -43,12 +43,18 @@ def clock_object(stepper: Stepper, resource_version: int, home: str) -> dict[str
     instant, which a client's watches must reach before it acts on what it sees."""
     now = stepper.now()
     return {
-        "apiVersion": "sim.kupgrade.io/v1", "kind": "Clock",
+        "apiVersion": "sim.kupgrade.io/v1",
+        "kind": "Clock",
         "metadata": {"name": NAME, "resourceVersion": str(resource_version)},
         "spec": {"mode": stepper.mode},
-        "status": {"now": now, "time": rfc3339(now), "nextEventAt": stepper.next_at(),
-                   "resourceVersion": str(resource_version), "home": home},
-    }  # fmt: skip
+        "status": {
+            "now": now,
+            "time": rfc3339(now),
+            "nextEventAt": stepper.next_at(),
+            "resourceVersion": str(resource_version),
+            "home": home,
+        },
+    }
 
 
 def step_target(body: Any) -> float | None:

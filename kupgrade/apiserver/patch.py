@@ -24,10 +24,17 @@ TYPES = (MERGE, JSON_PATCH, STRATEGIC)
 
 # patchMergeKey of the core fields kubectl patches most (k8s.io/api core/v1 types.go).
 MERGE_KEYS = {
-    "containers": "name", "initContainers": "name", "volumes": "name", "env": "name",
-    "ports": "containerPort", "volumeMounts": "mountPath", "conditions": "type",
-    "taints": "key", "tolerations": "key", "imagePullSecrets": "name",
-}  # fmt: skip
+    "containers": "name",
+    "initContainers": "name",
+    "volumes": "name",
+    "env": "name",
+    "ports": "containerPort",
+    "volumeMounts": "mountPath",
+    "conditions": "type",
+    "taints": "key",
+    "tolerations": "key",
+    "imagePullSecrets": "name",
+}
 
 
 class PatchError(Exception):
@@ -76,7 +83,10 @@ def _merge_list(items: list[Any], patch: list[Any], key: str) -> list[Any]:
     for element in patch:
         if not isinstance(element, dict) or key not in element:
             return patch  # not keyed: the list is replaced
-        at = next((i for i, e in enumerate(merged) if isinstance(e, dict) and e.get(key) == element[key]), None)  # fmt: skip
+        at = next(
+            (i for i, e in enumerate(merged) if isinstance(e, dict) and e.get(key) == element[key]),
+            None,
+        )
         if element.get("$patch") == "delete":
             if at is not None:
                 merged.pop(at)

@@ -30,17 +30,25 @@ class Resource:
     def api_resources(self) -> list[dict[str, Any]]:
         """Its entries in an APIResourceList: the resource, then its subresources."""
         own = {
-            "name": self.plural, "singularName": self.singular, "namespaced": self.namespaced,
-            "kind": self.kind, "verbs": READ + WRITE if self.writable else ["get", "list"],
-        }  # fmt: skip
+            "name": self.plural,
+            "singularName": self.singular,
+            "namespaced": self.namespaced,
+            "kind": self.kind,
+            "verbs": READ + WRITE if self.writable else ["get", "list"],
+        }
         if self.short:
             own["shortNames"] = list(self.short)
         out = [own]
         for sub in self.subresources:
             kind = CREATED_SUBRESOURCES.get(sub, self.kind)
             verbs = ["create"] if sub in CREATED_SUBRESOURCES else ["get", "patch", "update"]
-            entry = {"name": f"{self.plural}/{sub}", "singularName": "",
-                     "namespaced": self.namespaced, "kind": kind, "verbs": verbs}  # fmt: skip
+            entry = {
+                "name": f"{self.plural}/{sub}",
+                "singularName": "",
+                "namespaced": self.namespaced,
+                "kind": kind,
+                "verbs": verbs,
+            }
             if sub == "eviction":
                 entry["group"], entry["version"] = "policy", "v1"
             out.append(entry)
@@ -139,8 +147,11 @@ def group_versions() -> dict[str, list[Resource]]:
 
 def api_versions() -> dict[str, Any]:
     """GET /api: the core group's versions."""
-    return {"kind": "APIVersions", "versions": ["v1"],
-            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]}  # fmt: skip
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}],
+    }
 
 
 def api_groups() -> dict[str, Any]:
@@ -161,6 +172,8 @@ def resource_list(group_version: str) -> dict[str, Any] | None:
     if found is None:
         return None
     return {
-        "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": group_version,
         "resources": [entry for r in found for entry in r.api_resources()],
-    }  # fmt: skip
+    }

@@ -102,9 +102,15 @@ class APIServer:
     the kubeconfig for it is written to `kubeconfig`."""
 
     def __init__(
-        self, sim: SimCluster, home: Path, name: str, version: dict[str, str], port: int = 0,
-        *, clock: Stepper | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        sim: SimCluster,
+        home: Path,
+        name: str,
+        version: dict[str, str],
+        port: int = 0,
+        *,
+        clock: Stepper | None = None,
+    ) -> None:
         self.access = ensure_access(home)
         self.api = KubeAPI(sim, self.access.token, version, clock=clock, home=str(home))
         self.server = _Server(port, self.api, self.access)
@@ -125,8 +131,11 @@ def version_info(store: Any) -> dict[str, str]:
     """GET /version: the Kubernetes version the simulated cluster runs (OpenShift 4.N
     ships Kubernetes 1.N+13; a distributed-cloud release its own minor)."""
     clusters = own_clusters(store.list("Cluster"))
-    apiservers = [image_version(p) for p in store.list("Pod")
-                  if (p["metadata"].get("labels") or {}).get("component") == "kube-apiserver"]  # fmt: skip
+    apiservers = [
+        image_version(p)
+        for p in store.list("Pod")
+        if (p["metadata"].get("labels") or {}).get("component") == "kube-apiserver"
+    ]
     if apiservers:  # a kubeadm cluster: the version its (oldest) apiserver serves
         git = "v" + min((a for a in apiservers if a), key=parse_kube, default="1.30.0")
     elif clusters:
@@ -147,5 +156,12 @@ def version_info(store: Any) -> dict[str, str]:
         minor = int(release.split(".")[1]) + 13 if release.count(".") >= 1 else 26
         git = f"v1.{minor}.0"
     major, minor_text = git.removeprefix("v").split(".")[:2]
-    return {"major": major, "minor": minor_text, "gitVersion": git, "gitTreeState": "clean",
-            "goVersion": "go1.22", "compiler": "gc", "platform": "linux/amd64"}  # fmt: skip
+    return {
+        "major": major,
+        "minor": minor_text,
+        "gitVersion": git,
+        "gitTreeState": "clean",
+        "goVersion": "go1.22",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    }

@@ -38,11 +38,15 @@ class Virtual:
     def state(self) -> dict[str, Any]:
         data = {k: json.dumps(v) for k, v in self.sim.store.metas(STATE).items()}
         return {
-            "apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": STATE_CONFIGMAP, "namespace": STATE_NAMESPACE,
-                         "resourceVersion": self._version()},
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": STATE_CONFIGMAP,
+                "namespace": STATE_NAMESPACE,
+                "resourceVersion": self._version(),
+            },
             "data": data,
-        }  # fmt: skip
+        }
 
     def clocks(self) -> list[dict[str, Any]]:
         if self.clock is None:
@@ -59,17 +63,31 @@ class Virtual:
             kind, _, rest = str(e["object"]).partition("/")
             namespace, _, name = rest.rpartition("/")
             stamp = rfc3339(float(e["at"]))
-            out.append({
-                "apiVersion": "v1", "kind": "Event",
-                "metadata": {"name": f"{name or kind}.{seq:x}", "namespace": namespace or "default",
-                             "creationTimestamp": stamp, "resourceVersion": str(seq),
-                             "annotations": {EVENT_AT: repr(float(e["at"]))}},
-                "involvedObject": {"kind": KIND_NAMES.get(kind, kind), "name": name,
-                                   **({"namespace": namespace} if namespace else {})},
-                "reason": e["reason"], "message": e["message"], "type": e["kind"],
-                "count": 1, "firstTimestamp": stamp, "lastTimestamp": stamp,
-                "source": {"component": "kupgrade"},
-            })  # fmt: skip
+            out.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Event",
+                    "metadata": {
+                        "name": f"{name or kind}.{seq:x}",
+                        "namespace": namespace or "default",
+                        "creationTimestamp": stamp,
+                        "resourceVersion": str(seq),
+                        "annotations": {EVENT_AT: repr(float(e["at"]))},
+                    },
+                    "involvedObject": {
+                        "kind": KIND_NAMES.get(kind, kind),
+                        "name": name,
+                        **({"namespace": namespace} if namespace else {}),
+                    },
+                    "reason": e["reason"],
+                    "message": e["message"],
+                    "type": e["kind"],
+                    "count": 1,
+                    "firstTimestamp": stamp,
+                    "lastTimestamp": stamp,
+                    "source": {"component": "kupgrade"},
+                }
+            )
         return out
 
     # --- writes -------------------------------------------------------------------------
@@ -99,8 +117,9 @@ class Virtual:
         ns = involved.get("namespace") or ""
         key = f"{str(involved['kind']).lower()}/{ns + '/' if ns else ''}{involved['name']}"
         kind = "Warning" if obj.get("type") == "Warning" else "Normal"
-        self.sim.store.event(self.sim.now(), kind, key, str(obj.get("reason", "")),
-                             str(obj.get("message", "")))  # fmt: skip
+        self.sim.store.event(
+            self.sim.now(), kind, key, str(obj.get("reason", "")), str(obj.get("message", ""))
+        )
         return ""
 
     def _version(self) -> str:

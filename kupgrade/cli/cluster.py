@@ -129,8 +129,13 @@ def create_command(
             f"invalid cluster name {name!r}", field="NAME", hint="use letters, digits and dashes"
         )
     loaded = load_profile(profile)
-    given = {"version": version, "channel": channel, "upstream": upstream,
-             "platform": platform, "seed": seed}  # fmt: skip
+    given = {
+        "version": version,
+        "channel": channel,
+        "upstream": upstream,
+        "platform": platform,
+        "seed": seed,
+    }
     spec = msgspec.structs.replace(
         sized(loaded.spec, masters, workers), **{k: v for k, v in given.items() if v is not None}
     )
@@ -227,8 +232,9 @@ def profile_command(
     """
     example = platform_named(platform).example_profile()
     if example is None:
-        raise InputError(f"no example for platform {platform!r}", field="--platform",
-                         hint="openshift or gdc")  # fmt: skip
+        raise InputError(
+            f"no example for platform {platform!r}", field="--platform", hint="openshift or gdc"
+        )
     if output.data:
         print_json(profile_schema())
     else:
@@ -318,15 +324,22 @@ def serve_api_command(
                 ) as server,
                 maybe_cluster_console(server.kubeconfig, console_port if console else None) as live,
             ):
-                info = {"cluster": root.name, "server": f"https://127.0.0.1:{server.port}",
-                        "kubeconfig": str(server.kubeconfig), "clock": runner.mode}  # fmt: skip
+                info = {
+                    "cluster": root.name,
+                    "server": f"https://127.0.0.1:{server.port}",
+                    "kubeconfig": str(server.kubeconfig),
+                    "clock": runner.mode,
+                }
                 if live is not None:
                     info["console"] = live.url
                 if output.data:
                     print_json(info)
                 else:
-                    stdout.print(f"serving the API of cluster {root.name} at {info['server']}; "
-                                 f"export KUBECONFIG={server.kubeconfig}", highlight=False)  # fmt: skip
+                    stdout.print(
+                        f"serving the API of cluster {root.name} at {info['server']}; "
+                        f"export KUBECONFIG={server.kubeconfig}",
+                        highlight=False,
+                    )
                     if live is not None:
                         stdout.print(f"console: {live.url}", highlight=False)
                 sys.stdout.flush()

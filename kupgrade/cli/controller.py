@@ -111,8 +111,7 @@ def run_command(
             )
         _run_remote(kubeconfig, context, until, output)
         return
-    served = Served(port if api or console else None, console_port if console else None,
-                    console_fd)  # fmt: skip
+    served = Served(port if api or console else None, console_port if console else None, console_fd)
     if not child:
         _supervise(cluster, until, speed, output, served)
         return

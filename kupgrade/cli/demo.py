@@ -127,8 +127,9 @@ def demo_command(
         "  kupgrade serve --releases sample/releases --graph-data sample/graph-data\n"
         f"  then open http://127.0.0.1:8080/?channel={channel}&arch={arch}\n"
         "A rehearsal watched live: kupgrade controller run --cluster NAME --speed 120 --console",
-        highlight=False, markup=False,
-    )  # fmt: skip
+        highlight=False,
+        markup=False,
+    )
 
 
 def example_cluster(url: str, snapshot: Path) -> tuple[ClusterView, Availability]:

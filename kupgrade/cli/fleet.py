@@ -66,14 +66,21 @@ def create_command(
     fleet = read_fleet(read_yaml(file, "fleet file"), str(file))
     fleet_name = name or file.stem
     root = create_fleet(fleet_name, fleet)
-    info = {"fleet": fleet_name, "path": str(root), "platform": fleet.platform,
-            "clusters": [m.name for m in fleet.members]}  # fmt: skip
+    info = {
+        "fleet": fleet_name,
+        "path": str(root),
+        "platform": fleet.platform,
+        "clusters": [m.name for m in fleet.members],
+    }
     if output.data:
         print_json(info)
         return
-    stdout.print(f"created fleet {fleet_name} ({fleet.platform}): {len(fleet.members)} clusters "
-                 f"({', '.join(info['clusters'][:8])}{', ...' if len(fleet.members) > 8 else ''})",
-                 highlight=False, markup=False)  # fmt: skip
+    stdout.print(
+        f"created fleet {fleet_name} ({fleet.platform}): {len(fleet.members)} clusters "
+        f"({', '.join(info['clusters'][:8])}{', ...' if len(fleet.members) > 8 else ''})",
+        highlight=False,
+        markup=False,
+    )
 
 
 @app.command("list")
@@ -92,10 +99,15 @@ def list_command(output: OutputOpt = Format.text) -> None:
     for name in fleet_names():
         with opened_fleet(name) as (_, store, info, _members):
             state = store.meta("rehearsal") or {}
-            rows.append({"name": name, "platform": info.get("platform"),
-                         "clusters": len(info.get("members", [])),
-                         "rehearsal": state.get("status", "not started"),
-                         "target": state.get("target")})  # fmt: skip
+            rows.append(
+                {
+                    "name": name,
+                    "platform": info.get("platform"),
+                    "clusters": len(info.get("members", [])),
+                    "rehearsal": state.get("status", "not started"),
+                    "target": state.get("target"),
+                }
+            )
     if output.data:
         print_json(rows)
         return
@@ -128,17 +140,29 @@ def delete_command(
         stdout.print(f"deleted fleet {name} and its {len(members)} clusters", highlight=False)
 
 
-def _settings(rehearsal: Rehearsal, to: str | None, available: str | None, policy: str | None,
-              max_parallel: int) -> Settings:  # fmt: skip
+def _settings(
+    rehearsal: Rehearsal,
+    to: str | None,
+    available: str | None,
+    policy: str | None,
+    max_parallel: int,
+) -> Settings:
     info = rehearsal.info
     target = to or info.get("target")
     if not target:
-        raise InputError("no target version", field="--to",
-                         hint="pass --to VERSION (or put `target:` in the fleet file)")  # fmt: skip
+        raise InputError(
+            "no target version",
+            field="--to",
+            hint="pass --to VERSION (or put `target:` in the fleet file)",
+        )
     offered = [v.strip() for v in available.split(",") if v.strip()] if available else None
     chosen = rehearsal.part.policy(policy or info.get("policy"))
-    return Settings(str(target), offered if offered is not None else list(info.get("available") or []),
-                    chosen, max_parallel)  # fmt: skip
+    return Settings(
+        str(target),
+        offered if offered is not None else list(info.get("available") or []),
+        chosen,
+        max_parallel,
+    )
 
 
 def _plan_steps(path: Path) -> list[dict[str, Any]]:
@@ -148,19 +172,32 @@ def _plan_steps(path: Path) -> list[dict[str, Any]]:
     if not isinstance(steps, list) or not all(
         isinstance(s, dict) and {"id", "object", "from", "to"} <= s.keys() for s in steps
     ):
-        raise InputError("a plan has `steps`, each with id, object, from, to and after",
-                         file=str(path), hint="write one with `kupgrade plan FLEET.yaml -o json`")  # fmt: skip
+        raise InputError(
+            "a plan has `steps`, each with id, object, from, to and after",
+            file=str(path),
+            hint="write one with `kupgrade plan FLEET.yaml -o json`",
+        )
     ids = {str(s["id"]) for s in steps}
     out = []
     for s in steps:
         after = [str(a) for a in s.get("after") or []]
         missing = [a for a in after if a not in ids]
         if missing:
-            raise InputError(f"step {s['id']} comes after {missing[0]!r}, which the plan does not have",
-                             file=str(path), field=f"steps[{s['id']}].after")  # fmt: skip
-        out.append({"id": str(s["id"]), "object": str(s["object"]), "from": str(s["from"]),
-                    "to": str(s["to"]), "after": after,
-                    "leave_pools": [str(p) for p in s.get("leave_pools") or []]})  # fmt: skip
+            raise InputError(
+                f"step {s['id']} comes after {missing[0]!r}, which the plan does not have",
+                file=str(path),
+                field=f"steps[{s['id']}].after",
+            )
+        out.append(
+            {
+                "id": str(s["id"]),
+                "object": str(s["object"]),
+                "from": str(s["from"]),
+                "to": str(s["to"]),
+                "after": after,
+                "leave_pools": [str(p) for p in s.get("leave_pools") or []],
+            }
+        )
     return out
 
 
@@ -227,15 +264,19 @@ def rehearse_command(
             _same_settings(state, to, available, policy, max_parallel, plan_file)
             rehearsal.resume()
         elif (
-            state is not None and state["status"] == "completed"
-            and to in (None, state["target"]) and plan_file is None
-        ):  # fmt: skip
+            state is not None
+            and state["status"] == "completed"
+            and to in (None, state["target"])
+            and plan_file is None
+        ):
             pass  # done already: its report again, as a rerun script expects
         elif state is not None and state["status"] == "stopped":
-            raise InputError(f"the last rehearsal stopped ({state['stop']['kind']}): "
-                             f"{state['stop'].get('why', '')}",
-                             hint=f"see `kupgrade fleet status --fleet {root.name}`; delete the fleet "
-                             "and create it again to start over")  # fmt: skip
+            raise InputError(
+                f"the last rehearsal stopped ({state['stop']['kind']}): "
+                f"{state['stop'].get('why', '')}",
+                hint=f"see `kupgrade fleet status --fleet {root.name}`; delete the fleet "
+                "and create it again to start over",
+            )
         else:
             settings = _settings(rehearsal, to, available, policy, max_parallel)
             try:
@@ -255,23 +296,35 @@ def rehearse_command(
 
 
 def _same_settings(
-    state: dict[str, Any], to: str | None, available: str | None, policy: str | None,
-    max_parallel: int, plan_file: Path | None,
-) -> None:  # fmt: skip
+    state: dict[str, Any],
+    to: str | None,
+    available: str | None,
+    policy: str | None,
+    max_parallel: int,
+    plan_file: Path | None,
+) -> None:
     """A rehearsal under way goes on as it began: options that say otherwise are refused
     (the same ones, as a script that reruns its command passes them, are fine)."""
     offered = [v.strip() for v in available.split(",") if v.strip()] if available else None
-    given = {"--to": (to, state["target"]), "--available": (offered, state["available"]),
-             "--policy": (policy, state["policy"]),
-             "--max-parallel": (max_parallel or None, state["maxParallel"] or None)}  # fmt: skip
+    given = {
+        "--to": (to, state["target"]),
+        "--available": (offered, state["available"]),
+        "--policy": (policy, state["policy"]),
+        "--max-parallel": (max_parallel or None, state["maxParallel"] or None),
+    }
     for flag, (asked, stored) in given.items():
         if asked is not None and asked != stored:
-            raise InputError(f"a rehearsal of this fleet is under way with {flag} {stored}",
-                             field=flag, hint="run `kupgrade fleet rehearse` without it to go "
-                             "on with that rehearsal")  # fmt: skip
+            raise InputError(
+                f"a rehearsal of this fleet is under way with {flag} {stored}",
+                field=flag,
+                hint="run `kupgrade fleet rehearse` without it to go on with that rehearsal",
+            )
     if plan_file is not None:
-        raise InputError("a rehearsal of this fleet is under way with its own plan", field="--plan",
-                         hint="run `kupgrade fleet rehearse` without --plan to go on with it")  # fmt: skip
+        raise InputError(
+            "a rehearsal of this fleet is under way with its own plan",
+            field="--plan",
+            hint="run `kupgrade fleet rehearse` without --plan to go on with it",
+        )
 
 
 @contextmanager
@@ -339,34 +392,60 @@ def _print(report: dict[str, Any], output: Format) -> None:
     if output.data:
         print_json(report)
         return
-    steps = Table("STEP", "OBJECT", "FROM", "TO", "STATE", "READY", "START", "END", "WAITED FOR",
-                  box=None)  # fmt: skip
+    steps = Table(
+        "STEP", "OBJECT", "FROM", "TO", "STATE", "READY", "START", "END", "WAITED FOR", box=None
+    )
     for s in report["steps"]:
         waited = s["freedBy"] or s["waitedFor"] or ""
         if s["state"] == "waiting" and s["heldBy"]:
             waited = s["heldBy"]
-        steps.add_row(s["id"], s["object"], s["from"], s["to"], s["state"], _minutes(s["readyAt"]),
-                      _minutes(s["startedAt"]), _minutes(s["finishedAt"]), waited)  # fmt: skip
+        steps.add_row(
+            s["id"],
+            s["object"],
+            s["from"],
+            s["to"],
+            s["state"],
+            _minutes(s["readyAt"]),
+            _minutes(s["startedAt"]),
+            _minutes(s["finishedAt"]),
+            waited,
+        )
     stdout.print(steps)
     clusters = Table("CLUSTER", "START", "FINISH", "DOWN", "SHORT", "VERSIONS", box=None)
     for c in report["clusters"]:
         down = sum(w["down"] for w in c["downtime"].values())
         short = sum(w["short"] for w in c["downtime"].values())
-        clusters.add_row(c["name"], _minutes(c["start"]), _minutes(c["finish"]), _minutes(down),
-                         _minutes(short), c["versions"])  # fmt: skip
+        clusters.add_row(
+            c["name"],
+            _minutes(c["start"]),
+            _minutes(c["finish"]),
+            _minutes(down),
+            _minutes(short),
+            c["versions"],
+        )
     stdout.print(clusters)
     if report["outcome"] == "not started":
-        stdout.print(f"fleet {report['fleet']}: no rehearsal yet (`kupgrade fleet rehearse "
-                     f"--fleet {report['fleet']} --to VERSION`)", highlight=False, markup=False)  # fmt: skip
+        stdout.print(
+            f"fleet {report['fleet']}: no rehearsal yet (`kupgrade fleet rehearse "
+            f"--fleet {report['fleet']} --to VERSION`)",
+            highlight=False,
+            markup=False,
+        )
         return
     path = " -> ".join(p["id"] for p in report["criticalPath"])
-    stdout.print(f"fleet {report['fleet']}: {report['outcome']} after "
-                 f"{report['simulatedSeconds'] / 60:.1f} simulated minutes; critical path {path or '-'}",
-                 highlight=False, markup=False)  # fmt: skip
+    stdout.print(
+        f"fleet {report['fleet']}: {report['outcome']} after "
+        f"{report['simulatedSeconds'] / 60:.1f} simulated minutes; critical path {path or '-'}",
+        highlight=False,
+        markup=False,
+    )
     stop = report.get("stop")
     if stop:
-        stdout.print(f"stopped ({stop['kind']}) at {_minutes(stop['at'])}: {stop.get('why', '')}",
-                     highlight=False, markup=False)  # fmt: skip
+        stdout.print(
+            f"stopped ({stop['kind']}) at {_minutes(stop['at'])}: {stop.get('why', '')}",
+            highlight=False,
+            markup=False,
+        )
         if stop.get("state"):
             stdout.print(f"  state after: {stop['state']}", highlight=False, markup=False)
         if stop.get("objects"):

@@ -49,44 +49,89 @@ class Entry:
 
 # name -> where the command lives, in `kupgrade --help`'s order (commands, then groups).
 LAZY: dict[str, Entry] = {
-    "upgrade": Entry("kupgrade.cli.upgrade", "upgrade_command",
-                     "Show the cluster's update status like `oc adm upgrade`, or request an "
-                     "update; `upgrade status` shows its progress like `oc adm upgrade status`."),
-    "get": Entry("kupgrade.cli.get", "get_command",
-                 "Print objects as `oc get` does, or their full YAML/JSON."),
-    "serve": Entry("kupgrade.cli.serve", "serve_command",
-                   "Serve the update graph over Cincinnati's policy-engine API."),
-    "demo": Entry("kupgrade.cli.demo", "demo_command",
-                  "Run the update service on the sample data, query it, then rehearse an upgrade."),
-    "updates": Entry("kupgrade.cli.updates", "updates_command",
-                     "Show the updates of this cluster's channel as `oc adm upgrade` would."),
-    "path": Entry("kupgrade.cli.path", "path_command",
-                  "Fewest hops from --from to --to, switching channels of one family minor by minor."),
-    "plan": Entry("kupgrade.cli.plan", "plan_command",
-                  "Plan an upgrade whose every intermediate state keeps every skew rule."),
-    "rollout": Entry("kupgrade.cli.plan", "rollout_command",
-                     "How another rollout engine would size one step of a pool, to compare with ours."),
-    "explain": Entry("kupgrade.cli.skew", "explain_command",
-                     "What a rule id in a skew finding or refusal means, and where the rule comes "
-                     "from; without an id, every rule."),
-    "graph": Entry("kupgrade.cli.graph", "app",
-                   "Build, filter, lint and compare Cincinnati update graphs."),
-    "sample": Entry("kupgrade.cli.demo", "sample_app",
-                    "The sample dataset kupgrade ships (an OpenShift-like 4.12-4.15 line)."),
-    "promql": Entry("kupgrade.cli.promql", "app",
-                    "Evaluate PromQL over a metrics snapshot, as Prometheus would."),
-    "release": Entry("kupgrade.cli.release", "app",
-                     "Release payloads: build, inspect, extract, push, sign, verify, order."),
-    "cluster": Entry("kupgrade.cli.cluster", "cluster_app",
-                     "Create, list and delete simulated clusters."),
-    "controller": Entry("kupgrade.cli.controller", "controller_app",
-                        "Run the controllers of a cluster."),
-    "skew": Entry("kupgrade.cli.skew", "app",
-                  "Version-skew rules of Kubernetes, kubeadm and distributed cloud."),
-    "fleet": Entry("kupgrade.cli.fleet", "app",
-                   "Fleets of simulated clusters: create, rehearse a plan, status."),
+    "upgrade": Entry(
+        "kupgrade.cli.upgrade",
+        "upgrade_command",
+        "Show the cluster's update status like `oc adm upgrade`, or request an "
+        "update; `upgrade status` shows its progress like `oc adm upgrade status`.",
+    ),
+    "get": Entry(
+        "kupgrade.cli.get",
+        "get_command",
+        "Print objects as `oc get` does, or their full YAML/JSON.",
+    ),
+    "serve": Entry(
+        "kupgrade.cli.serve",
+        "serve_command",
+        "Serve the update graph over Cincinnati's policy-engine API.",
+    ),
+    "demo": Entry(
+        "kupgrade.cli.demo",
+        "demo_command",
+        "Run the update service on the sample data, query it, then rehearse an upgrade.",
+    ),
+    "updates": Entry(
+        "kupgrade.cli.updates",
+        "updates_command",
+        "Show the updates of this cluster's channel as `oc adm upgrade` would.",
+    ),
+    "path": Entry(
+        "kupgrade.cli.path",
+        "path_command",
+        "Fewest hops from --from to --to, switching channels of one family minor by minor.",
+    ),
+    "plan": Entry(
+        "kupgrade.cli.plan",
+        "plan_command",
+        "Plan an upgrade whose every intermediate state keeps every skew rule.",
+    ),
+    "rollout": Entry(
+        "kupgrade.cli.plan",
+        "rollout_command",
+        "How another rollout engine would size one step of a pool, to compare with ours.",
+    ),
+    "explain": Entry(
+        "kupgrade.cli.skew",
+        "explain_command",
+        "What a rule id in a skew finding or refusal means, and where the rule comes "
+        "from; without an id, every rule.",
+    ),
+    "graph": Entry(
+        "kupgrade.cli.graph", "app", "Build, filter, lint and compare Cincinnati update graphs."
+    ),
+    "sample": Entry(
+        "kupgrade.cli.demo",
+        "sample_app",
+        "The sample dataset kupgrade ships (an OpenShift-like 4.12-4.15 line).",
+    ),
+    "promql": Entry(
+        "kupgrade.cli.promql",
+        "app",
+        "Evaluate PromQL over a metrics snapshot, as Prometheus would.",
+    ),
+    "release": Entry(
+        "kupgrade.cli.release",
+        "app",
+        "Release payloads: build, inspect, extract, push, sign, verify, order.",
+    ),
+    "cluster": Entry(
+        "kupgrade.cli.cluster", "cluster_app", "Create, list and delete simulated clusters."
+    ),
+    "controller": Entry(
+        "kupgrade.cli.controller", "controller_app", "Run the controllers of a cluster."
+    ),
+    "skew": Entry(
+        "kupgrade.cli.skew",
+        "app",
+        "Version-skew rules of Kubernetes, kubeadm and distributed cloud.",
+    ),
+    "fleet": Entry(
+        "kupgrade.cli.fleet",
+        "app",
+        "Fleets of simulated clusters: create, rehearse a plan, status.",
+    ),
     "olm": Entry("kupgrade.cli.olm_cluster", "app", "Operator catalogs and subscriptions."),
-}  # fmt: skip
+}
 
 
 def load(name: str) -> click.Command:

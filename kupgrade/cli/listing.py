@@ -163,14 +163,16 @@ def draw(group: TyperGroup, ctx: click.Context) -> None:
         body = Group(_Paragraph(inspect.cleandoc(group.help).partition("\f")[0].strip()))
         console.print(Padding(Align(body, pad=False), (0, 1, 1, 1)))
     options = [
-        p for p in group.get_params(ctx)
+        p
+        for p in group.get_params(ctx)
         if isinstance(p, TyperOption) and not getattr(p, "hidden", False)
-    ]  # fmt: skip
+    ]
     _panel(console, "Options", _option_table(options, ctx))
     commands = [
-        c for c in (group.get_command(ctx, n) for n in group.list_commands(ctx))
+        c
+        for c in (group.get_command(ctx, n) for n in group.list_commands(ctx))
         if c is not None and not c.hidden
-    ]  # fmt: skip
+    ]
     _panel(console, "Commands", _command_table(commands))
 
 
@@ -181,9 +183,17 @@ def _panel(console: Console, title: str, table: Table) -> None:
 
 def _table(highlight: bool) -> Table:
     return Table(
-        highlight=highlight, show_header=False, expand=True, box=None, show_lines=False,
-        leading=0, border_style=None, row_styles=None, pad_edge=False, padding=(0, 1),
-    )  # fmt: skip
+        highlight=highlight,
+        show_header=False,
+        expand=True,
+        box=None,
+        show_lines=False,
+        leading=0,
+        border_style=None,
+        row_styles=None,
+        pad_edge=False,
+        padding=(0, 1),
+    )
 
 
 def _option_table(options: list[TyperOption], ctx: click.Context) -> Table:
@@ -205,11 +215,16 @@ def _option_table(options: list[TyperOption], ctx: click.Context) -> Table:
             if described:
                 types.append(f" [{described}]")
         required.append(Text("*", style="red") if param.required else "")
-        rows.append([
-            _HIGHLIGHT(",".join(longs)), _HIGHLIGHT(",".join(shorts)),
-            _NEGATIVE(",".join(second_longs)), _NEGATIVE(",".join(second_shorts)),
-            _TYPES(types), Columns(list(_option_help(param, ctx))),
-        ])  # fmt: skip
+        rows.append(
+            [
+                _HIGHLIGHT(",".join(longs)),
+                _HIGHLIGHT(",".join(shorts)),
+                _NEGATIVE(",".join(second_longs)),
+                _NEGATIVE(",".join(second_shorts)),
+                _TYPES(types),
+                Columns(list(_option_help(param, ctx))),
+            ]
+        )
     table = _table(highlight=True)
     for needed, row in zip(required, rows, strict=True):
         table.add_row(*([needed, *row] if any(required) else row))

@@ -31,9 +31,13 @@ ConsoleOpt = Annotated[
 ]
 ConsolePortOpt = Annotated[
     int,
-    typer.Option("--console-port", min=0, max=65535,
-                 help="--console: the port on 127.0.0.1 (0: any free one)."),
-]  # fmt: skip
+    typer.Option(
+        "--console-port",
+        min=0,
+        max=65535,
+        help="--console: the port on 127.0.0.1 (0: any free one).",
+    ),
+]
 
 
 def backend(kubeconfig: Path | None, context: str | None) -> KubeBackend:

@@ -60,20 +60,33 @@ def subscribe_command(
     with opened(cluster) as (root, store, spec):
         platform = platform_of(spec)
         if "operators" not in platform.verbs:
-            raise InputError(f"cluster {root.name} is a {platform.title} cluster, on which the "
-                             "simulator runs no OLM", hint="subscribe an OpenShift cluster")  # fmt: skip
+            raise InputError(
+                f"cluster {root.name} is a {platform.title} cluster, on which the "
+                "simulator runs no OLM",
+                hint="subscribe an OpenShift cluster",
+            )
         sim = SimCluster(store)
         chosen = package_of(str(path), package)
         add_source(sim, name, str(path), namespace=source_namespace, priority=priority)
-        sub = subscribe(sim, package=chosen, source=name, source_namespace=source_namespace,
-                        namespace=namespace, channel=channel, approval=approval,
-                        starting_csv=starting_csv)  # fmt: skip
+        sub = subscribe(
+            sim,
+            package=chosen,
+            source=name,
+            source_namespace=source_namespace,
+            namespace=namespace,
+            channel=channel,
+            approval=approval,
+            starting_csv=starting_csv,
+        )
         store.commit()
     if output.data:
         print_json(sub)
         return
-    stdout.print(f"subscription {namespace}/{chosen} created; run `kupgrade controller run` to "
-                 "install it", highlight=False, markup=False)  # fmt: skip
+    stdout.print(
+        f"subscription {namespace}/{chosen} created; run `kupgrade controller run` to install it",
+        highlight=False,
+        markup=False,
+    )
 
 
 @app.command("approve")
@@ -102,5 +115,8 @@ def approve_command(
     if output.data:
         print_json(approved)
         return
-    stdout.print(f"install plan {approved['metadata']['namespace']}/{plan} approved",
-                 highlight=False, markup=False)  # fmt: skip
+    stdout.print(
+        f"install plan {approved['metadata']['namespace']}/{plan} approved",
+        highlight=False,
+        markup=False,
+    )

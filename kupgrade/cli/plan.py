@@ -58,8 +58,11 @@ def _text(plan: Plan) -> None:
     if plan.refused is not None:
         r = plan.refused
         head = f"no plan: {r.object} {r.frm} -> {r.to} is refused" if r.object else "no plan"
-        stdout.print(f"{head} ({', '.join(r.rules)})\n  {r.message}\n  fix: {r.fix}",
-                     highlight=False, markup=False)  # fmt: skip
+        stdout.print(
+            f"{head} ({', '.join(r.rules)})\n  {r.message}\n  fix: {r.fix}",
+            highlight=False,
+            markup=False,
+        )
         return
     table = Table("STEP", "OBJECT", "FROM", "TO", "AFTER", "LEAVES POOLS", box=None)
     for s in plan.steps:

@@ -100,9 +100,10 @@ def _destination(to_file: Path | None, to_dir: Path | None, out: Path | None) ->
     given = [p for p in (to_file, to_dir, out) if p is not None]
     if len(given) != 1:
         raise InputError(
-            "give one of --to-file, --to-dir or --out", field="--to-file",
+            "give one of --to-file, --to-dir or --out",
+            field="--to-file",
             hint="--to-file release.tar, or --to-dir ./layout",
-        )  # fmt: skip
+        )
     if to_file is not None and to_file.suffix != ".tar":
         raise InputError("the file name must end in .tar", field="--to-file")
     return given[0]

@@ -68,14 +68,17 @@ def load(path: Path, policy: str, releases: Path | None) -> Fleet | Inventory:
         if policy not in ("gdc", "auto"):
             raise InputError(
                 f"{path} lists distributed-cloud clusters; policy {policy!r} is for Kubernetes "
-                "inventories", field="--policy", hint="use --policy gdc",
-            )  # fmt: skip
+                "inventories",
+                field="--policy",
+                hint="use --policy gdc",
+            )
         return listed_fleet(data, str(path), load_history(releases) if releases else None)
     if policy == "gdc":
         raise InputError(
             "policy gdc needs a fleet inventory (clusters: {NAME: {version, role, ...}})",
-            file=str(path), field="--policy",
-        )  # fmt: skip
+            file=str(path),
+            field="--policy",
+        )
     if releases is not None:
         raise InputError("--releases applies to distributed-cloud fleets only", field="--releases")
     return with_apiservers(parse_inventory(data, str(path)), str(path))
@@ -126,8 +129,9 @@ def explain_command(
         print_json([asdict(r) for r in found])
         return
     for r in found:
-        stdout.print(f"{r.id} ({r.kind}): {r.rule}\n  source: {r.source}", highlight=False,
-                     markup=False)  # fmt: skip
+        stdout.print(
+            f"{r.id} ({r.kind}): {r.rule}\n  source: {r.source}", highlight=False, markup=False
+        )
 
 
 @app.command("reference")
@@ -186,8 +190,11 @@ def check_command(
     ```
     """
     if (inventory is None) == (kubeconfig is None):
-        raise InputError("give an inventory file or --kubeconfig, one of them", field="INVENTORY",
-                         hint="`kupgrade skew reference inventory` shows the file format")  # fmt: skip
+        raise InputError(
+            "give an inventory file or --kubeconfig, one of them",
+            field="INVENTORY",
+            hint="`kupgrade skew reference inventory` shows the file format",
+        )
     loaded: Fleet | Inventory
     if kubeconfig is not None:
         from kupgrade.cluster.live import inventory_of, local_kubectls  # noqa: PLC0415 - see above

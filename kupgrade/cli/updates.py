@@ -46,12 +46,18 @@ def cluster_view_of(api: KubeBackend) -> tuple[str, str, str, str, str]:
     """(upstream, channel, version, architecture, cluster ID) from the ClusterVersion."""
     cv = api.get("ClusterVersion", "version")
     if cv is None:
-        raise InputError("the cluster has no ClusterVersion (it is not OpenShift)",
-                         field="--kubeconfig")  # fmt: skip
+        raise InputError(
+            "the cluster has no ClusterVersion (it is not OpenShift)", field="--kubeconfig"
+        )
     spec, desired = cv.get("spec") or {}, (cv.get("status") or {}).get("desired") or {}
     arch = "multi" if desired.get("architecture") == "Multi" else "amd64"
-    return (str(spec.get("upstream") or DEFAULT_UPSTREAM), str(spec.get("channel") or ""),
-            str(desired.get("version") or ""), arch, str(spec.get("clusterID") or ""))  # fmt: skip
+    return (
+        str(spec.get("upstream") or DEFAULT_UPSTREAM),
+        str(spec.get("channel") or ""),
+        str(desired.get("version") or ""),
+        arch,
+        str(spec.get("clusterID") or ""),
+    )
 
 
 @user_errors
@@ -126,8 +132,10 @@ def updates_command(
         upstream, channel, version = upstream or found[0], channel or found[1], version or found[2]
         arch, cluster_id = found[3] if arch == "amd64" else arch, cluster_id or found[4]
     if not (upstream and channel and version):
-        raise InputError("needs --upstream, --channel and --version, or a cluster's --kubeconfig",
-                         field="--channel")  # fmt: skip
+        raise InputError(
+            "needs --upstream, --channel and --version, or a cluster's --kubeconfig",
+            field="--channel",
+        )
     if hosted and not cluster_id:
         raise InputError("needs the cluster's --id (its _id label)", field="--hosted")
     condition = promql_condition(metrics, at, prometheus, token_file, ca_file, required=False)

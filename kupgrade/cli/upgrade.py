@@ -35,10 +35,12 @@ def _flag(name: str, text: str) -> Any:
 
 ActionArg = Annotated[
     UpgradeAction | None,
-    typer.Argument(help="status: the update's progress as `oc adm upgrade status` shows it "
-                   "(control plane, nodes by pool, health). channel [CHANNEL]: set the update "
-                   "channel as `oc adm upgrade channel` does (none given: clear it)."),
-]  # fmt: skip
+    typer.Argument(
+        help="status: the update's progress as `oc adm upgrade status` shows it "
+        "(control plane, nodes by pool, health). channel [CHANNEL]: set the update "
+        "channel as `oc adm upgrade channel` does (none given: clear it)."
+    ),
+]
 ChannelArg = Annotated[
     str | None, typer.Argument(help="channel: the channel to set.", show_default=False)
 ]
@@ -62,15 +64,19 @@ AllowOpt = Annotated[
 ]
 WarningsOpt = Annotated[
     bool,
-    _flag("--allow-upgrade-with-warnings",
-          "Request an update while the cluster is updating, failing or invalid."),
-]  # fmt: skip
+    _flag(
+        "--allow-upgrade-with-warnings",
+        "Request an update while the cluster is updating, failing or invalid.",
+    ),
+]
 ForceOpt = Annotated[bool, _flag("--force", "Go on through failed verification and preconditions.")]
 ExplicitChannelOpt = Annotated[
     bool,
-    _flag("--allow-explicit-channel",
-          "channel: set a channel the current release does not list, or clear one it does."),
-]  # fmt: skip
+    _flag(
+        "--allow-explicit-channel",
+        "channel: set a channel the current release does not list, or clear one it does.",
+    ),
+]
 LeavePoolsOpt = Annotated[
     str | None, _flag("--leave-pools", "gdc: worker pools to keep at their version (a,b).")
 ]
@@ -79,19 +85,24 @@ NodepoolOpt = Annotated[
 ]
 BootstrapOpt = Annotated[
     bool,
-    _flag("--use-bootstrap",
-          "gdc: upgrade a self-managed cluster through a temporary bootstrap cluster."),
-]  # fmt: skip
+    _flag(
+        "--use-bootstrap",
+        "gdc: upgrade a self-managed cluster through a temporary bootstrap cluster.",
+    ),
+]
 AvailableOpt = Annotated[
     str | None,
-    _flag("--available",
-          "kubernetes: releases steps may land on, comma-separated (the target is always one)."),
-]  # fmt: skip
+    _flag(
+        "--available",
+        "kubernetes: releases steps may land on, comma-separated (the target is always one).",
+    ),
+]
 PolicyOpt = Annotated[
     str | None,
-    _flag("--policy", "kubernetes: the skew policy (auto, k8s-n2, k8s-n3, kubeadm-X.Y); "
-          "default auto."),
-]  # fmt: skip
+    _flag(
+        "--policy", "kubernetes: the skew policy (auto, k8s-n2, k8s-n3, kubeadm-X.Y); default auto."
+    ),
+]
 KubeadmOpt = Annotated[
     str | None, _flag("--kubeadm", "kubernetes: the kubeadm version used (default: the target's).")
 ]
@@ -103,9 +114,12 @@ RcsOpt = Annotated[
 ]
 DetailsOpt = Annotated[
     Details,
-    _flag("--details", "status: show every node, the updating operators, the health insights' "
-          "descriptions, or all of them."),
-]  # fmt: skip
+    _flag(
+        "--details",
+        "status: show every node, the updating operators, the health insights' "
+        "descriptions, or all of them.",
+    ),
+]
 
 
 def _listed(text: str | None) -> tuple[str, ...]:
@@ -171,11 +185,26 @@ def upgrade_command(
     ```
     """
     ask = UpgradeAsk(
-        to, to_image, to_latest, clear, allow_explicit_upgrade, include_not_recommended,
-        allow_not_recommended, allow_upgrade_with_warnings, force, bmctl, _listed(leave_pools),
-        nodepool, use_bootstrap, releases, kubeadm, allow_experimental, allow_rcs,
-        _listed(available), policy,
-    )  # fmt: skip
+        to,
+        to_image,
+        to_latest,
+        clear,
+        allow_explicit_upgrade,
+        include_not_recommended,
+        allow_not_recommended,
+        allow_upgrade_with_warnings,
+        force,
+        bmctl,
+        _listed(leave_pools),
+        nodepool,
+        use_bootstrap,
+        releases,
+        kubeadm,
+        allow_experimental,
+        allow_rcs,
+        _listed(available),
+        policy,
+    )
     live = kubeconfig is not None or context is not None
     _check_action(action, channel, allow_explicit_channel, ask)
     if action is UpgradeAction.channel:
@@ -195,21 +224,32 @@ def _check_action(
 ) -> None:
     """What goes with `upgrade channel` and `upgrade status`, and what does not."""
     if channel is not None and action is not UpgradeAction.channel:
-        raise InputError(f"unexpected argument {channel!r}", field="ACTION",
-                         hint="`upgrade channel CHANNEL` sets the channel")  # fmt: skip
+        raise InputError(
+            f"unexpected argument {channel!r}",
+            field="ACTION",
+            hint="`upgrade channel CHANNEL` sets the channel",
+        )
     if explicit and action is not UpgradeAction.channel:
-        raise InputError("--allow-explicit-channel goes with `upgrade channel`",
-                         field="--allow-explicit-channel")  # fmt: skip
+        raise InputError(
+            "--allow-explicit-channel goes with `upgrade channel`", field="--allow-explicit-channel"
+        )
     if action is not None and (ask.target or ask.clear):
         what = "sets the channel" if action is UpgradeAction.channel else "shows the update"
-        raise InputError(f"`upgrade {action.value}` {what}: it takes no --to, --to-image, "
-                         "--to-latest or --clear", field="--to")  # fmt: skip
+        raise InputError(
+            f"`upgrade {action.value}` {what}: it takes no --to, --to-image, "
+            "--to-latest or --clear",
+            field="--to",
+        )
 
 
 def _channel(
-    cluster: str | None, name: str, explicit: bool, kubeconfig: Path | None,
-    context: str | None, output: Format,
-) -> None:  # fmt: skip
+    cluster: str | None,
+    name: str,
+    explicit: bool,
+    kubeconfig: Path | None,
+    context: str | None,
+    output: Format,
+) -> None:
     """`upgrade channel`: through a kubeconfig, or on a simulated cluster whose platform
     has channels."""
     if kubeconfig is not None or context is not None:
@@ -217,17 +257,22 @@ def _channel(
         return
     with opened(cluster) as (_, store, spec):
         if "upgrade channel" not in platform_of(spec).verbs:
-            raise InputError(f"`upgrade channel` does not apply to {platform_of(spec).title} "
-                             "clusters", field="ACTION")  # fmt: skip
+            raise InputError(
+                f"`upgrade channel` does not apply to {platform_of(spec).title} clusters",
+                field="ACTION",
+            )
         said = set_channel(SimCluster(store), name, explicit)
         store.commit()
     _print(said, output)
 
 
 def _status(
-    cluster: str | None, details: Details, kubeconfig: Path | None, context: str | None,
+    cluster: str | None,
+    details: Details,
+    kubeconfig: Path | None,
+    context: str | None,
     output: Format,
-) -> None:  # fmt: skip
+) -> None:
     """`upgrade status`: `oc adm upgrade status` where the platform has it, otherwise the
     platform's own status (what `upgrade` without a target shows)."""
     if kubeconfig is not None or context is not None:

@@ -58,7 +58,13 @@ def operator_row(co: Condition) -> dict[str, Any]:
     conditions = {
         c.get("type"): c.get("status") for c in (co.get("status") or {}).get("conditions") or []
     }
-    versions = [v.get("version", "") for v in (co.get("status") or {}).get("versions") or []
-                if v.get("name") == "operator"]  # fmt: skip
-    return {"name": co["metadata"]["name"], "version": versions[0] if versions else "",
-            **{k: conditions.get(k, "Unknown") for k in ("Available", "Progressing", "Degraded")}}  # fmt: skip
+    versions = [
+        v.get("version", "")
+        for v in (co.get("status") or {}).get("versions") or []
+        if v.get("name") == "operator"
+    ]
+    return {
+        "name": co["metadata"]["name"],
+        "version": versions[0] if versions else "",
+        **{k: conditions.get(k, "Unknown") for k in ("Available", "Progressing", "Degraded")},
+    }

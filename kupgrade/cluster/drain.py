@@ -93,8 +93,12 @@ class Flags:
             ),
             0,
         )
-        return Flags("--ignore-daemonsets" in args, "--delete-emptydir-data" in args,
-                     "--force" in args, timeout)  # fmt: skip
+        return Flags(
+            "--ignore-daemonsets" in args,
+            "--delete-emptydir-data" in args,
+            "--force" in args,
+            timeout,
+        )
 
 
 @dataclass(frozen=True)
@@ -143,8 +147,12 @@ def _unreplicated(pod: DrainPod, flags: Flags) -> Status:
 
 
 FILTERS: list[Callable[[DrainPod, Flags], Status]] = [
-    _deleted, _daemonset, _mirror, _local_storage, _unreplicated,
-]  # fmt: skip
+    _deleted,
+    _daemonset,
+    _mirror,
+    _local_storage,
+    _unreplicated,
+]
 
 
 @dataclass

@@ -93,21 +93,27 @@ def cluster_object(
     return {
         "apiVersion": API,
         "kind": "Cluster",
-        "metadata": meta(
-            name, namespace_of(name), annotations=notes, creationTimestamp=created
-        ),
+        "metadata": meta(name, namespace_of(name), annotations=notes, creationTimestamp=created),
         "spec": spec,
         "status": {
             "anthosBareMetalVersion": version,
             "conditions": [
-                {"type": "Ready", "status": "True", "reason": "ClusterReady",
-                 "lastTransitionTime": created},
-                {"type": "Reconciling", "status": "False", "reason": "ReconciliationCompleted",
-                 "lastTransitionTime": created},
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "ClusterReady",
+                    "lastTransitionTime": created,
+                },
+                {
+                    "type": "Reconciling",
+                    "status": "False",
+                    "reason": "ReconciliationCompleted",
+                    "lastTransitionTime": created,
+                },
             ],
             "clusterState": "Running",
         },
-    }  # fmt: skip
+    }
 
 
 def node_pool(

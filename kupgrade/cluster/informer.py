@@ -76,8 +76,12 @@ class Informer:
                 return
 
     def _stream(self) -> None:
-        params = {"watch": "1", "resourceVersion": str(self._seen),
-                  "allowWatchBookmarks": "true", "timeoutSeconds": str(WATCH_SECONDS)}  # fmt: skip
+        params = {
+            "watch": "1",
+            "resourceVersion": str(self._seen),
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(WATCH_SECONDS),
+        }
         with self.http.stream("GET", self.path, params=params, timeout=None) as response:
             if response.status_code == 410:
                 self._relist()

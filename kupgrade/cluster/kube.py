@@ -64,12 +64,15 @@ def event_rows(listed: builtins.list[Obj]) -> builtins.list[dict[str, Any]]:
         at = (e.get("metadata", {}).get("annotations") or {}).get(EVENT_AT)
         involved = e.get("involvedObject") or {}
         ns = involved.get("namespace")
-        rows.append({
-            "at": float(at) if at else parse_time(e.get("lastTimestamp") or e.get("eventTime")),
-            "kind": e.get("type", "Normal"),
-            "object": f"{str(involved.get('kind', '')).lower()}/{ns + '/' if ns else ''}{involved.get('name', '')}",
-            "reason": e.get("reason", ""), "message": e.get("message", ""),
-        })  # fmt: skip
+        rows.append(
+            {
+                "at": float(at) if at else parse_time(e.get("lastTimestamp") or e.get("eventTime")),
+                "kind": e.get("type", "Normal"),
+                "object": f"{str(involved.get('kind', '')).lower()}/{ns + '/' if ns else ''}{involved.get('name', '')}",
+                "reason": e.get("reason", ""),
+                "message": e.get("message", ""),
+            }
+        )
     return rows
 
 
@@ -96,9 +99,10 @@ class KubeBackend:
             self.client = Client(config=chosen, field_manager="kupgrade")
         except (ConfigError, OSError, KeyError, ValueError) as exc:
             raise InputError(
-                f"cannot use {where}: {exc}", field="--kubeconfig",
+                f"cannot use {where}: {exc}",
+                field="--kubeconfig",
                 hint="give a kubeconfig file (and --context) that kubectl can use",
-            ) from None  # fmt: skip
+            ) from None
         self.where = where
         self._wakes: list[tuple[float, Key]] = []
         self._simulated: bool | None = None  # whether it serves a simulator's Clock
@@ -134,14 +138,23 @@ class KubeBackend:
         return time.time()
 
     def get(self, kind: str, name: str, namespace: str = "") -> Obj | None:
-        found = self._call(f"get {kind} {name}", self.client.get, _resource(kind), name,
-                           namespace=namespace or None)  # fmt: skip
+        found = self._call(
+            f"get {kind} {name}",
+            self.client.get,
+            _resource(kind),
+            name,
+            namespace=namespace or None,
+        )
         return None if found is None else _plain(found)
 
     def list(self, kind: str, **selectors: Any) -> builtins.list[Obj]:
         namespaced = KINDS[kind][3]
-        found = self._call(f"list {kind}", lambda: builtins.list(self.client.list(
-            _resource(kind), namespace="*" if namespaced else "", **selectors)))  # fmt: skip
+        found = self._call(
+            f"list {kind}",
+            lambda: builtins.list(
+                self.client.list(_resource(kind), namespace="*" if namespaced else "", **selectors)
+            ),
+        )
         return [_plain(o) for o in found or []]
 
     def watch(self, *kinds: str) -> Watch:
@@ -178,16 +191,23 @@ class KubeBackend:
             {"status": obj["status"]} if status else {k: v for k, v in obj.items() if k != "status"}
         )
         patched = self._call(
-            f"patch {obj['kind']} {meta['name']}", self.client.patch,
-            resource.Status if status else resource, meta["name"], body,
-            namespace=meta.get("namespace") or None, patch_type=PatchType.MERGE,
-        )  # fmt: skip
+            f"patch {obj['kind']} {meta['name']}",
+            self.client.patch,
+            resource.Status if status else resource,
+            meta["name"],
+            body,
+            namespace=meta.get("namespace") or None,
+            patch_type=PatchType.MERGE,
+        )
         return _plain(patched) if patched is not None else obj
 
     def evict(self, pod: Obj) -> Answer:
         meta = pod["metadata"]
-        eviction = {"apiVersion": "policy/v1", "kind": "Eviction",
-                    "metadata": {"name": meta["name"], "namespace": meta.get("namespace", "")}}  # fmt: skip
+        eviction = {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": meta["name"], "namespace": meta.get("namespace", "")},
+        }
         path = f"/api/v1/namespaces/{meta.get('namespace', '')}/pods/{meta['name']}/eviction"
         try:
             response = self._http().post(path, json=eviction)
@@ -218,13 +238,23 @@ class KubeBackend:
         return json.loads(data[key]) if key in data else default
 
     def set_state(self, key: str, value: Any) -> None:
-        self.apply({"apiVersion": "v1", "kind": "ConfigMap",
-                    "metadata": {"name": STATE_CONFIGMAP, "namespace": STATE_NAMESPACE},
-                    "data": {key: json.dumps(value)}})  # fmt: skip
+        self.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": STATE_CONFIGMAP, "namespace": STATE_NAMESPACE},
+                "data": {key: json.dumps(value)},
+            }
+        )
 
     def delete(self, kind: str, name: str, namespace: str = "") -> None:
-        self._call(f"delete {kind} {name}", self.client.delete, _resource(kind), name,
-                   namespace=namespace or None)  # fmt: skip
+        self._call(
+            f"delete {kind} {name}",
+            self.client.delete,
+            _resource(kind),
+            name,
+            namespace=namespace or None,
+        )
 
     # --- beyond the protocol ------------------------------------------------------------
 
@@ -234,8 +264,10 @@ class KubeBackend:
             response = self._http().get("/version")
             response.raise_for_status()
         except httpx.HTTPError as exc:
-            raise InputError(f"cannot read the version of {self.where}: {exc}",
-                             hint="is the cluster up, and the kubeconfig's server right?") from None  # fmt: skip
+            raise InputError(
+                f"cannot read the version of {self.where}: {exc}",
+                hint="is the cluster up, and the kubeconfig's server right?",
+            ) from None
         return dict(response.json())
 
     def _http(self) -> httpx.Client:

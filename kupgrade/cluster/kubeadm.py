@@ -47,25 +47,42 @@ def image_version(pod: Obj) -> str:
 
 
 def _ready(created: str) -> Obj:
-    return {"phase": "Running", "conditions": [{"type": "Ready", "status": "True",
-                                                  "lastTransitionTime": created}]}  # fmt: skip
+    return {
+        "phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": created}],
+    }
 
 
 def static_pod(component: str, node: str, version: str, created: str) -> Obj:
     """A control-plane component's mirror pod on `node`."""
     minor = int(version.lstrip("v").split(".")[1])
-    image = (f"{REGISTRY}/etcd:{ETCD.get(minor, '3.5.21-0')}" if component == "etcd"
-             else f"{REGISTRY}/{component}:{v(version)}")  # fmt: skip
+    image = (
+        f"{REGISTRY}/etcd:{ETCD.get(minor, '3.5.21-0')}"
+        if component == "etcd"
+        else f"{REGISTRY}/{component}:{v(version)}"
+    )
     pod: Obj = {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": meta(f"{component}-{node}", "kube-system", creationTimestamp=created,
-                         labels={"component": component, "tier": CONTROL_PLANE_ROLE},
-                         annotations={MIRROR_ANNOTATION: hashlib.md5(f"{component}/{node}".encode()).hexdigest()},
-                         ownerReferences=[{"apiVersion": "v1", "kind": "Node", "name": node, "controller": True}]),
-        "spec": {"nodeName": node, "priorityClassName": "system-node-critical",
-                 "containers": [{"name": component, "image": image}]},
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta(
+            f"{component}-{node}",
+            "kube-system",
+            creationTimestamp=created,
+            labels={"component": component, "tier": CONTROL_PLANE_ROLE},
+            annotations={
+                MIRROR_ANNOTATION: hashlib.md5(f"{component}/{node}".encode()).hexdigest()
+            },
+            ownerReferences=[
+                {"apiVersion": "v1", "kind": "Node", "name": node, "controller": True}
+            ],
+        ),
+        "spec": {
+            "nodeName": node,
+            "priorityClassName": "system-node-critical",
+            "containers": [{"name": component, "image": image}],
+        },
         "status": _ready(created),
-    }  # fmt: skip
+    }
     pod["status"]["runningImage"] = image
     return pod
 
@@ -74,42 +91,72 @@ def proxy_pod(node: str, version: str, created: str) -> Obj:
     suffix = hashlib.sha256(node.encode()).hexdigest()[:5]
     image = f"{REGISTRY}/kube-proxy:{v(version)}"
     return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": meta(f"kube-proxy-{suffix}", "kube-system", creationTimestamp=created,
-                         labels={"k8s-app": "kube-proxy"},
-                         ownerReferences=[{"apiVersion": "apps/v1", "kind": "DaemonSet",
-                                           "name": "kube-proxy", "controller": True}]),
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta(
+            f"kube-proxy-{suffix}",
+            "kube-system",
+            creationTimestamp=created,
+            labels={"k8s-app": "kube-proxy"},
+            ownerReferences=[
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "DaemonSet",
+                    "name": "kube-proxy",
+                    "controller": True,
+                }
+            ],
+        ),
         "spec": {"nodeName": node, "containers": [{"name": "kube-proxy", "image": image}]},
         "status": _ready(created),
-    }  # fmt: skip
+    }
 
 
 def kube_node(
     name: str, pool: str, role: str, version: str, *, created: str, zone: str | None = None
 ) -> Obj:
-    labels = {f"node-role.kubernetes.io/{role}": "", "kubernetes.io/hostname": name,
-              POOL_LABEL: pool}  # fmt: skip
+    labels = {
+        f"node-role.kubernetes.io/{role}": "",
+        "kubernetes.io/hostname": name,
+        POOL_LABEL: pool,
+    }
     if zone:
         labels["topology.kubernetes.io/zone"] = zone
     return {
-        "apiVersion": "v1", "kind": "Node",
+        "apiVersion": "v1",
+        "kind": "Node",
         "metadata": {**meta(name, creationTimestamp=created, labels=labels), "annotations": {}},
         "spec": {},
         "status": {
-            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                            "lastTransitionTime": created}],
-            "nodeInfo": {"kubeletVersion": v(version), "kubeProxyVersion": v(version),
-                         "containerRuntimeVersion": "containerd://1.7.20"},
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "lastTransitionTime": created,
+                }
+            ],
+            "nodeInfo": {
+                "kubeletVersion": v(version),
+                "kubeProxyVersion": v(version),
+                "containerRuntimeVersion": "containerd://1.7.20",
+            },
         },
-    }  # fmt: skip
+    }
 
 
 def kubeadm_config(version: str, endpoint: str) -> Obj:
     """kube-system/kubeadm-config: the ClusterConfiguration kubeadm upgrades."""
-    config = (f"apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n"
-              f"kubernetesVersion: {v(version)}\ncontrolPlaneEndpoint: {endpoint}\n")  # fmt: skip
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta("kubeadm-config", "kube-system"),
-            "data": {"ClusterConfiguration": config}}  # fmt: skip
+    config = (
+        f"apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n"
+        f"kubernetesVersion: {v(version)}\ncontrolPlaneEndpoint: {endpoint}\n"
+    )
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": meta("kubeadm-config", "kube-system"),
+        "data": {"ClusterConfiguration": config},
+    }
 
 
 def node_pool(node: Obj) -> str:

@@ -76,8 +76,13 @@ def local_kubectls() -> list[tuple[str, str]]:
     out = []
     for path in sorted(found):
         try:
-            done = subprocess.run([path, "version", "--client", "-o", "json"], capture_output=True,
-                                  text=True, timeout=20, check=False)  # fmt: skip
+            done = subprocess.run(
+                [path, "version", "--client", "-o", "json"],
+                capture_output=True,
+                text=True,
+                timeout=20,
+                check=False,
+            )
             git = json.loads(done.stdout)["clientVersion"]["gitVersion"]
         except (OSError, subprocess.TimeoutExpired, ValueError, KeyError):
             continue

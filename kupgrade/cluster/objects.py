@@ -91,10 +91,11 @@ def machine_config(rendered: str, release: str, created: str) -> Obj:
     return {
         "apiVersion": "machineconfiguration.openshift.io/v1",
         "kind": "MachineConfig",
-        "metadata": meta(rendered, creationTimestamp=created,
-                         annotations={mco.RELEASE_IMAGE_VERSION: release}),
+        "metadata": meta(
+            rendered, creationTimestamp=created, annotations={mco.RELEASE_IMAGE_VERSION: release}
+        ),
         "spec": {},
-    }  # fmt: skip
+    }
 
 
 def openshift_kubelet(release: str) -> str:

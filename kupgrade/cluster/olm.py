@@ -28,34 +28,64 @@ SOURCE_IMAGE = "grpc"  # a catalog image (OLM serves it over gRPC; kupgrade pull
 
 
 def catalog_source(
-    name: str, namespace: str, *, image: str = "", path: str = "", priority: int = 0,
-    poll: str = "", created: str = "",
-) -> Obj:  # fmt: skip
-    spec: Obj = {"sourceType": SOURCE_IMAGE if image else SOURCE_FILE, "priority": priority,
-                 "displayName": name, "publisher": "kupgrade"}  # fmt: skip
+    name: str,
+    namespace: str,
+    *,
+    image: str = "",
+    path: str = "",
+    priority: int = 0,
+    poll: str = "",
+    created: str = "",
+) -> Obj:
+    spec: Obj = {
+        "sourceType": SOURCE_IMAGE if image else SOURCE_FILE,
+        "priority": priority,
+        "displayName": name,
+        "publisher": "kupgrade",
+    }
     if image:
         spec["image"] = image
         if poll:
             spec["updateStrategy"] = {"registryPoll": {"interval": poll}}
     else:
         spec["path"] = path
-    return {"apiVersion": GROUP_VERSION, "kind": "CatalogSource",
-            "metadata": meta(name, namespace, creationTimestamp=created), "spec": spec,
-            "status": {}}  # fmt: skip
+    return {
+        "apiVersion": GROUP_VERSION,
+        "kind": "CatalogSource",
+        "metadata": meta(name, namespace, creationTimestamp=created),
+        "spec": spec,
+        "status": {},
+    }
 
 
 def subscription(
-    name: str, namespace: str, *, package: str, channel: str, source: str,
-    source_namespace: str, approval: str = "Automatic", starting_csv: str = "",
+    name: str,
+    namespace: str,
+    *,
+    package: str,
+    channel: str,
+    source: str,
+    source_namespace: str,
+    approval: str = "Automatic",
+    starting_csv: str = "",
     created: str = "",
-) -> Obj:  # fmt: skip
-    spec: Obj = {"name": package, "channel": channel, "source": source,
-                 "sourceNamespace": source_namespace, "installPlanApproval": approval}  # fmt: skip
+) -> Obj:
+    spec: Obj = {
+        "name": package,
+        "channel": channel,
+        "source": source,
+        "sourceNamespace": source_namespace,
+        "installPlanApproval": approval,
+    }
     if starting_csv:
         spec["startingCSV"] = starting_csv
-    return {"apiVersion": GROUP_VERSION, "kind": "Subscription",
-            "metadata": meta(name, namespace, creationTimestamp=created), "spec": spec,
-            "status": {}}  # fmt: skip
+    return {
+        "apiVersion": GROUP_VERSION,
+        "kind": "Subscription",
+        "metadata": meta(name, namespace, creationTimestamp=created),
+        "spec": spec,
+        "status": {},
+    }
 
 
 def plan_name(namespace: str, subscription: str, csv: str, generation: int) -> str:
@@ -68,36 +98,88 @@ def plan_name(namespace: str, subscription: str, csv: str, generation: int) -> s
 
 
 def install_plan(
-    name: str, namespace: str, csv: str, *, approval: str, generation: int, created: str,
+    name: str,
+    namespace: str,
+    csv: str,
+    *,
+    approval: str,
+    generation: int,
+    created: str,
     subscription: str,
-) -> Obj:  # fmt: skip
+) -> Obj:
     automatic = approval == "Automatic"
     return {
-        "apiVersion": GROUP_VERSION, "kind": "InstallPlan",
-        "metadata": meta(name, namespace, creationTimestamp=created,
-                         labels={"operators.coreos.com/subscription": subscription}),
-        "spec": {"clusterServiceVersionNames": [csv], "approval": approval,
-                 "approved": automatic, "generation": generation},
+        "apiVersion": GROUP_VERSION,
+        "kind": "InstallPlan",
+        "metadata": meta(
+            name,
+            namespace,
+            creationTimestamp=created,
+            labels={"operators.coreos.com/subscription": subscription},
+        ),
+        "spec": {
+            "clusterServiceVersionNames": [csv],
+            "approval": approval,
+            "approved": automatic,
+            "generation": generation,
+        },
         "status": {"phase": "Installing" if automatic else "RequiresApproval"},
-    }  # fmt: skip
+    }
 
 
 def csv_object(
-    name: str, namespace: str, *, package: str, version: str, replaces: str,
-    skips: list[str], properties: list[dict[str, Any]], image: str, created: str,
-) -> Obj:  # fmt: skip
-    spec: Obj = {"displayName": package, "version": version, "replaces": replaces or None,
-                 "install": {"strategy": "deployment", "spec": {"deployments": [
-                     {"name": f"{package}-operator", "spec": {"replicas": 1, "template": {
-                         "spec": {"containers": [{"name": "operator", "image": image}]}}}}]}}}  # fmt: skip
+    name: str,
+    namespace: str,
+    *,
+    package: str,
+    version: str,
+    replaces: str,
+    skips: list[str],
+    properties: list[dict[str, Any]],
+    image: str,
+    created: str,
+) -> Obj:
+    spec: Obj = {
+        "displayName": package,
+        "version": version,
+        "replaces": replaces or None,
+        "install": {
+            "strategy": "deployment",
+            "spec": {
+                "deployments": [
+                    {
+                        "name": f"{package}-operator",
+                        "spec": {
+                            "replicas": 1,
+                            "template": {
+                                "spec": {"containers": [{"name": "operator", "image": image}]}
+                            },
+                        },
+                    }
+                ]
+            },
+        },
+    }
     if skips:
         spec["skips"] = list(skips)
     annotations = {PROPERTIES: json.dumps({"properties": properties}, sort_keys=True)}
-    return {"apiVersion": GROUP_VERSION, "kind": "ClusterServiceVersion",
-            "metadata": meta(name, namespace, creationTimestamp=created, annotations=annotations,
-                             labels={f"operators.coreos.com/{package}.{namespace}": ""}),
-            "spec": spec, "status": {"phase": "Pending", "reason": "RequirementsUnknown",
-                                     "message": "requirements not yet checked"}}  # fmt: skip
+    return {
+        "apiVersion": GROUP_VERSION,
+        "kind": "ClusterServiceVersion",
+        "metadata": meta(
+            name,
+            namespace,
+            creationTimestamp=created,
+            annotations=annotations,
+            labels={f"operators.coreos.com/{package}.{namespace}": ""},
+        ),
+        "spec": spec,
+        "status": {
+            "phase": "Pending",
+            "reason": "RequirementsUnknown",
+            "message": "requirements not yet checked",
+        },
+    }
 
 
 # --- progress --------------------------------------------------------------------------------
@@ -111,8 +193,10 @@ def olm_busy(subscriptions: list[Obj], plans: list[Obj], csvs: list[Obj]) -> boo
     approval, a failure or a subscription at its latest is not work in flight."""
     if any(not (s.get("status") or {}).get("conditions") for s in subscriptions):
         return True
-    if any(p["spec"].get("approved") and p["status"].get("phase") in ("RequiresApproval", "Installing")
-           for p in plans):  # fmt: skip
+    if any(
+        p["spec"].get("approved") and p["status"].get("phase") in ("RequiresApproval", "Installing")
+        for p in plans
+    ):
         return True
     return any(c["status"].get("phase") in IN_FLIGHT for c in csvs)
 
@@ -158,8 +242,10 @@ def max_openshift_version(csv: Obj) -> tuple[tuple[int, int] | None, str]:
     bare = value.lstrip("v")
     extra = bare.split(".", 2)[2] if bare.count(".") >= 2 else "0"
     if extra != "0":  # a patch, a pre-release or build (semver.ParseTolerant, then EQ)
-        return None, (f"property {MAX_OPENSHIFT} must specify only <major>.<minor> version, got "
-                      f"invalid value {value}")  # fmt: skip
+        return None, (
+            f"property {MAX_OPENSHIFT} must specify only <major>.<minor> version, got "
+            f"invalid value {value}"
+        )
     return parsed, ""
 
 
@@ -187,15 +273,20 @@ def upgradeable_condition(csvs: list[Obj], current: str) -> Obj:
     if not found:
         return {"type": "Upgradeable", "status": "True"}
     lines = [
-        f"- {ref} has invalid {MAX_OPENSHIFT} properties: {error}" if error
+        f"- {ref} has invalid {MAX_OPENSHIFT} properties: {error}"
+        if error
         else f"- maximum supported OCP version for {ref} is {cap}"
         for ref, cap, error in found
-    ]  # fmt: skip
+    ]
     first = _xy(found[0][1]) if found[0][1] else (0, 0)
     assert first is not None
-    return {"type": "Upgradeable", "status": "False", "reason": INCOMPATIBLE,
-            "message": f"ClusterServiceVersions blocking minor version upgrades to "
-                       f"{first[0]}.{first[1] + 1}.0 or higher:\n" + "\n".join(lines)}  # fmt: skip
+    return {
+        "type": "Upgradeable",
+        "status": "False",
+        "reason": INCOMPATIBLE,
+        "message": f"ClusterServiceVersions blocking minor version upgrades to "
+        f"{first[0]}.{first[1] + 1}.0 or higher:\n" + "\n".join(lines),
+    }
 
 
 # --- oc get's columns ------------------------------------------------------------------------
@@ -204,8 +295,11 @@ def upgradeable_condition(csvs: list[Obj], current: str) -> Obj:
 def olm_columns(kind: str, obj: Obj) -> list[str]:
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     if kind == "CatalogSource":
-        return [str(spec.get("displayName", "")), str(spec.get("sourceType", "")),
-                str(spec.get("publisher", ""))]  # fmt: skip
+        return [
+            str(spec.get("displayName", "")),
+            str(spec.get("sourceType", "")),
+            str(spec.get("publisher", "")),
+        ]
     if kind == "Subscription":
         return [
             str(spec.get("name", "")),
@@ -213,10 +307,17 @@ def olm_columns(kind: str, obj: Obj) -> list[str]:
             str(spec.get("channel", "")),
         ]
     if kind == "InstallPlan":
-        return [", ".join(spec.get("clusterServiceVersionNames") or []),
-                str(spec.get("approval", "")), str(spec.get("approved", False)).lower()]  # fmt: skip
-    return [str(spec.get("displayName", "")), str(spec.get("version", "")),
-            str(spec.get("replaces") or ""), str(status.get("phase", ""))]  # fmt: skip
+        return [
+            ", ".join(spec.get("clusterServiceVersionNames") or []),
+            str(spec.get("approval", "")),
+            str(spec.get("approved", False)).lower(),
+        ]
+    return [
+        str(spec.get("displayName", "")),
+        str(spec.get("version", "")),
+        str(spec.get("replaces") or ""),
+        str(status.get("phase", "")),
+    ]
 
 
 OLM_HEADS = {

@@ -32,9 +32,12 @@ STATE = f"/api/v1/namespaces/{STATE_NAMESPACE}/configmaps/{STATE_CONFIGMAP}"
 
 
 def path_of(
-    kind: str, namespace: str = "", name: str = "", sub: str = "",
+    kind: str,
+    namespace: str = "",
+    name: str = "",
+    sub: str = "",
     known: dict[str, tuple[str, str, str, bool]] = KINDS,
-) -> str:  # fmt: skip
+) -> str:
     group, version, plural, namespaced = known[kind]
     out = f"/apis/{group}/{version}" if group else f"/api/{version}"
     if namespaced and namespace:
@@ -57,8 +60,9 @@ class InformedBackend(KubeBackend):
     def __init__(self, kubeconfig: Path | None = None, context: str | None = None) -> None:
         super().__init__(kubeconfig, context)
         self.http = self._http()
-        clock = self._request("GET", CLOCK, what="read the simulated cluster's clock",
-                              missing_ok=True)  # fmt: skip
+        clock = self._request(
+            "GET", CLOCK, what="read the simulated cluster's clock", missing_ok=True
+        )
         if clock is None:
             raise InputError(
                 f"the API server of {self.where} is not a simulated cluster's (it has no "
@@ -90,8 +94,9 @@ class InformedBackend(KubeBackend):
         try:
             response = self.http.request(method, path, json=body)
         except httpx.HTTPError as exc:
-            raise InputError(f"cannot {what}: {exc}",
-                             hint=f"is the API server of {self.where} still up?") from None  # fmt: skip
+            raise InputError(
+                f"cannot {what}: {exc}", hint=f"is the API server of {self.where} still up?"
+            ) from None
         if response.status_code == 404 and missing_ok:
             return None
         if response.status_code >= 400:
@@ -99,13 +104,17 @@ class InformedBackend(KubeBackend):
                 message = response.json().get("message", response.text)
             except ValueError:
                 message = response.text[:200]
-            raise InputError(f"cannot {what}: {response.status_code} {message}",
-                             hint=f"the API server of {self.where}")  # fmt: skip
+            raise InputError(
+                f"cannot {what}: {response.status_code} {message}",
+                hint=f"the API server of {self.where}",
+            )
         try:
             return response.json()
         except ValueError:
-            raise InputError(f"cannot {what}: the answer is not JSON ({response.text[:80]!r})",
-                             hint=f"is {self.where} a Kubernetes API server?") from None  # fmt: skip
+            raise InputError(
+                f"cannot {what}: the answer is not JSON ({response.text[:80]!r})",
+                hint=f"is {self.where} a Kubernetes API server?",
+            ) from None
 
     # --- the clock ----------------------------------------------------------------------
 
@@ -148,8 +157,10 @@ class InformedBackend(KubeBackend):
         RESTMapper does, for a kind outside the table (what a release's manifests carry)."""
         groups = self._request("GET", "/apis", what="read the API's groups") or {}
         versions = ["/api/v1"] + [
-            f"/apis/{v['groupVersion']}" for g in groups.get("groups") or [] for v in g.get("versions") or []
-        ]  # fmt: skip
+            f"/apis/{v['groupVersion']}"
+            for g in groups.get("groups") or []
+            for v in g.get("versions") or []
+        ]
         for path in versions:
             listed = self._request("GET", path, what=f"read {path}", missing_ok=True) or {}
             for r in listed.get("resources") or []:
@@ -158,8 +169,10 @@ class InformedBackend(KubeBackend):
                     group, _, version = group_version.rpartition("/")
                     self.kinds[kind] = (group, version, r["name"], bool(r.get("namespaced")))
                     return
-        raise InputError(f"the API server of {self.where} serves no {kind} objects",
-                         hint="a release manifest of this kind cannot be applied there")  # fmt: skip
+        raise InputError(
+            f"the API server of {self.where} serves no {kind} objects",
+            hint="a release manifest of this kind cannot be applied there",
+        )
 
     # --- informers ------------------------------------------------------------------------
 
@@ -169,8 +182,9 @@ class InformedBackend(KubeBackend):
             try:
                 found = self.informers[kind] = Informer(self.http, kind, self._path(kind))
             except (httpx.HTTPError, ValueError) as exc:
-                raise InputError(f"cannot list {kind} objects: {exc}",
-                                 hint=f"the API server of {self.where}") from None  # fmt: skip
+                raise InputError(
+                    f"cannot list {kind} objects: {exc}", hint=f"the API server of {self.where}"
+                ) from None
             for obj in found.objects.values():
                 self.served[key(obj)] = _parts(obj)
         return found
@@ -191,8 +205,9 @@ class InformedBackend(KubeBackend):
 
     def _refresh(self, kind: str, name: str, namespace: str) -> None:
         """Read one object again after a request that changed it on the server."""
-        found = self._request("GET", self._path(kind, namespace, name), what=f"read {kind} {name}",
-                              missing_ok=True)  # fmt: skip
+        found = self._request(
+            "GET", self._path(kind, namespace, name), what=f"read {kind} {name}", missing_ok=True
+        )
         if found is None:
             self._informer(kind).drop((kind, namespace, name))
             self.served.pop((kind, namespace, name), None)
@@ -231,8 +246,12 @@ class InformedBackend(KubeBackend):
         meta = obj["metadata"]
         existing = self.get(obj["kind"], meta["name"], meta.get("namespace", ""))
         if existing is None:
-            created = self._request("POST", self._path(obj["kind"], meta.get("namespace", "")), obj,
-                                    what=f"create {obj['kind']} {meta['name']}")  # fmt: skip
+            created = self._request(
+                "POST",
+                self._path(obj["kind"], meta.get("namespace", "")),
+                obj,
+                what=f"create {obj['kind']} {meta['name']}",
+            )
             return self._cache({**created, "kind": obj["kind"]})
         merged = {**obj, "status": existing["status"]} if "status" in existing else dict(obj)
         if applies_nothing(existing, merged):
@@ -252,26 +271,36 @@ class InformedBackend(KubeBackend):
         kind, namespace, name = k
         if k not in self.served and self.get(kind, name, namespace) is None:
             # A new object (the store takes it as it is, status and all: so does create).
-            done = self._request("POST", self._path(kind, namespace), obj,
-                                 what=f"create {kind} {name}")  # fmt: skip
+            done = self._request(
+                "POST", self._path(kind, namespace), obj, what=f"create {kind} {name}"
+            )
             obj["metadata"]["resourceVersion"] = str(version_of(done))
             self._cache(obj)
             return
         main, status = _parts(obj)
         served = self.served.get(k, (b"", b""))
         if main != served[0]:
-            done = self._request("PUT", self._path(kind, namespace, name), obj,
-                                 what=f"update {kind} {name}")  # fmt: skip
+            done = self._request(
+                "PUT", self._path(kind, namespace, name), obj, what=f"update {kind} {name}"
+            )
             obj["metadata"]["resourceVersion"] = str(version_of(done))
         if "status" in obj and status != served[1]:
-            done = self._request("PUT", self._path(kind, namespace, name, "status"), obj,
-                                 what=f"update the status of {kind} {name}")  # fmt: skip
+            done = self._request(
+                "PUT",
+                self._path(kind, namespace, name, "status"),
+                obj,
+                what=f"update the status of {kind} {name}",
+            )
             obj["metadata"]["resourceVersion"] = str(version_of(done))
         self._cache(obj)
 
     def delete(self, kind: str, name: str, namespace: str = "") -> None:
-        self._request("DELETE", self._path(kind, namespace, name), what=f"delete {kind} {name}",
-                      missing_ok=True)  # fmt: skip
+        self._request(
+            "DELETE",
+            self._path(kind, namespace, name),
+            what=f"delete {kind} {name}",
+            missing_ok=True,
+        )
         self._refresh(kind, name, namespace)
 
     def evict(self, pod: Obj) -> Answer:
@@ -291,24 +320,42 @@ class InformedBackend(KubeBackend):
         kind, _, rest = obj.partition("/")
         namespace, _, name = rest.rpartition("/")
         name = name or kind
-        self._request("POST", self._path("Event", namespace or "default"), {
-            "apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": f"{name}.{self._timer_seq:x}{len(self.timers):x}",
-                         "namespace": namespace or "default"},
-            "involvedObject": {"kind": kind, "name": name, **({"namespace": namespace} if namespace else {})},
-            "reason": reason, "message": message, "type": "Normal",
-            "source": {"component": "kupgrade"},
-        }, what=f"record an event on {obj}")  # fmt: skip
+        self._request(
+            "POST",
+            self._path("Event", namespace or "default"),
+            {
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {
+                    "name": f"{name}.{self._timer_seq:x}{len(self.timers):x}",
+                    "namespace": namespace or "default",
+                },
+                "involvedObject": {
+                    "kind": kind,
+                    "name": name,
+                    **({"namespace": namespace} if namespace else {}),
+                },
+                "reason": reason,
+                "message": message,
+                "type": "Normal",
+                "source": {"component": "kupgrade"},
+            },
+            what=f"record an event on {obj}",
+        )
 
     def _states(self) -> dict[str, Any]:
         if self._state is None:
-            found = self._request("GET", STATE, what="read the controllers' state",
-                                  missing_ok=True) or {}  # fmt: skip
+            found = (
+                self._request("GET", STATE, what="read the controllers' state", missing_ok=True)
+                or {}
+            )
             try:
                 self._state = {k: json.loads(v) for k, v in (found.get("data") or {}).items()}
             except (ValueError, TypeError) as exc:
-                raise InputError(f"the controllers' state in {STATE} is not JSON: {exc}",
-                                 hint="fix or delete that ConfigMap's data") from None  # fmt: skip
+                raise InputError(
+                    f"the controllers' state in {STATE} is not JSON: {exc}",
+                    hint="fix or delete that ConfigMap's data",
+                ) from None
         return self._state
 
     def state(self, key: str, default: Any = None) -> Any:
@@ -325,10 +372,14 @@ class InformedBackend(KubeBackend):
                 STATE, content=patch, headers={"Content-Type": "application/merge-patch+json"}
             )
         except httpx.HTTPError as exc:
-            raise InputError(f"cannot keep the controllers' state: {exc}",
-                             hint=f"is the API server of {self.where} still up?") from None  # fmt: skip
+            raise InputError(
+                f"cannot keep the controllers' state: {exc}",
+                hint=f"is the API server of {self.where} still up?",
+            ) from None
         if response.status_code >= 400:
-            raise InputError(f"cannot keep the controllers' state: {response.text[:200]}",
-                             hint=f"the API server of {self.where}")  # fmt: skip
+            raise InputError(
+                f"cannot keep the controllers' state: {response.text[:200]}",
+                hint=f"the API server of {self.where}",
+            )
         states[key] = json.loads(json.dumps(value))
         self.changed = True

@@ -133,8 +133,14 @@ class PolicyView:
             if a in index and b in index:
                 carrier = self.nodes[index[a] if key == m.KEY_NEXT_REMOVE else index[b]]
                 rule = (carrier.metadata or {}).get(key, "")
-                out.append({"from": strip_arch(a, arch), "to": strip_arch(b, arch),
-                            "removedBy": key, "rule": rule})  # fmt: skip
+                out.append(
+                    {
+                        "from": strip_arch(a, arch),
+                        "to": strip_arch(b, arch),
+                        "removedBy": key,
+                        "rule": rule,
+                    }
+                )
         return out
 
     def known_channels(self) -> set[str]:

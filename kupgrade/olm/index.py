@@ -63,10 +63,14 @@ class CatalogIndex:
             package = packages.setdefault(bundle.package, PackageIndex(bundle.package, ""))
             package.versions.setdefault(bundle.name, _version(bundle))
             package.images.setdefault(bundle.name, bundle.image)
-            package.properties.setdefault(bundle.name, [
-                {"type": p.type, "value": p.value} for p in bundle.properties
-                if p.type not in UNPROJECTED and p.value is not MISSING
-            ])  # fmt: skip
+            package.properties.setdefault(
+                bundle.name,
+                [
+                    {"type": p.type, "value": p.value}
+                    for p in bundle.properties
+                    if p.type not in UNPROJECTED and p.value is not MISSING
+                ],
+            )
             if any(p.type == LEGACY_DEPRECATED for p in bundle.properties):
                 package.legacy_deprecated.add(bundle.name)
         for deprecation in catalog.deprecations:

@@ -72,8 +72,12 @@ def machine_deployment(data: dict[str, Any]) -> dict[str, Any]:
     if surge == 0 and unavailable == 0:
         unavailable = 1
     unavailable = min(unavailable, replicas)
-    return {"surge": surge, "unavailable": unavailable, "max_total": replicas + surge,
-            "min_available": replicas - unavailable}  # fmt: skip
+    return {
+        "surge": surge,
+        "unavailable": unavailable,
+        "max_total": replicas + surge,
+        "min_available": replicas - unavailable,
+    }
 
 
 def _int_value(value: Any) -> int:

@@ -247,11 +247,12 @@ def _missing_minor(cluster: Cluster, missing: _MissingMinorError, goal: Goal) ->
     name = f"{missing.minor[0]}.{missing.minor[1]}"
     obj = f"cluster/{cluster.name}"
     violation = Violation(
-        "G3.skip-minor", obj,
+        "G3.skip-minor",
+        obj,
         f"{obj} at {missing.at} cannot reach {goal.target}: no available release of {name} "
         "to stop at (one release-line minor per upgrade)",
         f"add a {name} release to the available versions (--available)",
-    )  # fmt: skip
+    )
     return Refusal.of([violation], (obj, str(missing.at), str(goal.target)))
 
 
@@ -346,8 +347,14 @@ def _steps(
         plan.pool_rollouts += rollouts
         plan.states_checked += states
         for j, (window, leave) in enumerate(zip(track.windows, leaves, strict=True)):
-            step = PlanStep(hops[j], f"cluster/{name}", str(track.versions[j]),
-                            str(track.versions[j + 1]), after.get(hops[j], []), leave)  # fmt: skip
+            step = PlanStep(
+                hops[j],
+                f"cluster/{name}",
+                str(track.versions[j]),
+                str(track.versions[j + 1]),
+                after.get(hops[j], []),
+                leave,
+            )
             out.append(((g, window.lo, 1, u, j), step))
     out += _catch_up(manager, group.chain, (g, 0, 2, -1), plan)
     leaves, rollouts, states = _pools(manager, group.chain, fleet.history)
@@ -355,8 +362,14 @@ def _steps(
     plan.states_checked += states
     versions = [manager.version, *group.chain]
     for i, leave in enumerate(leaves):
-        step = PlanStep(leader[i], f"cluster/{manager.name}", str(versions[i]), str(versions[i + 1]),
-                        [*([leader[i - 1]] if i else []), *after.get(leader[i], [])], leave)  # fmt: skip
+        step = PlanStep(
+            leader[i],
+            f"cluster/{manager.name}",
+            str(versions[i]),
+            str(versions[i + 1]),
+            [*([leader[i - 1]] if i else []), *after.get(leader[i], [])],
+            leave,
+        )
         out.append(((g, i + 1, 0, 0, 0), step))
     return out
 

@@ -37,9 +37,11 @@ def state(cp: SemVer, pools: dict[str, SemVer]) -> Inventory:
     text = str(cp)
     plane = [Instance("cp", text)]
     return Inventory(
-        apiservers=plane, kube_controller_manager=plane, kube_scheduler=plane,
+        apiservers=plane,
+        kube_controller_manager=plane,
+        kube_scheduler=plane,
         nodes=[InventoryNode(name, str(v), str(v)) for name, v in pools.items()],
-    )  # fmt: skip
+    )
 
 
 class PoolPair:
@@ -86,12 +88,20 @@ def control_plane_chain(start: SemVer, target: SemVer, available: list[SemVer]) 
         stop = target if m == target.minor else latest(SemVer(start.major, m, 0))
         if stop is None:
             at = chain[-1] if chain else start
-            raise BlockedError(Refusal.of([Violation(
-                "H6.no-minor-skip", CONTROL_PLANE,
-                f"the control plane at {at} cannot reach {target}: no available release of "
-                f"{start.major}.{m} to stop at (one minor per upgrade)",
-                f"add a {start.major}.{m} release to the available versions (--available)",
-            )], (CONTROL_PLANE, str(at), str(target))))  # fmt: skip
+            raise BlockedError(
+                Refusal.of(
+                    [
+                        Violation(
+                            "H6.no-minor-skip",
+                            CONTROL_PLANE,
+                            f"the control plane at {at} cannot reach {target}: no available release of "
+                            f"{start.major}.{m} to stop at (one minor per upgrade)",
+                            f"add a {start.major}.{m} release to the available versions (--available)",
+                        )
+                    ],
+                    (CONTROL_PLANE, str(at), str(target)),
+                )
+            )
         chain.append(stop)
     return chain
 
@@ -153,8 +163,13 @@ def _assemble(cluster: KubeCluster, chain: list[SemVer], policy: str) -> Plan:
         tracks.append((name, track))
     for u, (name, track) in enumerate(tracks):
         for j, window in enumerate(track.windows):
-            step = PlanStep(f"{name}#{j + 1}", f"nodepool/{name}", str(track.versions[j]),
-                            str(track.versions[j + 1]), after.get(f"{name}#{j + 1}", []))  # fmt: skip
+            step = PlanStep(
+                f"{name}#{j + 1}",
+                f"nodepool/{name}",
+                str(track.versions[j]),
+                str(track.versions[j + 1]),
+                after.get(f"{name}#{j + 1}", []),
+            )
             keyed.append(((window.lo, 1, u, j), step))
     for i, step_id in enumerate(leader):
         step = PlanStep(step_id, CONTROL_PLANE, str(phases[i]), str(phases[i + 1]), after[step_id])

@@ -109,9 +109,10 @@ def plan_kube_fleet(
             refusal = plan.refused
             obj = rename(refusal.object, name) if refusal.object else f"cluster/{name}"
             out.refused = replace(
-                refusal, object=obj if refusal.object else None,
+                refusal,
+                object=obj if refusal.object else None,
                 message=f"cluster {name}: {refusal.message}",
-            )  # fmt: skip
+            )
             return out
         out.pool_rollouts += plan.pool_rollouts
         base = len(out.steps)

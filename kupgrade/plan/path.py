@@ -52,8 +52,12 @@ class Edge:
         return self.recommendation is None or self.recommendation.status == "True"
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"from": self.src, "to": self.dst, "channels": self.channels,
-                               "recommended": self.recommended}  # fmt: skip
+        out: dict[str, Any] = {
+            "from": self.src,
+            "to": self.dst,
+            "channels": self.channels,
+            "recommended": self.recommended,
+        }
         if self.recommendation is not None:
             out["risks"] = [
                 {"name": name, "applies": e.applies, **({"error": e.error} if e.error else {})}
@@ -80,8 +84,14 @@ class PathResult:
         return bool(self.hops) or self.start == self.target
 
     def to_json(self) -> dict[str, Any]:
-        return {"from": self.start, "to": self.target, "found": self.found, "channels": self.channels,
-                "hops": [h.to_json() for h in self.hops], "explanation": self.explanation}  # fmt: skip
+        return {
+            "from": self.start,
+            "to": self.target,
+            "found": self.found,
+            "channels": self.channels,
+            "hops": [h.to_json() for h in self.hops],
+            "explanation": self.explanation,
+        }
 
 
 def merge(graphs: dict[str, Graph], registry: Registry) -> dict[tuple[str, str], Edge]:

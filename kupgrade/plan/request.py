@@ -46,15 +46,22 @@ def plan_document(data: Any, where: str, request: PlanRequest) -> Plan | dict[st
         return stage_plan(cluster, target, where)
     if is_kube_fleet(data):
         if policy == "gdc":
-            raise InputError("policy gdc does not apply to Kubernetes clusters", file=where,
-                             field="--policy", hint="use k8s-n2, k8s-n3 or auto")  # fmt: skip
+            raise InputError(
+                "policy gdc does not apply to Kubernetes clusters",
+                file=where,
+                field="--policy",
+                hint="use k8s-n2, k8s-n3 or auto",
+            )
         clusters = fleet_clusters(data, where, policy)
         offered = [kube_field(v, "--available") for v in available]
         return plan_kube_fleet(clusters, kube_field(target, "--to"), offered, policy)
     if is_fleet_document(data):
         if policy not in ("gdc", "auto"):
-            raise InputError(f"policy {policy!r} does not apply to a fleet", field="--policy",
-                             hint="use --policy gdc")  # fmt: skip
+            raise InputError(
+                f"policy {policy!r} does not apply to a fleet",
+                field="--policy",
+                hint="use --policy gdc",
+            )
         fleet = listed_fleet(data, where, request.history)
         return plan_fleet(fleet, Goal.of(target, available, fleet.history))
     if policy == "gdc":

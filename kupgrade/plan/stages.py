@@ -39,8 +39,13 @@ class Stage:
     sets: list[str] = field(default_factory=list)  # status fields it writes (SPEC G9)
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "after": self.after, "upgrades": self.upgrades,
-                "downtime": self.downtime, "sets": self.sets}  # fmt: skip
+        return {
+            "id": self.id,
+            "after": self.after,
+            "upgrades": self.upgrades,
+            "downtime": self.downtime,
+            "sets": self.sets,
+        }
 
 
 def stages(cluster: StageCluster, method: str | None = None) -> list[Stage]:
@@ -56,61 +61,112 @@ def stages(cluster: StageCluster, method: str | None = None) -> list[Stage]:
         out.insert(0, Stage("preflight-check-operator", [], "preflight-check operator", "none"))
     before_spec = "preflight"
     if own == "bootstrap":
-        out.append(Stage("bootstrap-pivot", ["preflight"],
-                         "a temporary bootstrap cluster takes ownership of the cluster's "
-                         "resources", "none"))  # fmt: skip
+        out.append(
+            Stage(
+                "bootstrap-pivot",
+                ["preflight"],
+                "a temporary bootstrap cluster takes ownership of the cluster's resources",
+                "none",
+            )
+        )
         before_spec = "bootstrap-pivot"
     out.append(Stage("set-spec-version", [before_spec], "spec.anthosBareMetalVersion", "none"))
     before_cp = "set-spec-version"
     if own == "in-place":
-        out.append(Stage("lifecycle-controllers", [before_cp],
-                         "lifecycle-controllers-manager upgrades itself", "none"))  # fmt: skip
-        out.append(Stage("cluster-operator", ["lifecycle-controllers"],
-                         "the target anthos-cluster-operator, which does the rest",
-                         "none"))  # fmt: skip
+        out.append(
+            Stage(
+                "lifecycle-controllers",
+                [before_cp],
+                "lifecycle-controllers-manager upgrades itself",
+                "none",
+            )
+        )
+        out.append(
+            Stage(
+                "cluster-operator",
+                ["lifecycle-controllers"],
+                "the target anthos-cluster-operator, which does the rest",
+                "none",
+            )
+        )
         before_cp = "cluster-operator"
     if cluster.controlPlaneLoadBalancer:
-        out.append(Stage(
-            "control-plane-load-balancer", [before_cp],
-            "control-plane load balancer (HAProxy, keepalived)",
-            "the API endpoint may drop for 1-2 minutes at the start",
-        ))  # fmt: skip
+        out.append(
+            Stage(
+                "control-plane-load-balancer",
+                [before_cp],
+                "control-plane load balancer (HAProxy, keepalived)",
+                "the API endpoint may drop for 1-2 minutes at the start",
+            )
+        )
         before_cp = "control-plane-load-balancer"
-    out.append(Stage(
-        cp, [before_cp],
-        "kube-apiserver, scheduler, controller-manager, etcd static pods, lifecycle "
-        "controllers, add-ons", "none for the API server, etcd and scheduler",
-        ["status.controlPlaneNodepoolStatus"],
-    ))  # fmt: skip
+    out.append(
+        Stage(
+            cp,
+            [before_cp],
+            "kube-apiserver, scheduler, controller-manager, etcd static pods, lifecycle "
+            "controllers, add-ons",
+            "none for the API server, etcd and scheduler",
+            ["status.controlPlaneNodepoolStatus"],
+        )
+    )
     out.append(Stage("connect-agent", [cp], "connect agent", "none"))
-    out.append(Stage(
-        "cluster-addons", [cp],
-        "network, observability, storage, system operators",
-        "under 5 minutes for observability, CNI operator, MetalLB, local volume "
-        "provisioner, Istio and other system operators",
-    ))  # fmt: skip
+    out.append(
+        Stage(
+            "cluster-addons",
+            [cp],
+            "network, observability, storage, system operators",
+            "under 5 minutes for observability, CNI operator, MetalLB, local volume "
+            "provisioner, Istio and other system operators",
+        )
+    )
     if lb_pool:
-        out.append(Stage(lb_pool, [cp], "load-balancer nodes (HAProxy, keepalived, MetalLB speakers)",
-                         "short while MetalLB speakers move"))  # fmt: skip
+        out.append(
+            Stage(
+                lb_pool,
+                [cp],
+                "load-balancer nodes (HAProxy, keepalived, MetalLB speakers)",
+                "short while MetalLB speakers move",
+            )
+        )
     workers = [f"worker-node-pool/{p}" for p in cluster.workerNodePools]
     for worker in workers:
-        out.append(Stage(worker, [lb_pool or cp], "worker nodes (kubelet, container runtime)",
-                         "user workloads, drained node by node (budgets honoured from 1.29)"))  # fmt: skip
+        out.append(
+            Stage(
+                worker,
+                [lb_pool or cp],
+                "worker nodes (kubelet, container runtime)",
+                "user workloads, drained node by node (budgets honoured from 1.29)",
+            )
+        )
     # Without worker pools the checks still wait for the load-balancer pool.
     last = workers or ([lb_pool] if lb_pool else [])
-    out.append(Stage("health-checks", ["connect-agent", "cluster-addons", *last],
-                     "repeated until every check passes", "none"))  # fmt: skip
+    out.append(
+        Stage(
+            "health-checks",
+            ["connect-agent", "cluster-addons", *last],
+            "repeated until every check passes",
+            "none",
+        )
+    )
     if own == "bootstrap":
-        out.append(Stage("bootstrap-pivot-back", ["health-checks"],
-                         "ownership moves back to the upgraded cluster; the bootstrap "
-                         "cluster is deleted", "none"))  # fmt: skip
+        out.append(
+            Stage(
+                "bootstrap-pivot-back",
+                ["health-checks"],
+                "ownership moves back to the upgraded cluster; the bootstrap cluster is deleted",
+                "none",
+            )
+        )
     return out
 
 
 def status_fields(cluster: StageCluster) -> list[list[str]]:
     """SPEC G9: the status fields in the order they are written (a group at a time)."""
-    second = ["status.anthosBareMetalManifestsVersion",
-              "status.controlPlaneLoadBalancerNodepoolStatus"]  # fmt: skip
+    second = [
+        "status.anthosBareMetalManifestsVersion",
+        "status.controlPlaneLoadBalancerNodepoolStatus",
+    ]
     if cluster.role is None or cluster.role in SELF_MANAGED:
         second.insert(0, "status.anthosBareMetalLifecycleControllersManifestsVersion")
     return [
@@ -156,20 +212,26 @@ EXPECTED_DOWNTIME: dict[str, Expected] = {
     "lifecycle-controllers": Expected("none", 0, "n/a"),
     "anthos-cluster-operator": Expected("none", 0, "n/a"),  # a lifecycle controller
     "loadbalancer-haproxy": Expected(
-        "temporary, under 1-2 minutes while the load balancer redirects traffic", 2,
-        "at the start of the upgrade"),
+        "temporary, under 1-2 minutes while the load balancer redirects traffic",
+        2,
+        "at the start of the upgrade",
+    ),
     "keepalived": Expected(
-        "temporary, under 1-2 minutes while the load balancer redirects traffic", 2,
-        "at the start of the upgrade"),
+        "temporary, under 1-2 minutes while the load balancer redirects traffic",
+        2,
+        "at the start of the upgrade",
+    ),
     "stackdriver": Expected(_FIVE + "; DaemonSets keep working", 5, _AFTER_CP),
     "metrics-server": Expected(_FIVE + "; DaemonSets keep working", 5, _AFTER_CP),
     "anetd": Expected("none for existing routes; " + _FIVE, 5, _AFTER_CP),
     "metallb": Expected(_FIVE + "; none for existing services", 5, _AFTER_CP),
     "coredns": Expected("usually none (replicas with an autoscaler)", 0, _AFTER_CP),
     "local-volume-provisioner": Expected(
-        "none for provisioned volumes; the operator up to 5 minutes", 5, _AFTER_CP),
+        "none for provisioned volumes; the operator up to 5 minutes", 5, _AFTER_CP
+    ),
     "istio-ingress": Expected(
-        "about 5 minutes for the operator; configured ingress keeps working", 5, _AFTER_CP),
+        "about 5 minutes for the operator; configured ingress keeps working", 5, _AFTER_CP
+    ),
     "system-operators": Expected("5 minutes when drained and upgraded", 5, _AFTER_CP),
     "gke-connect-agent": Expected("not stated", None, "with the cluster add-ons"),
-}  # fmt: skip
+}

@@ -23,9 +23,12 @@ class PlanStep:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "id": self.id, "object": self.object, "from": self.frm, "to": self.to,
+            "id": self.id,
+            "object": self.object,
+            "from": self.frm,
+            "to": self.to,
             "after": self.after,
-        }  # fmt: skip
+        }
         if self.leave_pools:
             out["leave_pools"] = self.leave_pools
         return out
@@ -48,9 +51,14 @@ class Refusal:
         first = violations[0]
         obj, frm, to = step if step else (None, None, None)
         return Refusal(
-            obj, frm, to, sorted({v.id for v in violations}), first.message, first.fix,
+            obj,
+            frm,
+            to,
+            sorted({v.id for v in violations}),
+            first.message,
+            first.fix,
             [first.object, *first.related],
-        )  # fmt: skip
+        )
 
     @staticmethod
     def illegal_start(problems: list[Violation], what: str) -> Refusal:
@@ -66,9 +74,11 @@ class Refusal:
     def past_target(rule: str, obj: str, version: Version, target: Version) -> Refusal:
         """Something already runs a newer version than the target (no downgrades)."""
         violation = Violation(
-            rule, obj, f"{obj} at {version} is past the target {target}",
+            rule,
+            obj,
+            f"{obj} at {version} is past the target {target}",
             f"pick a target at or above {version}; downgrades are not supported",
-        )  # fmt: skip
+        )
         return Refusal.of([violation], (obj, str(version), str(target)))
 
     def to_json(self) -> dict[str, Any]:
@@ -78,9 +88,12 @@ class Refusal:
             else None
         )
         return {
-            "step": step, "rules": self.rules, "message": self.message, "fix": self.fix,
+            "step": step,
+            "rules": self.rules,
+            "message": self.message,
+            "fix": self.fix,
             "objects": self.objects,
-        }  # fmt: skip
+        }
 
 
 @dataclass

@@ -46,8 +46,11 @@ def build_catalog_image(catalog: Path) -> BuiltImage:
 def _reference(text: str) -> Reference:
     ref = Reference.parse(text)
     if ref is None:
-        raise InputError(f"{text!r} is not an image reference", field="--source",
-                         hint="HOST[:PORT]/REPOSITORY[:TAG|@sha256:DIGEST]")  # fmt: skip
+        raise InputError(
+            f"{text!r} is not an image reference",
+            field="--source",
+            hint="HOST[:PORT]/REPOSITORY[:TAG|@sha256:DIGEST]",
+        )
     return ref
 
 
@@ -73,8 +76,10 @@ def pull_catalog(text: str) -> PulledCatalog:
     tree = read_tree(image, keep=lambda path: path.startswith(prefix))
     files = {posixpath.relpath(p, root): data for p, data in tree.files.items()}
     if not files:
-        raise InputError(f"{text} holds no catalog under /{root}",
-                         hint="a catalog image keeps its file-based catalog there (opm)")  # fmt: skip
+        raise InputError(
+            f"{text} holds no catalog under /{root}",
+            hint="a catalog image keeps its file-based catalog there (opm)",
+        )
     return PulledCatalog(text, image.digest, files)
 
 

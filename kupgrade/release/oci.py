@@ -175,9 +175,11 @@ class BuiltImage:
 
 
 def build_image(
-    files: Mapping[str, bytes], version: str, arch: str = "amd64",
+    files: Mapping[str, bytes],
+    version: str,
+    arch: str = "amd64",
     labels: Mapping[str, str] | None = None,
-) -> BuiltImage:  # fmt: skip
+) -> BuiltImage:
     """The release image for these payload files (or, with `labels`, another image such
     as a catalog's); same input, same digest."""
     labels = dict(labels) if labels is not None else {RELEASE_LABEL: version}

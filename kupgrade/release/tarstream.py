@@ -39,8 +39,16 @@ _MAX_EXTENSIONS = 4
 
 # The number fields of a header (TarInfo.frombuf reads each with nti): mode, uid, gid,
 # size, mtime, chksum, devmajor, devminor.
-_NUMBERS = ((100, 108), (108, 116), (116, 124), (124, 136), (136, 148), (148, 156),
-            (329, 337), (337, 345))  # fmt: skip
+_NUMBERS = (
+    (100, 108),
+    (108, 116),
+    (116, 124),
+    (124, 136),
+    (136, 148),
+    (148, 156),
+    (329, 337),
+    (337, 345),
+)
 # What tar writers put there: octal digits, maybe after spaces, ended by NULs or spaces.
 # nti reads such a field as int(digits or "0", 8); any other form goes to nti itself.
 _OCTAL = re.compile(rb" *([0-7]*)[ \x00]*")

@@ -33,9 +33,11 @@ def _never() -> bool:
 
 def not_through_api(title: str) -> InputError:
     """`upgrade --kubeconfig` on a cluster whose platform upgrades only when simulated."""
-    return InputError(f"the cluster is a {title} cluster, whose upgrades `upgrade --kubeconfig` "
-                      "does not request", field="--kubeconfig",
-                      hint="use `kupgrade skew check --kubeconfig` to check it")  # fmt: skip
+    return InputError(
+        f"the cluster is a {title} cluster, whose upgrades `upgrade --kubeconfig` does not request",
+        field="--kubeconfig",
+        hint="use `kupgrade skew check --kubeconfig` to check it",
+    )
 
 
 @dataclass
@@ -60,17 +62,26 @@ class Memory(Protocol):
 # `kupgrade upgrade`'s flags, by the UpgradeAsk field each sets, in the order a refusal
 # names them: oc adm upgrade's, bmctl's, then kubeadm's and the planner's.
 UPGRADE_FLAGS = {
-    "to": "--to", "image": "--to-image", "latest": "--to-latest", "clear": "--clear",
+    "to": "--to",
+    "image": "--to-image",
+    "latest": "--to-latest",
+    "clear": "--clear",
     "explicit": "--allow-explicit-upgrade",
     "include_not_recommended": "--include-not-recommended",
     "allow_not_recommended": "--allow-not-recommended",
-    "with_warnings": "--allow-upgrade-with-warnings", "force": "--force",
-    "bmctl": "--bmctl", "leave_pools": "--leave-pools", "nodepool": "--nodepool",
-    "use_bootstrap": "--use-bootstrap", "releases": "--releases",
-    "kubeadm": "--kubeadm", "allow_experimental": "--allow-experimental-upgrades",
-    "allow_rcs": "--allow-release-candidate-upgrades", "available": "--available",
+    "with_warnings": "--allow-upgrade-with-warnings",
+    "force": "--force",
+    "bmctl": "--bmctl",
+    "leave_pools": "--leave-pools",
+    "nodepool": "--nodepool",
+    "use_bootstrap": "--use-bootstrap",
+    "releases": "--releases",
+    "kubeadm": "--kubeadm",
+    "allow_experimental": "--allow-experimental-upgrades",
+    "allow_rcs": "--allow-release-candidate-upgrades",
+    "available": "--available",
     "policy": "--policy",
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True)

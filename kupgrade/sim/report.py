@@ -44,7 +44,17 @@ def timeline(events: list[dict[str, Any]], since: float) -> list[dict[str, Any]]
 STARTS = ("Progressing", "Drain", "StageStarted", "Installing", "StepStarted")
 ENDS = ("VersionReached", "Done", "StageDone", "Succeeded", "StepDone")
 HOLD_UPS = (
-    "DrainThresholdExceeded", "DrainFailed", "EvictionBlocked", "Handoff", "Completed",
-    "DrainTimeout", "DrainWaiting", "PoolStalled", "UpgradeBlocked", "Pivot", "PivotBack",
-    "Failed", "InstallPlanCreated",
-)  # fmt: skip
+    "DrainThresholdExceeded",
+    "DrainFailed",
+    "EvictionBlocked",
+    "Handoff",
+    "Completed",
+    "DrainTimeout",
+    "DrainWaiting",
+    "PoolStalled",
+    "UpgradeBlocked",
+    "Pivot",
+    "PivotBack",
+    "Failed",
+    "InstallPlanCreated",
+)

@@ -39,8 +39,10 @@ def served_profile(api: InformedBackend) -> tuple[Path, Spec]:
     else:
         problem = "it has no profile"
     if row is None:
-        raise InputError(f"cannot read the served cluster's profile in {db}: {problem}",
-                         hint="run the controllers on the machine that serves the cluster")  # fmt: skip
+        raise InputError(
+            f"cannot read the served cluster's profile in {db}: {problem}",
+            hint="run the controllers on the machine that serves the cluster",
+        )
     return home, msgspec.convert(msgspec.json.decode(row[0]), Profile).spec
 
 

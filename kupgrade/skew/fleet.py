@@ -55,9 +55,23 @@ class FleetDoc(_Base):
 # commands that need them (plan: target, available; fleet create: simulation) and
 # otherwise left alone.
 CASE_KEYS = frozenset(
-    {"id", "origin", "kind", "note", "expect", "request", "schema_version", "platform",
-     "policy", "target", "available", "release_order_status", "bmctl", "simulation"}
-)  # fmt: skip
+    {
+        "id",
+        "origin",
+        "kind",
+        "note",
+        "expect",
+        "request",
+        "schema_version",
+        "platform",
+        "policy",
+        "target",
+        "available",
+        "release_order_status",
+        "bmctl",
+        "simulation",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -172,8 +186,12 @@ def listed_fleet(data: Any, where: str, history: History | None = None) -> Fleet
     same (sim/fleet/doc.py, plan/kube_fleet.py)."""
     fleet = parse_fleet(data, where, history)
     if not fleet.clusters:
-        raise InputError("the fleet lists no cluster", file=where, field="clusters",
-                         hint="see `kupgrade skew reference fleet` for the format")  # fmt: skip
+        raise InputError(
+            "the fleet lists no cluster",
+            file=where,
+            field="clusters",
+            hint="see `kupgrade skew reference fleet` for the format",
+        )
     return fleet
 
 
@@ -265,8 +283,10 @@ def _check_links(clusters: dict[str, Cluster], where: str) -> None:
                 loop = " -> ".join([*seen[seen.index(link) :], link])
                 raise InputError(
                     f"management links form a cycle: {loop}",
-                    file=where, field=f"clusters.{name}.managed_by", rule="SPEC G2",
-                )  # fmt: skip
+                    file=where,
+                    field=f"clusters.{name}.managed_by",
+                    rule="SPEC G2",
+                )
             seen.append(link)
             link = clusters[link].managed_by
     for name, cluster in clusters.items():
@@ -275,28 +295,37 @@ def _check_links(clusters: dict[str, Cluster], where: str) -> None:
             if cluster.role == "user":
                 raise InputError(
                     f"user cluster {name} names no management cluster",
-                    file=where, field=at, rule="SPEC G2", hint="add managed_by: <admin or hybrid cluster>",
-                )  # fmt: skip
+                    file=where,
+                    field=at,
+                    rule="SPEC G2",
+                    hint="add managed_by: <admin or hybrid cluster>",
+                )
             continue
         if cluster.role != "user":
             raise InputError(
                 f"{cluster.role} cluster {name} manages itself and cannot name a management cluster",
-                file=where, field=at, rule="SPEC G2",
-            )  # fmt: skip
+                file=where,
+                field=at,
+                rule="SPEC G2",
+            )
         manager = clusters.get(cluster.managed_by)
         if manager is None:
             raise InputError(
                 f"user cluster {name} names management cluster {cluster.managed_by!r}, "
                 "which the fleet does not list",
-                file=where, field=at, rule="SPEC G2",
+                file=where,
+                field=at,
+                rule="SPEC G2",
                 hint="clusters: " + ", ".join(sorted(clusters)),
-            )  # fmt: skip
+            )
         if not manager.manages:
             raise InputError(
                 f"user cluster {name} names {cluster.managed_by}, a {manager.role} cluster; "
                 "only admin and hybrid clusters manage others",
-                file=where, field=at, rule="SPEC G2",
-            )  # fmt: skip
+                file=where,
+                field=at,
+                rule="SPEC G2",
+            )
 
 
 def load_history(path: Path) -> History:

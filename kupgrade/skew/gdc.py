@@ -47,24 +47,26 @@ def user_rules(manager: Cluster, user: Cluster, history: History) -> Iterator[Vi
     obj, mgr = f"cluster/{user.name}", f"cluster/{manager.name}"
     if user.version > manager.version:
         yield Violation(
-            "G2.user-newer", obj,
+            "G2.user-newer",
+            obj,
             f"{obj} at {user.version} is newer than its management cluster {mgr} at "
             f"{manager.version}",
             f"upgrade {mgr} to {user.version} or later first",
             (mgr,),
-        )  # fmt: skip
+        )
         return
     behind, limit = history.distance(user.version, manager.version), user_limit(manager.version)
     if behind > limit:
         yield Violation(
-            "G2.user-too-old", obj,
+            "G2.user-too-old",
+            obj,
             f"{obj} at {user.version} is {behind} release-line minors behind {mgr} at "
             f"{manager.version}; a management cluster at {minor_of(manager.version)} allows "
             f"{limit}",
             f"upgrade {obj} one minor at a time to within {limit} of "
             f"{minor_of(manager.version)}; in a plan, before {mgr} moves to a new minor",
             (mgr,),
-        )  # fmt: skip
+        )
 
 
 def mixed_minors(manager: Cluster, users: list[Cluster]) -> Iterator[Violation]:
@@ -74,14 +76,15 @@ def mixed_minors(manager: Cluster, users: list[Cluster]) -> Iterator[Violation]:
     if strict(manager.version) and len(minors) > 1:
         obj = f"cluster/{manager.name}"
         yield Violation(
-            "G2.user-mixed-minors", obj,
+            "G2.user-mixed-minors",
+            obj,
             f"the user clusters of {obj} run {len(minors)} minors ("
             + ", ".join(f"{a}.{b}" for a, b in minors)
             + f"); a management cluster at {minor_of(manager.version)} expects one",
             "bring every user cluster to the same minor before the management cluster's next "
             "minor upgrade",
             tuple(f"cluster/{u.name}" for u in users),
-        )  # fmt: skip
+        )
 
 
 def pool_rules(cluster: Cluster, history: History) -> Iterator[Violation]:
@@ -96,12 +99,13 @@ def pool_rule(
     obj, owner = f"nodepool/{cluster.name}/{name}", f"cluster/{cluster.name}"
     if version > cluster.version:
         yield Violation(
-            "G4.pool-newer", obj,
+            "G4.pool-newer",
+            obj,
             f"{obj} at {version} is newer than its cluster at {cluster.version}",
             f"upgrade {owner} to {version} or later first, or keep the pool at "
             f"{cluster.version} or older",
             (owner,),
-        )  # fmt: skip
+        )
         return
     behind, limit = history.distance(version, cluster.version), pool_limit(cluster)
     if behind > limit:
@@ -111,20 +115,22 @@ def pool_rule(
             else ""
         )
         yield Violation(
-            "G4.pool-skew", obj,
+            "G4.pool-skew",
+            obj,
             f"{obj} at {version} is {behind} release-line minors behind its cluster at "
             f"{cluster.version}; {limit} allowed",
             f"upgrade {obj} to {cluster.version}{preview}",
             (owner,),
-        )  # fmt: skip
+        )
     if history.released_after(version, cluster.version):
         yield Violation(
-            "G4.pool-released-after", obj,
+            "G4.pool-released-after",
+            obj,
             f"{obj} at {version} was released after its cluster's version {cluster.version}",
             f"upgrade {obj} to {cluster.version}, or the cluster to a release that came out "
             f"after {version}",
             (owner,),
-        )  # fmt: skip
+        )
 
 
 def check_group(fleet: Fleet, head: str) -> list[Violation]:
@@ -184,27 +190,37 @@ def own_rules(fleet: Fleet, request: Request) -> list[Violation]:
     current = cluster.pools[request.pool] if request.pool else cluster.version
     out: list[Violation] = []
     if to < current:
-        out.append(Violation(
-            "G3.downgrade", obj, f"{obj} would go down from {current} to {to}",
-            f"pick a version at or above {current}; downgrades are not supported",
-        ))  # fmt: skip
+        out.append(
+            Violation(
+                "G3.downgrade",
+                obj,
+                f"{obj} would go down from {current} to {to}",
+                f"pick a version at or above {current}; downgrades are not supported",
+            )
+        )
     if request.pool is not None:
         return out
     bmctl = request.bmctl or to
     if bmctl != to:
-        out.append(Violation(
-            "G3.tool-version", obj,
-            f"bmctl {bmctl} can only upgrade to {bmctl}, not {to}",
-            f"download bmctl {to} and run the upgrade with it",
-        ))  # fmt: skip
+        out.append(
+            Violation(
+                "G3.tool-version",
+                obj,
+                f"bmctl {bmctl} can only upgrade to {bmctl}, not {to}",
+                f"download bmctl {to} and run the upgrade with it",
+            )
+        )
     ahead = fleet.history.distance(current, to)
     if ahead >= 2:
-        out.append(Violation(
-            "G3.skip-minor", obj,
-            f"{obj} would move {ahead} release-line minors ({minor_of(current)} to "
-            f"{minor_of(to)}); one at a time",
-            f"upgrade to the next minor after {minor_of(current)} first",
-        ))  # fmt: skip
+        out.append(
+            Violation(
+                "G3.skip-minor",
+                obj,
+                f"{obj} would move {ahead} release-line minors ({minor_of(current)} to "
+                f"{minor_of(to)}); one at a time",
+                f"upgrade to the next minor after {minor_of(current)} first",
+            )
+        )
     if cluster.manages and ahead >= 1:
         out.extend(users_first(fleet, cluster, to))
     return out
@@ -226,8 +242,9 @@ def user_ready(
     obj = f"cluster/{manager.name}"
     if strict(to):
         ready = (user.version.major, user.version.minor) == (
-            manager.version.major, manager.version.minor,
-        )  # fmt: skip
+            manager.version.major,
+            manager.version.minor,
+        )
         need = f"on its current minor {minor_of(manager.version)}"
     else:
         ready = history.distance(user.version, to) <= 2
@@ -235,12 +252,13 @@ def user_ready(
     if ready:
         return None
     return Violation(
-        "G3.users-first", obj,
+        "G3.users-first",
+        obj,
         f"{obj} cannot move to {minor_of(to)} while cluster/{user.name} is at "
         f"{user.version}: its user clusters must be {need}",
         f"upgrade cluster/{user.name} to {minor_of(manager.version)} first",
         (f"cluster/{user.name}",),
-    )  # fmt: skip
+    )
 
 
 def judge_request(fleet: Fleet, request: Request) -> Verdict:
@@ -262,16 +280,17 @@ def _known(fleet: Fleet, request: Request) -> None:
     cluster = fleet.clusters.get(request.cluster)
     if cluster is None:
         raise InputError(
-            f"the fleet has no cluster {request.cluster!r}", field="--step",
+            f"the fleet has no cluster {request.cluster!r}",
+            field="--step",
             hint="clusters: " + ", ".join(fleet.clusters),
-        )  # fmt: skip
+        )
     for pool in (request.pool,) if request.pool else request.leave_pools:
         if pool not in cluster.pools:
             raise InputError(
                 f"cluster {request.cluster} has no node pool {pool!r}",
                 field="--step" if request.pool else "--leave-pools",
                 hint="pools: " + (", ".join(cluster.pools) or "none"),
-            )  # fmt: skip
+            )
 
 
 def parse_request(
@@ -282,9 +301,10 @@ def parse_request(
     kind, _, rest = target.strip().partition("/")
     if not arrow or kind not in ("cluster", "nodepool") or not rest or not version.strip():
         raise InputError(
-            f"{text!r} is not a distributed-cloud step", field="--step",
+            f"{text!r} is not a distributed-cloud step",
+            field="--step",
             hint="write 'cluster/NAME -> 1.29.100-gke.251' or 'nodepool/CLUSTER/POOL -> VERSION'",
-        )  # fmt: skip
+        )
     to = fleet.history.field(version.strip(), "--step")
     if kind == "nodepool":
         cluster, _, pool = rest.partition("/")

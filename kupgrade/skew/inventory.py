@@ -99,9 +99,10 @@ def with_apiservers(inventory: Inventory, where: str, field: str = "apiservers")
     if not inventory.apiservers:
         raise InputError(
             "the inventory lists no kube-apiserver, so there is nothing to check against",
-            file=where, field=field,
+            file=where,
+            field=field,
             hint="`kupgrade skew reference inventory` shows the file format",
-        )  # fmt: skip
+        )
     return inventory
 
 

@@ -177,9 +177,14 @@ class _Checker:
             yield wrong
             return
         yield from self._against(
-            obj, version, talks_to=instance.talks_to, behind=lambda _: 1, ahead=ahead,
-            ids=ids, what=component,
-        )  # fmt: skip
+            obj,
+            version,
+            talks_to=instance.talks_to,
+            behind=lambda _: 1,
+            ahead=ahead,
+            ids=ids,
+            what=component,
+        )
 
     def _node(self, name: str, kubelet: str | None, proxy: str | None) -> Iterable[Violation]:
         """The node's findings, from the memo when this node was seen as it is now."""
@@ -201,9 +206,14 @@ class _Checker:
                 kv = None
             else:
                 yield from self._against(
-                    f"node/{name}", kv, talks_to=None, behind=self._limit(kv), ahead=0,
-                    ids=("H3.newer", "H3.older"), what="the kubelet",
-                )  # fmt: skip
+                    f"node/{name}",
+                    kv,
+                    talks_to=None,
+                    behind=self._limit(kv),
+                    ahead=0,
+                    ids=("H3.newer", "H3.older"),
+                    what="the kubelet",
+                )
         if pv is not None:
             obj = f"kube-proxy/{name}"
             wrong = self.wrong_major(obj, pv)
@@ -211,9 +221,14 @@ class _Checker:
                 yield wrong
                 return
             yield from self._against(
-                obj, pv, talks_to=None, behind=self._limit(pv), ahead=0,
-                ids=("H6.proxy-newer", "H6.proxy-older"), what="kube-proxy",
-            )  # fmt: skip
+                obj,
+                pv,
+                talks_to=None,
+                behind=self._limit(pv),
+                ahead=0,
+                ids=("H6.proxy-newer", "H6.proxy-older"),
+                what="kube-proxy",
+            )
             if kv is not None:
                 yield from self.proxy_kubelet(obj, pv, kv)
 

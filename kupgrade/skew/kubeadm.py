@@ -67,52 +67,76 @@ def enforce(up: Upgrade) -> Policies:
         out.skippable.append(Finding("P2", f"Unable to fetch kubelet version: {why}"))
     if up.min_control_plane is not None and new < parse_kube(up.min_control_plane):
         # kubeadm quotes the cluster's version as "the minimum": its text, kept as it is.
-        out.mandatory.append(Finding("P3",
-            f'Specified version to upgrade to "{up.new}" is equal to or lower than the minimum '
-            f'supported version "{up.cluster}". Please specify a higher version to upgrade to',
-        ))  # fmt: skip
+        out.mandatory.append(
+            Finding(
+                "P3",
+                f'Specified version to upgrade to "{up.new}" is equal to or lower than the minimum '
+                f'supported version "{up.cluster}". Please specify a higher version to upgrade to',
+            )
+        )
     unstable = bool(new.pre)
     severity = out.skippable if unstable else out.mandatory
     if new.minor > cluster.minor + 1:
-        severity.append(Finding("P4",
-            f'Specified version to upgrade to "{up.new}" is too high; kubeadm can upgrade only '
-            "1 minor version at a time",
-        ))  # fmt: skip
+        severity.append(
+            Finding(
+                "P4",
+                f'Specified version to upgrade to "{up.new}" is too high; kubeadm can upgrade only '
+                "1 minor version at a time",
+            )
+        )
     if new.minor < cluster.minor - 1:
-        severity.append(Finding("P5",
-            f'Specified version to downgrade to "{up.new}" is too low; kubeadm can downgrade '
-            "only 1 minor version at a time",
-        ))  # fmt: skip
+        severity.append(
+            Finding(
+                "P5",
+                f'Specified version to downgrade to "{up.new}" is too low; kubeadm can downgrade '
+                "only 1 minor version at a time",
+            )
+        )
     if kubeadm < new:
         if new.minor > kubeadm.minor:
-            severity.append(Finding("P6",
-                f'Specified version to upgrade to "{up.new}" is at least one minor release higher '
-                f"than the kubeadm minor release ({new.minor} > {kubeadm.minor}). Such an "
-                "upgrade is not supported",
-            ))  # fmt: skip
+            severity.append(
+                Finding(
+                    "P6",
+                    f'Specified version to upgrade to "{up.new}" is at least one minor release higher '
+                    f"than the kubeadm minor release ({new.minor} > {kubeadm.minor}). Such an "
+                    "upgrade is not supported",
+                )
+            )
         else:
-            out.skippable.append(Finding("P7",
-                f'Specified version to upgrade to "{up.new}" is higher than the kubeadm version '
-                f'"{up.kubeadm}". Upgrade kubeadm first using the tool you used to install kubeadm',
-            ))  # fmt: skip
+            out.skippable.append(
+                Finding(
+                    "P7",
+                    f'Specified version to upgrade to "{up.new}" is higher than the kubeadm version '
+                    f'"{up.kubeadm}". Upgrade kubeadm first using the tool you used to install kubeadm',
+                )
+            )
     if kubeadm.major > new.major or kubeadm.minor > new.minor:
-        out.skippable.append(Finding("P8",
-            f"Kubeadm version {up.kubeadm} can only be used to upgrade to Kubernetes version "
-            f"{kubeadm.major}.{kubeadm.minor}",
-        ))  # fmt: skip
+        out.skippable.append(
+            Finding(
+                "P8",
+                f"Kubeadm version {up.kubeadm} can only be used to upgrade to Kubernetes version "
+                f"{kubeadm.major}.{kubeadm.minor}",
+            )
+        )
     allowed = up.allow_experimental or (_pre(new).startswith("rc") and up.allow_rcs)
     if unstable and not allowed:
-        out.skippable.append(Finding("P9",
-            f'Specified version to upgrade to "{up.new}" is an unstable version and such '
-            "upgrades weren't allowed via setting the --allow-*-upgrades flags",
-        ))  # fmt: skip
+        out.skippable.append(
+            Finding(
+                "P9",
+                f'Specified version to upgrade to "{up.new}" is an unstable version and such '
+                "upgrades weren't allowed via setting the --allow-*-upgrades flags",
+            )
+        )
     if up.kubelets is not None:
         old = sorted({k for k in up.kubelets if new.minor > _minor(k) + up.kubelet_skew})
         if old:
-            out.skippable.append(Finding("P10",
-                "There are kubelets in this cluster that are too old that have these versions "
-                f"[{' '.join(old)}]",
-            ))  # fmt: skip
+            out.skippable.append(
+                Finding(
+                    "P10",
+                    "There are kubelets in this cluster that are too old that have these versions "
+                    f"[{' '.join(old)}]",
+                )
+            )
     return out
 
 

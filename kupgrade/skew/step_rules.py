@@ -98,31 +98,40 @@ def _own_rules(inv: Inventory, step: Step, current: dict[str, str | None]) -> li
         obj = f"node/{name}" if step.component == "kubelet" else f"{step.component}/{name}"
         if step.component == "kube-apiserver":
             if before is not None and to.minor - before.minor > 1:
-                out.append(Violation(
-                    "H6.no-minor-skip", f"kube-apiserver/{name}",
-                    f"kube-apiserver/{name} would go from {minor(before)} to {minor(to)}, skipping a minor",
-                    f"upgrade to {before.major}.{before.minor + 1} first",
-                ))  # fmt: skip
+                out.append(
+                    Violation(
+                        "H6.no-minor-skip",
+                        f"kube-apiserver/{name}",
+                        f"kube-apiserver/{name} would go from {minor(before)} to {minor(to)}, skipping a minor",
+                        f"upgrade to {before.major}.{before.minor + 1} first",
+                    )
+                )
             continue
         if step.component in (*CONTROLLERS, "kubelet", "kube-proxy"):
             reach = _talks_to(inv, step.component, name)
             names = reach if reach is not None else list(apis)
             behind = [n for n in names if to.minor > apis[n].minor]
             if behind:
-                out.append(Violation(
-                    "H6.order", obj,
-                    f"{obj} would move to {minor(to)} before kube-apiserver/{behind[0]} "
-                    f"(at {minor(apis[behind[0]])})",
-                    f"upgrade every kube-apiserver it talks to to {minor(to)} first",
-                ))  # fmt: skip
+                out.append(
+                    Violation(
+                        "H6.order",
+                        obj,
+                        f"{obj} would move to {minor(to)} before kube-apiserver/{behind[0]} "
+                        f"(at {minor(apis[behind[0]])})",
+                        f"upgrade every kube-apiserver it talks to to {minor(to)} first",
+                    )
+                )
         in_place = step.component == "kubelet" and not step.drained
         if in_place and before is not None and (before.major, before.minor) != (to.major, to.minor):
-            out.append(Violation(
-                "H6.drain-before-minor", f"node/{name}",
-                f"the kubelet on node/{name} would change minor ({minor(before)} to "
-                f"{minor(to)}) in place",
-                f"drain node/{name} first (kubectl drain {name}); patch upgrades may stay in place",
-            ))  # fmt: skip
+            out.append(
+                Violation(
+                    "H6.drain-before-minor",
+                    f"node/{name}",
+                    f"the kubelet on node/{name} would change minor ({minor(before)} to "
+                    f"{minor(to)}) in place",
+                    f"drain node/{name} first (kubectl drain {name}); patch upgrades may stay in place",
+                )
+            )
     return out
 
 
@@ -137,20 +146,26 @@ def _warnings(inv: Inventory, after: Inventory, step: Step, policy: str) -> list
     if not minor_step:
         return []
     if not inv.webhooks_cover_new_versions:
-        out.append(Violation(
-            "H6.webhooks", "kube-apiserver",
-            f"admission webhooks are not known to handle the API versions of {minor(to)}",
-            "make sure every admission webhook covers the new versions before the upgrade",
-        ))  # fmt: skip
+        out.append(
+            Violation(
+                "H6.webhooks",
+                "kube-apiserver",
+                f"admission webhooks are not known to handle the API versions of {minor(to)}",
+                "make sure every admission webhook covers the new versions before the upgrade",
+            )
+        )
     if policy == "k8s-n3":
         for node in after.nodes:
             if node.kubelet and to.minor - parse_kube(node.kubelet).minor == 3:
-                out.append(Violation(
-                    "H6.kubelet-prereq", f"node/{node.name}",
-                    f"node/{node.name}'s kubelet would be 3 minors behind {minor(to)}: allowed by "
-                    "the skew rule, but the upgrade prerequisite asks for kubelets at N-1 or N-2",
-                    f"upgrade node/{node.name}'s kubelet first",
-                ))  # fmt: skip
+                out.append(
+                    Violation(
+                        "H6.kubelet-prereq",
+                        f"node/{node.name}",
+                        f"node/{node.name}'s kubelet would be 3 minors behind {minor(to)}: allowed by "
+                        "the skew rule, but the upgrade prerequisite asks for kubelets at N-1 or N-2",
+                        f"upgrade node/{node.name}'s kubelet first",
+                    )
+                )
                 break
     if step.available:
         out.extend(_latest_patch(olds, to, step.available))

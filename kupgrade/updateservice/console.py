@@ -71,8 +71,11 @@ class Console:
         for HTML."""
         if "text/html" not in request.headers.get("accept", ""):
             return Response(b"", status_code=404, headers={"vary": "Accept"})
-        return Response(self.page, media_type="text/html; charset=utf-8",
-                        headers={"cache-control": "no-cache", "vary": "Accept"})  # fmt: skip
+        return Response(
+            self.page,
+            media_type="text/html; charset=utf-8",
+            headers={"cache-control": "no-cache", "vary": "Accept"},
+        )
 
     def _asset(self, name: str) -> Any:
         body, media = self.assets[name], TYPES[name]
@@ -86,8 +89,13 @@ class Console:
         generation = self.state.current
         if generation is None:
             return JSONResponse({"error": "no graph-data loaded yet"}, status_code=503)
-        return JSONResponse({"channels": sorted(generation.channels),
-                             "arches": sorted(generation.arches), "prefix": self.prefix})  # fmt: skip
+        return JSONResponse(
+            {
+                "channels": sorted(generation.channels),
+                "arches": sorted(generation.arches),
+                "prefix": self.prefix,
+            }
+        )
 
     def blocked(self, request: Request) -> Response:
         """The edges graph-data removed outright in a channel and architecture, which the
@@ -117,8 +125,7 @@ class Console:
             for name in channels_between(channel, first, last):
                 doc = generation.view.filter(name, arch)
                 graphs[name] = graph_from_doc(doc, f"{name}/{arch}")
-            result = plan_path(start, target, graphs, Registry.standard(None),
-                               q.get("nr") == "1")  # fmt: skip
+            result = plan_path(start, target, graphs, Registry.standard(None), q.get("nr") == "1")
         except (KupgradeError, PolicyError, ValueError) as exc:
             return JSONResponse({"error": str(getattr(exc, "message", exc))}, status_code=400)
         return JSONResponse(result.to_json())
@@ -135,9 +142,14 @@ class Console:
             return JSONResponse({"error": "no graph-data loaded yet"}, status_code=503)
         try:
             body = await _bounded(request, SNAPSHOT_BYTES)
-            ask = Ask(q.get("channel", ""), q.get("arch", DEFAULT_ARCH), q.get("version", ""),
-                      q.get("prometheus") or None, q.get("wording", "documented"),
-                      q.get("nr") == "1")  # fmt: skip
+            ask = Ask(
+                q.get("channel", ""),
+                q.get("arch", DEFAULT_ARCH),
+                q.get("version", ""),
+                q.get("prometheus") or None,
+                q.get("wording", "documented"),
+                q.get("nr") == "1",
+            )
             upstream = f"{str(request.base_url).rstrip('/')}{self.prefix}/graph"
             answer = await run_in_threadpool(_evaluate, generation, upstream, ask, body)
         except KupgradeError as exc:
@@ -162,8 +174,11 @@ class Ask:
 async def _bounded(request: Request, limit: int) -> bytes:
     size = int(request.headers.get("content-length") or 0)
     if size > limit:
-        raise InputError(f"the snapshot is {size} bytes; at most {limit} are read",
-                         field="body", hint="send a smaller snapshot, or a Prometheus URL")  # fmt: skip
+        raise InputError(
+            f"the snapshot is {size} bytes; at most {limit} are read",
+            field="body",
+            hint="send a smaller snapshot, or a Prometheus URL",
+        )
     chunks, seen = [], 0
     async for chunk in request.stream():
         seen += len(chunk)
@@ -209,14 +224,16 @@ def _evaluate(generation: Any, upstream: str, ask: Ask, body: bytes) -> dict[str
             )
         except PolicyError as exc:
             return httpx.Response(exc.status, json=exc.body())
-        return httpx.Response(200, content=rendered.body,
-                              headers={"content-type": "application/json"})  # fmt: skip
+        return httpx.Response(
+            200, content=rendered.body, headers={"content-type": "application/json"}
+        )
 
     view = ClusterView(upstream, ask.channel, ask.version, ask.arch)
     with httpx.Client(transport=httpx.MockTransport(answer)) as client:
         retrieval = fetch(view, time.time, client)
-    result = evaluate(view, retrieval, Registry.standard(condition), time.time,
-                      WORDINGS[ask.wording])  # fmt: skip
+    result = evaluate(
+        view, retrieval, Registry.standard(condition), time.time, WORDINGS[ask.wording]
+    )
     out, err = render_upgrade(
         cluster_version(view, result, time.time()), ask.include_not_recommended
     )

@@ -84,30 +84,36 @@ class ServiceMetrics:
 
         self.last_success = gauge(
             "kupgrade_graph_last_successful_refresh_timestamp_seconds",
-            "Unix time of the last refresh that produced or confirmed a graph.", "max",
-        )  # fmt: skip
+            "Unix time of the last refresh that produced or confirmed a graph.",
+            "max",
+        )
         self.last_failure = gauge(
             "kupgrade_graph_last_failed_refresh_timestamp_seconds",
-            "Unix time of the last refresh that failed (0 if none).", "max",
-        )  # fmt: skip
+            "Unix time of the last refresh that failed (0 if none).",
+            "max",
+        )
         self.build_seconds = gauge(
             "kupgrade_graph_build_duration_seconds",
-            "Duration of the last successful graph build.", "mostrecent",
-        )  # fmt: skip
+            "Duration of the last successful graph build.",
+            "mostrecent",
+        )
         self.generation = gauge(
             "kupgrade_graph_generation",
-            "Number of the graph generation being served (the newest of any worker).", "max",
-        )  # fmt: skip
+            "Number of the graph generation being served (the newest of any worker).",
+            "max",
+        )
         self.nodes = gauge("kupgrade_graph_nodes", "Nodes in the served graph.", "mostrecent")
         self.edges = gauge("kupgrade_graph_edges", "Edges in the served graph.", "mostrecent")
         self.conditional_edges = gauge(
-            "kupgrade_graph_conditional_edges", "Conditional edges in the served graph.",
+            "kupgrade_graph_conditional_edges",
+            "Conditional edges in the served graph.",
             "mostrecent",
-        )  # fmt: skip
+        )
         self.skipped_files = gauge(
             "kupgrade_graph_data_skipped_files",
-            "graph-data files the builder skipped (see the logs).", "mostrecent",
-        )  # fmt: skip
+            "graph-data files the builder skipped (see the logs).",
+            "mostrecent",
+        )
         self.ready = gauge("kupgrade_ready", "1 once a graph is loaded (by every worker).", "min")
 
     def observe(self, route: str, code: int, seconds: float) -> None:

@@ -92,6 +92,17 @@ class ServiceProcess(ChildProcess):
 
     def __init__(self, releases: Path, graph_data: Path, log: Path, *extra: str) -> None:
         self.port = free_port()
-        command = [sys.executable, "-m", "kupgrade", "serve", "--releases", str(releases),
-                   "--graph-data", str(graph_data), "--port", str(self.port), *extra]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "kupgrade",
+            "serve",
+            "--releases",
+            str(releases),
+            "--graph-data",
+            str(graph_data),
+            "--port",
+            str(self.port),
+            *extra,
+        ]
         super().__init__(command, f"http://127.0.0.1:{self.port}", log)

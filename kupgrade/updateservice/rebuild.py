@@ -119,8 +119,10 @@ def _read_answer(done: subprocess.CompletedProcess[bytes], memory_mb: int) -> Re
         raise RebuildError(_death(done, memory_mb), "memory" if _out_of_memory(done) else "crash")
     graph = graph_from_doc(envelope.graph, "rebuild")
     graph.blocked = {(a, b): key for a, b, key in envelope.blocked}
-    renders = {(c, a): Rendered(body, etag, gz, gz_etag)
-               for c, a, body, etag, gz, gz_etag in envelope.renders}  # fmt: skip
+    renders = {
+        (c, a): Rendered(body, etag, gz, gz_etag)
+        for c, a, body, etag, gz, gz_etag in envelope.renders
+    }
     skipped = tuple(Skipped(p, r) for p, r in envelope.skipped)
     return Rebuilt(graph, envelope.tarball, skipped, renders)
 

@@ -152,10 +152,13 @@ def serve(config: ServeConfig) -> None:
         raise KupgradeError("must be a positive number of seconds", field="--refresh")
     check_port(config.host, config.port)
     shared = tempfile.mkdtemp(prefix="kupgrade-metrics-") if config.workers > 1 else ""
-    config = ServeConfig(**{
-        **asdict(config), "path_prefix": normalize_prefix(config.path_prefix),
-        "metrics_dir": shared,
-    })  # fmt: skip
+    config = ServeConfig(
+        **{
+            **asdict(config),
+            "path_prefix": normalize_prefix(config.path_prefix),
+            "metrics_dir": shared,
+        }
+    )
     os.environ[CONFIG_ENV] = config.to_env()
     try:
         _run(config)

@@ -26,12 +26,22 @@ from kupgrade.sim.report import timeline
 # The node controllers' events (nodes/controller.py, gdc/rollout.py, kube/controller.py,
 # and the simulated machines' sim/openshift/world.py, sim/gdc/world.py), as the phase they begin.
 PHASE_OF = {
-    "Drain": "draining", "Cordon": "draining", "EvictionBlocked": "draining",
-    "DrainWaiting": "draining", "DrainWarning": "draining", "DrainThresholdExceeded": "draining",
-    "DrainFailed": "draining", "FailedToDrain": "draining", "DrainTimeout": "draining",
-    "Drained": "updating", "Update": "updating", "Upgrade": "updating",
-    "Reboot": "rebooting", "Uncordon": "rebooting", "Done": "done",
-}  # fmt: skip
+    "Drain": "draining",
+    "Cordon": "draining",
+    "EvictionBlocked": "draining",
+    "DrainWaiting": "draining",
+    "DrainWarning": "draining",
+    "DrainThresholdExceeded": "draining",
+    "DrainFailed": "draining",
+    "FailedToDrain": "draining",
+    "DrainTimeout": "draining",
+    "Drained": "updating",
+    "Update": "updating",
+    "Upgrade": "updating",
+    "Reboot": "rebooting",
+    "Uncordon": "rebooting",
+    "Done": "done",
+}
 HOLDS = ("EvictionBlocked", "DrainWaiting", "DrainThresholdExceeded")
 # kube-apiserver's eviction refusal (pkg/registry/core/pod/storage/eviction.go):
 # "The disruption budget %s needs %d healthy pods and has %d currently".
@@ -59,8 +69,11 @@ def snapshot(api: Backend) -> dict[str, Any]:
 
 def _row(api: Backend, row: Progress) -> dict[str, Any]:
     """A progress row; its items are ClusterOperators, shown with their health."""
-    items = [operator_row(co) for name in row.items
-             if (co := api.get("ClusterOperator", name)) is not None]  # fmt: skip
+    items = [
+        operator_row(co)
+        for name in row.items
+        if (co := api.get("ClusterOperator", name)) is not None
+    ]
     out: dict[str, Any] = {"label": row.label, "done": row.done, "total": row.total}
     if row.state:
         out["state"] = row.state
@@ -71,9 +84,12 @@ def _row(api: Backend, row: Progress) -> dict[str, Any]:
 
 
 def _pools(
-    nodes: list[Obj], events: list[dict[str, Any]], since: float, allowed: dict[str, int],
+    nodes: list[Obj],
+    events: list[dict[str, Any]],
+    since: float,
+    allowed: dict[str, int],
     pool_of: Callable[[Obj], str],
-) -> list[dict[str, Any]]:  # fmt: skip
+) -> list[dict[str, Any]]:
     by_node: dict[str, list[dict[str, Any]]] = {}
     for e in events:
         if e["object"].startswith("node/") and e["at"] >= since:
@@ -83,9 +99,14 @@ def _pools(
         name = node["metadata"]["name"]
         row = _node(node, by_node.get(name, []), allowed)
         pools.setdefault(pool_of(node), []).append(row)
-    return [{"name": p, "nodes": rows,
-             "counts": {phase: sum(1 for r in rows if r["phase"] == phase) for phase in PHASES}}
-            for p, rows in sorted(pools.items())]  # fmt: skip
+    return [
+        {
+            "name": p,
+            "nodes": rows,
+            "counts": {phase: sum(1 for r in rows if r["phase"] == phase) for phase in PHASES},
+        }
+        for p, rows in sorted(pools.items())
+    ]
 
 
 PHASES = ("pending", "draining", "updating", "rebooting", "done")
@@ -109,10 +130,14 @@ def _node(node: Obj, events: list[dict[str, Any]], allowed: dict[str, int]) -> d
         "Unknown",
     )
     row: dict[str, Any] = {
-        "name": node["metadata"]["name"], "phase": phase, "since": at, "message": message,
-        "kubelet": (status.get("nodeInfo") or {}).get("kubeletVersion", ""), "ready": ready,
+        "name": node["metadata"]["name"],
+        "phase": phase,
+        "since": at,
+        "message": message,
+        "kubelet": (status.get("nodeInfo") or {}).get("kubeletVersion", ""),
+        "ready": ready,
         "schedulable": not (node.get("spec") or {}).get("unschedulable", False),
-    }  # fmt: skip
+    }
     if phase == "draining" and held:
         row["blockedBy"] = _holder(held, allowed)
     return row
@@ -144,8 +169,9 @@ def _budget(pdb: Obj) -> dict[str, Any]:
     meta, spec, status = pdb["metadata"], pdb.get("spec") or {}, pdb.get("status") or {}
     rule = "minAvailable" if "minAvailable" in spec else "maxUnavailable"
     return {
-        "name": f"{meta.get('namespace', '')}/{meta['name']}", "rule": f"{rule} {spec.get(rule, '')}",
+        "name": f"{meta.get('namespace', '')}/{meta['name']}",
+        "rule": f"{rule} {spec.get(rule, '')}",
         "currentHealthy": int(status.get("currentHealthy", 0)),
         "desiredHealthy": int(status.get("desiredHealthy", 0)),
         "disruptionsAllowed": int(status.get("disruptionsAllowed", 0)),
-    }  # fmt: skip
+    }

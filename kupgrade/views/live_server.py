@@ -57,8 +57,11 @@ def listening(port: int) -> socket.socket:
 
 
 def _unusable(port: int, exc: OSError) -> InputError:
-    return InputError(f"cannot serve the console on {LOOPBACK}:{port}: {exc.strerror or exc}",
-                      field="--console-port", hint="choose another port, or 0 for any free one")  # fmt: skip
+    return InputError(
+        f"cannot serve the console on {LOOPBACK}:{port}: {exc.strerror or exc}",
+        field="--console-port",
+        hint="choose another port, or 0 for any free one",
+    )
 
 
 class Published:
@@ -172,8 +175,9 @@ class LiveServer:
         self.port = int(self.server.server_address[1])
         self.url = f"http://{LOOPBACK}:{self.port}/"
         self.ended = ""
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True,
-                                        name="console")  # fmt: skip
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, daemon=True, name="console"
+        )
 
     def publish(self, doc: dict[str, Any]) -> None:
         self.published.publish(doc)

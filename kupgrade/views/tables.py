@@ -120,8 +120,16 @@ def _clusterversions(objs: list[dict[str, Any]], now: float) -> tuple[list[str],
     for o in objs:
         c = clusterversion_columns(o["status"])
         since = age(c["SINCE"], now) if c["SINCE"] else ""
-        rows.append([o["metadata"]["name"], c["VERSION"], c["AVAILABLE"], c["PROGRESSING"],
-                     since, c["STATUS"]])  # fmt: skip
+        rows.append(
+            [
+                o["metadata"]["name"],
+                c["VERSION"],
+                c["AVAILABLE"],
+                c["PROGRESSING"],
+                since,
+                c["STATUS"],
+            ]
+        )
     return head, rows
 
 
@@ -143,8 +151,15 @@ def _clusteroperators(objs: list[dict[str, Any]], now: float) -> tuple[list[str]
             (c.get("message", "") for c in conds if c.get("message") and c["status"] != "False"),
             "",
         )
-        rows.append([o["metadata"]["name"], version, *status,
-                     age(max(times), now) if times else "", message])  # fmt: skip
+        rows.append(
+            [
+                o["metadata"]["name"],
+                version,
+                *status,
+                age(max(times), now) if times else "",
+                message,
+            ]
+        )
     return head, rows
 
 
@@ -155,10 +170,13 @@ def _machineconfigpools(
 
     head = ["NAME", *MCP_COLUMNS, "AGE"]
     rows = [
-        [o["metadata"]["name"], *[str(v) for v in mcp_columns(o).values()],
-         age(o["metadata"].get("creationTimestamp", ""), now)]
+        [
+            o["metadata"]["name"],
+            *[str(v) for v in mcp_columns(o).values()],
+            age(o["metadata"].get("creationTimestamp", ""), now),
+        ]
         for o in objs
-    ]  # fmt: skip
+    ]
     return head, rows
 
 
@@ -179,9 +197,16 @@ def _openshift_nodes(objs: list[dict[str, Any]], now: float) -> tuple[list[str],
             )
         )
         notes = o["metadata"].get("annotations", {})
-        rows.append([o["metadata"]["name"], node_status, roles,
-                     age(o["metadata"].get("creationTimestamp", ""), now),
-                     notes.get(mco.CURRENT, ""), notes.get(mco.STATE, "")])  # fmt: skip
+        rows.append(
+            [
+                o["metadata"]["name"],
+                node_status,
+                roles,
+                age(o["metadata"].get("creationTimestamp", ""), now),
+                notes.get(mco.CURRENT, ""),
+                notes.get(mco.STATE, ""),
+            ]
+        )
     return head, rows
 
 
@@ -245,9 +270,11 @@ def _pod_columns(pod: dict[str, Any], now: float) -> list[str]:
 def _pdb_columns(pdb: dict[str, Any], now: float) -> list[str]:
     spec, status = pdb.get("spec") or {}, pdb.get("status") or {}
     return [
-        str(spec.get("minAvailable", "N/A")), str(spec.get("maxUnavailable", "N/A")),
-        str(status.get("disruptionsAllowed", 0)), age(pdb["metadata"].get("creationTimestamp", ""), now),
-    ]  # fmt: skip
+        str(spec.get("minAvailable", "N/A")),
+        str(spec.get("maxUnavailable", "N/A")),
+        str(status.get("disruptionsAllowed", 0)),
+        age(pdb["metadata"].get("creationTimestamp", ""), now),
+    ]
 
 
 def _olm(kind: str) -> tuple[list[str], Any]:

@@ -37,10 +37,22 @@ INFO, WARNING, ERROR = 0, 1, 2
 # Node phases and assessments, in the order oc sorts them.
 PHASES = ("Draining", "Updating", "Rebooting", "Paused", "Pending", "Updated")
 ASSESSMENTS = ("Degraded", "Unavailable", "Progressing", "Excluded", "Outdated", "Completed")
-ESTIMATES = {"Paused": "-", "Pending": "?", "Draining": "+10m", "Updating": "+5m",
-             "Rebooting": "+5m", "Updated": "-"}  # fmt: skip
-PHASE_ASSESSMENT = {"Paused": "Excluded", "Pending": "Outdated", "Draining": "Progressing",
-                    "Updating": "Progressing", "Rebooting": "Progressing", "Updated": "Completed"}  # fmt: skip
+ESTIMATES = {
+    "Paused": "-",
+    "Pending": "?",
+    "Draining": "+10m",
+    "Updating": "+5m",
+    "Rebooting": "+5m",
+    "Updated": "-",
+}
+PHASE_ASSESSMENT = {
+    "Paused": "Excluded",
+    "Pending": "Outdated",
+    "Draining": "Progressing",
+    "Updating": "Progressing",
+    "Rebooting": "Progressing",
+    "Updated": "Completed",
+}
 NOT_READY, DISK, NETWORK = "Not ready", "Disk pressure", "Network unavailable"
 UNSCHEDULABLE = "Node is marked unschedulable"
 MCD_WORKING = "Machine Config Daemon is processing the node"
@@ -89,11 +101,15 @@ class Insight:
 
     def as_dict(self, now: float) -> dict[str, Any]:
         return {
-            "since": self.since(now), "level": LEVELS[self.level], "impact": self.impact,
-            "message": self.summary, "description": self.description,
-            "reference": self.reference, "scope": self.scope,
+            "since": self.since(now),
+            "level": LEVELS[self.level],
+            "impact": self.impact,
+            "message": self.summary,
+            "description": self.description,
+            "reference": self.reference,
+            "scope": self.scope,
             "resources": [{"kind": k, "name": n} for k, n in self.resources],
-        }  # fmt: skip
+        }
 
     def since(self, now: float) -> str:
         if self.started is None:
@@ -124,12 +140,17 @@ def _co_insights(name: str, conditions: list[Obj] | None, now: float) -> list[In
             or now <= condition_stamp(found) + 5 * MINUTE
         ):
             continue
-        out.append(Insight(
-            ERROR if now > condition_stamp(found) + error_minutes * MINUTE else WARNING, "API Availability",
-            f"Cluster Operator {name} is {meaning} ({found.get('reason', '')})",
-            found.get("message") or "<no message>", CO_RUNBOOK + runbook, condition_stamp(found),
-            resources=[("clusteroperators.config.openshift.io", name)],
-        ))  # fmt: skip
+        out.append(
+            Insight(
+                ERROR if now > condition_stamp(found) + error_minutes * MINUTE else WARNING,
+                "API Availability",
+                f"Cluster Operator {name} is {meaning} ({found.get('reason', '')})",
+                found.get("message") or "<no message>",
+                CO_RUNBOOK + runbook,
+                condition_stamp(found),
+                resources=[("clusteroperators.config.openshift.io", name)],
+            )
+        )
     return out
 
 
@@ -175,8 +196,10 @@ class ControlPlane:
 
 
 def _platform_operator(co: Obj) -> bool:
-    return any(a.startswith(("exclude.release.openshift.io/", "include.release.openshift.io/"))
-               for a in (co["metadata"].get("annotations") or {}))  # fmt: skip
+    return any(
+        a.startswith(("exclude.release.openshift.io/", "include.release.openshift.io/"))
+        for a in (co["metadata"].get("annotations") or {})
+    )
 
 
 def assess_control_plane(
@@ -189,21 +212,32 @@ def assess_control_plane(
     cv_scope = [("clusterversions.config.openshift.io", cv["metadata"]["name"])]
     failing = find(status.get("conditions"), "Failing")
     if failing is None:
-        insights.append(Insight(
-            WARNING, "Update Stalled", f"Cluster Version {cv['metadata']['name']} has no Failing condition",
-            "Current status of Cluster Version reconciliation is unclear.  See 'oc -n "
-            "openshift-cluster-version logs -l k8s-app=cluster-version-operator --tail -1' to debug.",
-            CO_RUNBOOK + "ClusterOperatorDegraded.md", now, resources=cv_scope,
-        ))  # fmt: skip
+        insights.append(
+            Insight(
+                WARNING,
+                "Update Stalled",
+                f"Cluster Version {cv['metadata']['name']} has no Failing condition",
+                "Current status of Cluster Version reconciliation is unclear.  See 'oc -n "
+                "openshift-cluster-version logs -l k8s-app=cluster-version-operator --tail -1' to debug.",
+                CO_RUNBOOK + "ClusterOperatorDegraded.md",
+                now,
+                resources=cv_scope,
+            )
+        )
     elif failing.get("status") != "False":
         verb = "may be" if failing.get("status") == "Unknown" else "is"
-        insights.append(Insight(
-            WARNING, "Update Stalled",
-            f"Cluster Version {cv['metadata']['name']} {verb} failing to proceed with the update "
-            f"({failing.get('reason', '')})",
-            str(failing.get("message", "")), CO_RUNBOOK + "ClusterOperatorDegraded.md",
-            condition_stamp(failing), resources=cv_scope,
-        ))  # fmt: skip
+        insights.append(
+            Insight(
+                WARNING,
+                "Update Stalled",
+                f"Cluster Version {cv['metadata']['name']} {verb} failing to proceed with the update "
+                f"({failing.get('reason', '')})",
+                str(failing.get("message", "")),
+                CO_RUNBOOK + "ClusterOperatorDegraded.md",
+                condition_stamp(failing),
+                resources=cv_scope,
+            )
+        )
     last_progress = 0.0
     mco_started = 0.0
     for co in operators:
@@ -283,15 +317,19 @@ def _versions(
     if done or not cp.previous_partial:
         return []
     last = next((h["version"] for h in history[2:] if h.get("state") == "Completed"), "unknown")
-    return [Insight(
-        WARNING, "None",
-        f"Previous update to {cp.previous} never completed, last complete update was {last}",
-        f"Current update to {cp.target} was initiated while the previous update to version "
-        f"{cp.previous} was still in progress",
-        "https://docs.openshift.com/container-platform/latest/updating/troubleshooting_updates/"
-        "gathering-data-cluster-update.html#gathering-clusterversion-history-cli_troubleshooting_updates",
-        stamp_or_zero(history[0].get("startedTime")), resources=scope,
-    )]  # fmt: skip
+    return [
+        Insight(
+            WARNING,
+            "None",
+            f"Previous update to {cp.previous} never completed, last complete update was {last}",
+            f"Current update to {cp.target} was initiated while the previous update to version "
+            f"{cp.previous} was still in progress",
+            "https://docs.openshift.com/container-platform/latest/updating/troubleshooting_updates/"
+            "gathering-data-cluster-update.html#gathering-clusterversion-history-cli_troubleshooting_updates",
+            stamp_or_zero(history[0].get("startedTime")),
+            resources=scope,
+        )
+    ]
 
 
 def baseline_duration(history: list[Obj]) -> float:
@@ -358,8 +396,14 @@ class NodeRow:
     updated: bool
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "assessment": self.assessment, "phase": self.phase,
-                "version": self.version or "?", "estimate": self.estimate, "message": self.message}  # fmt: skip
+        return {
+            "name": self.name,
+            "assessment": self.assessment,
+            "phase": self.phase,
+            "version": self.version or "?",
+            "estimate": self.estimate,
+            "message": self.message,
+        }
 
 
 @dataclass
@@ -377,11 +421,19 @@ class Pool:
     degraded: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "assessment": self.assessment,
-                "completion": round(self.completion, 1), "total": self.total,
-                "available": self.available, "progressing": self.progressing,
-                "outdated": self.outdated, "draining": self.draining, "excluded": self.excluded,
-                "degraded": self.degraded, "nodes": [r.as_dict() for r in self.rows]}  # fmt: skip
+        return {
+            "name": self.name,
+            "assessment": self.assessment,
+            "completion": round(self.completion, 1),
+            "total": self.total,
+            "available": self.available,
+            "progressing": self.progressing,
+            "outdated": self.outdated,
+            "draining": self.draining,
+            "excluded": self.excluded,
+            "degraded": self.degraded,
+            "nodes": [r.as_dict() for r in self.rows],
+        }
 
     def summary(self) -> str:
         text = (
@@ -412,9 +464,11 @@ def _unavailable(node: Obj, pool: Obj) -> list[tuple[str, str, float]]:
     images = notes.get(mco.DESIRED_IMAGE), notes.get(mco.CURRENT_IMAGE)
     image_done = images == (None, None) or (bool(images[0]) and images[0] == images[1])
     done = (
-        notes.get(mco.CURRENT) and notes.get(mco.CURRENT) == notes.get(mco.DESIRED)
-        and image_done and notes.get(mco.STATE) == mco.DONE
-    )  # fmt: skip
+        notes.get(mco.CURRENT)
+        and notes.get(mco.CURRENT) == notes.get(mco.DESIRED)
+        and image_done
+        and notes.get(mco.STATE) == mco.DONE
+    )
     if done or notes.get(mco.STATE) in (mco.DEGRADED, mco.UNRECONCILABLE):
         return []
     return [(MCD_WORKING, "", 0.0)]
@@ -424,13 +478,21 @@ def _unavailable_text(name: str, bad: list[tuple[str, str, float]]) -> tuple[str
     summaries, descriptions = [], []
     for reason, message, _ in bad:
         summary, description = reason, reason
-        for kind, condition, wanted in ((NOT_READY, "Ready", "True"), (DISK, "DiskPressure", "False"),
-                                        (NETWORK, "NetworkUnavailable", "False")):  # fmt: skip
+        for kind, condition, wanted in (
+            (NOT_READY, "Ready", "True"),
+            (DISK, "DiskPressure", "False"),
+            (NETWORK, "NetworkUnavailable", "False"),
+        ):
             if reason == kind:
-                summary = {NOT_READY: f"Node {name} is not ready", DISK: f"Node {name} has disk pressure",
-                           NETWORK: f"Node {name} has unavailable network"}[kind]  # fmt: skip
-                description = (f'Node has a {condition}!={wanted} condition with Reason "{kind}" '
-                               f'and message "{message}"')  # fmt: skip
+                summary = {
+                    NOT_READY: f"Node {name} is not ready",
+                    DISK: f"Node {name} has disk pressure",
+                    NETWORK: f"Node {name} has unavailable network",
+                }[kind]
+                description = (
+                    f'Node has a {condition}!={wanted} condition with Reason "{kind}" '
+                    f'and message "{message}"'
+                )
         summaries.append(summary)
         descriptions.append(description)
     return " | ".join(summaries), " | ".join(descriptions)
@@ -469,9 +531,14 @@ def _phase(pool: Obj, notes: dict[str, str], updating: bool, updated: bool) -> s
 
 
 def assess_nodes(
-    cv: Obj, pool: Obj, nodes: list[Obj], releases: dict[str, str], *, multi_arch: bool,
+    cv: Obj,
+    pool: Obj,
+    nodes: list[Obj],
+    releases: dict[str, str],
+    *,
+    multi_arch: bool,
     now: float,
-) -> tuple[list[NodeRow], list[Insight]]:  # fmt: skip
+) -> tuple[list[NodeRow], list[Insight]]:
     history = (cv.get("status") or {}).get("history") or []
     latest = history[0].get("version") if history else None
     wanted = ((pool.get("spec") or {}).get("configuration") or {}).get("name")
@@ -495,8 +562,14 @@ def assess_nodes(
             and latest == current
             and (not multi_arch or desired is None or (matched and desired_is_pool))
         )
-        updating = (not updated and bool(current) and bool(desired_version)
-                    and latest == desired_version and not matched and desired_is_pool)  # fmt: skip
+        updating = (
+            not updated
+            and bool(current)
+            and bool(desired_version)
+            and latest == desired_version
+            and not matched
+            and desired_is_pool
+        )
         phase = _phase(pool, notes, updating, updated)
         assessment, estimate, message = PHASE_ASSESSMENT[phase], ESTIMATES[phase], ""
         summary = description = ""
@@ -512,15 +585,40 @@ def assess_nodes(
         resource = [("nodes", name)]
         if bad and _seriously(bad, now) and not updating:
             since = min((s for _, _, s in bad if s), default=None)
-            insights.append(Insight(WARNING, "Update Speed", summary, description, MCO_DOC, since,
-                                    scope, resource))  # fmt: skip
+            insights.append(
+                Insight(
+                    WARNING, "Update Speed", summary, description, MCO_DOC, since, scope, resource
+                )
+            )
         if degraded:
-            insights.append(Insight(ERROR, "Update Stalled", f"Node {name} is degraded", description,
-                                    MCO_DOC, None, scope, resource))  # fmt: skip
+            insights.append(
+                Insight(
+                    ERROR,
+                    "Update Stalled",
+                    f"Node {name} is degraded",
+                    description,
+                    MCO_DOC,
+                    None,
+                    scope,
+                    resource,
+                )
+            )
         if len(name) >= 8:
             message = message.replace(name, "<node>")
-        rows.append(NodeRow(name, assessment, phase, current, estimate, message, unavailable,
-                            degraded, updating, updated))  # fmt: skip
+        rows.append(
+            NodeRow(
+                name,
+                assessment,
+                phase,
+                current,
+                estimate,
+                message,
+                unavailable,
+                degraded,
+                updating,
+                updated,
+            )
+        )
     rows.sort(key=lambda r: (ASSESSMENTS.index(r.assessment), PHASES.index(r.phase), r.name))
     return rows, insights
 
@@ -553,15 +651,20 @@ def assess_pool(pool: Obj, rows: list[NodeRow]) -> tuple[Pool, list[Insight]]:
         out.assessment = "Excluded"
     insights = []
     if out.excluded and (pool.get("spec") or {}).get("paused"):
-        insights.append(Insight(
-            WARNING, "Update Stalled",
-            f"Outdated nodes in a paused pool '{out.name}' will not be updated",
-            "Pool is paused, which stops all changes to the nodes in the pool, including updates. "
-            "The nodes will not be updated until the pool is unpaused by the administrator.",
-            "https://docs.openshift.com/container-platform/latest/support/troubleshooting/"
-            "troubleshooting-operator-issues.html#troubleshooting-disabling-autoreboot-mco_troubleshooting-operator-issues",
-            None, "WorkerPool", [("machineconfigpools.machineconfiguration.openshift.io", out.name)],
-        ))  # fmt: skip
+        insights.append(
+            Insight(
+                WARNING,
+                "Update Stalled",
+                f"Outdated nodes in a paused pool '{out.name}' will not be updated",
+                "Pool is paused, which stops all changes to the nodes in the pool, including updates. "
+                "The nodes will not be updated until the pool is unpaused by the administrator.",
+                "https://docs.openshift.com/container-platform/latest/support/troubleshooting/"
+                "troubleshooting-operator-issues.html#troubleshooting-disabling-autoreboot-mco_troubleshooting-operator-issues",
+                None,
+                "WorkerPool",
+                [("machineconfigpools.machineconfiguration.openshift.io", out.name)],
+            )
+        )
     out.completion = updated / len(rows) * 100.0 if rows else 0.0
     return out, insights
 
@@ -614,11 +717,18 @@ def assess(objects: Objects, now: float) -> Status | None:
     status = cv.get("status") or {}
     history = status.get("history") or []
     progressing = find(status.get("conditions"), "Progressing") or {}
-    multi_arch = (len(history) > 1 and history[0].get("version") == history[1].get("version")
-                  and history[0].get("image") != history[1].get("image")
-                  and progressing.get("status") == "True")  # fmt: skip
-    releases = {mc["metadata"]["name"]: (mc["metadata"].get("annotations") or {}).get(
-        mco.RELEASE_IMAGE_VERSION, "") for mc in objects.machine_configs}  # fmt: skip
+    multi_arch = (
+        len(history) > 1
+        and history[0].get("version") == history[1].get("version")
+        and history[0].get("image") != history[1].get("image")
+        and progressing.get("status") == "True"
+    )
+    releases = {
+        mc["metadata"]["name"]: (mc["metadata"].get("annotations") or {}).get(
+            mco.RELEASE_IMAGE_VERSION, ""
+        )
+        for mc in objects.machine_configs
+    }
     per_pool: dict[str, list[Obj]] = {}
     for node in objects.nodes:
         per_pool.setdefault(_pool_of(node, pools), []).append(node)
@@ -679,12 +789,20 @@ def read_objects(api: Backend) -> Objects:
     if not any(
         c.get("type") == "Progressing" for c in cv.get("status", {}).get("conditions") or []
     ):
-        raise InputError("no current Progressing info",
-                         hint="see `kupgrade get clusterversion -o yaml` for more details")  # fmt: skip
+        raise InputError(
+            "no current Progressing info",
+            hint="see `kupgrade get clusterversion -o yaml` for more details",
+        )
     mco = api.get("Deployment", "machine-config-operator", MCO_NAMESPACE) or {}
     containers = mco.get("spec", {}).get("template", {}).get("spec", {}).get("containers") or []
     image = next(
         (c.get("image", "") for c in containers if c.get("name") == "machine-config-operator"), ""
     )
-    return Objects(cv, operators, api.list("MachineConfigPool"), api.list("Node"),
-                   api.list("MachineConfig"), str(image))  # fmt: skip
+    return Objects(
+        cv,
+        operators,
+        api.list("MachineConfigPool"),
+        api.list("Node"),
+        api.list("MachineConfig"),
+        str(image),
+    )

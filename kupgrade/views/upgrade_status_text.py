@@ -26,20 +26,30 @@ def tabulate(rows: list[list[str]], padding: int = 3) -> list[str]:
     for row in rows:
         for i, cell in enumerate(row[:-1]):
             widths[i] = max(widths.get(i, 0), len(cell))
-    return ["".join(c.ljust(widths[i] + padding) for i, c in enumerate(row[:-1])) + row[-1]
-            for row in rows]  # fmt: skip
+    return [
+        "".join(c.ljust(widths[i] + padding) for i, c in enumerate(row[:-1])) + row[-1]
+        for row in rows
+    ]
 
 
 def _control_plane_text(cp: ControlPlane, detailed: bool, now: float) -> list[str]:
     if cp.updated == cp.total:
-        return ["= Control Plane =", f"Update to {cp.target} successfully completed at "
-                f"{rfc3339(cp.completion_at)} (duration: {short_duration(cp.duration)})"]  # fmt: skip
-    lines = ["= Control Plane =", f"Assessment:      {cp.assessment}",
-             f"Target Version:  {cp.version_text()}"]  # fmt: skip
+        return [
+            "= Control Plane =",
+            f"Update to {cp.target} successfully completed at "
+            f"{rfc3339(cp.completion_at)} (duration: {short_duration(cp.duration)})",
+        ]
+    lines = [
+        "= Control Plane =",
+        f"Assessment:      {cp.assessment}",
+        f"Target Version:  {cp.version_text()}",
+    ]
     if cp.updating:
         lines.append(f"Updating:        {', '.join(n for n, _ in cp.updating)}")
-    lines.append(f"Completion:      {cp.completion:.0f}% ({cp.updated} operators updated, "
-                 f"{len(cp.updating)} updating, {cp.waiting} waiting)")  # fmt: skip
+    lines.append(
+        f"Completion:      {cp.completion:.0f}% ({cp.updated} operators updated, "
+        f"{len(cp.updating)} updating, {cp.waiting} waiting)"
+    )
     duration = f"Duration:        {short_duration(cp.duration)}"
     if cp.est_remaining:
         duration += f" (Est. Time Remaining: {vague_under(cp.est_remaining, cp.est_duration, cp.multi_arch)})"
@@ -69,8 +79,15 @@ def _nodes_text(pool: Pool, detailed: bool) -> list[str]:
     else:
         lines = ["", f"Worker Pool Nodes: {pool.name}"]
     table = [["NAME", "ASSESSMENT", "PHASE", "VERSION", "EST", "MESSAGE"]]
-    omitted = {"total": 0, "completed": 0, "available": 0, "progressing": 0, "outdated": 0,
-               "draining": 0, "excluded": 0}  # fmt: skip
+    omitted = {
+        "total": 0,
+        "completed": 0,
+        "available": 0,
+        "progressing": 0,
+        "outdated": 0,
+        "draining": 0,
+        "excluded": 0,
+    }
     for i, row in enumerate(pool.rows):
         if not detailed and i >= 10 and not row.degraded and (not row.unavailable or row.updating):
             omitted["total"] += 1
@@ -86,10 +103,13 @@ def _nodes_text(pool: Pool, detailed: bool) -> list[str]:
     lines += tabulate(table)
     if omitted["total"]:
         o = omitted
-        lines += ["...", f"Omitted additional {o['total']} Total, {o['completed']} Completed, "
-                  f"{o['available']} Available, {o['progressing']} Progressing, {o['outdated']} "
-                  f"Outdated, {o['draining']} Draining, {o['excluded']} Excluded, and 0 Degraded nodes.",
-                  "Pass along --details=nodes to see all information."]  # fmt: skip
+        lines += [
+            "...",
+            f"Omitted additional {o['total']} Total, {o['completed']} Completed, "
+            f"{o['available']} Available, {o['progressing']} Progressing, {o['outdated']} "
+            f"Outdated, {o['draining']} Draining, {o['excluded']} Excluded, and 0 Degraded nodes.",
+            "Pass along --details=nodes to see all information.",
+        ]
     return lines
 
 
@@ -100,10 +120,14 @@ def _health_text(status: Status, detailed: bool) -> list[str]:
         pad = len("Description: ")
         for i, item in enumerate(items):
             lines += [f"Message: {item.summary}"] + [
-                f"  {label:<{pad}}{value}" for label, value in
-                (("Since:", item.since(status.now)), ("Level:", LEVELS[item.level]),
-                 ("Impact:", item.impact), ("Reference:", item.reference))
-            ]  # fmt: skip
+                f"  {label:<{pad}}{value}"
+                for label, value in (
+                    ("Since:", item.since(status.now)),
+                    ("Level:", LEVELS[item.level]),
+                    ("Impact:", item.impact),
+                    ("Reference:", item.reference),
+                )
+            ]
             if item.resources:
                 kinds: dict[str, list[str]] = {}
                 for kind, name in item.resources:
@@ -118,12 +142,16 @@ def _health_text(status: Status, detailed: bool) -> list[str]:
             if i + 1 < len(items):
                 lines.append("")
         return lines
-    lines += tabulate([["SINCE", "LEVEL", "IMPACT", "MESSAGE"]] + [
-        [i.since(status.now), LEVELS[i.level], i.impact, i.summary] for i in items
-    ])  # fmt: skip
+    lines += tabulate(
+        [["SINCE", "LEVEL", "IMPACT", "MESSAGE"]]
+        + [[i.since(status.now), LEVELS[i.level], i.impact, i.summary] for i in items]
+    )
     if len(items) > 1 or items[0].level != INFO:
-        lines += ["", "Run with --details=health for additional description and links to related "
-                  "online documentation"]  # fmt: skip
+        lines += [
+            "",
+            "Run with --details=health for additional description and links to related "
+            "online documentation",
+        ]
     return lines
 
 
@@ -142,8 +170,14 @@ def render(status: Status | None, details: set[str]) -> str:
             if not p.rows:
                 table.append([p.name, "Empty", "", f"{p.total} Total"])
             else:
-                table.append([p.name, p.assessment,
-                              f"{p.completion:.0f}% ({p.total - p.outdated}/{p.total})", p.summary()])  # fmt: skip
+                table.append(
+                    [
+                        p.name,
+                        p.assessment,
+                        f"{p.completion:.0f}% ({p.total - p.outdated}/{p.total})",
+                        p.summary(),
+                    ]
+                )
         lines += tabulate(table)
         for p in status.workers:
             lines += _nodes_text(p, "nodes" in details)
@@ -159,14 +193,20 @@ def as_data(status: Status | None) -> dict[str, Any]:
     return {
         "updating": True,
         "controlPlane": {
-            "assessment": cp.assessment, "targetVersion": cp.version_text(),
-            "completion": round(cp.completion, 1), "operatorsUpdated": cp.updated,
-            "operatorsUpdating": [n for n, _ in cp.updating], "operatorsWaiting": cp.waiting,
-            "operatorsTotal": cp.total, "duration": short_duration(cp.duration),
-            "estimatedTimeRemaining": short_duration(cp.est_remaining) if cp.est_remaining else None,
+            "assessment": cp.assessment,
+            "targetVersion": cp.version_text(),
+            "completion": round(cp.completion, 1),
+            "operatorsUpdated": cp.updated,
+            "operatorsUpdating": [n for n, _ in cp.updating],
+            "operatorsWaiting": cp.waiting,
+            "operatorsTotal": cp.total,
+            "duration": short_duration(cp.duration),
+            "estimatedTimeRemaining": short_duration(cp.est_remaining)
+            if cp.est_remaining
+            else None,
             "operatorHealth": cp.health(),
             "nodes": status.masters.as_dict() if status.masters is not None else None,
         },
         "workerPools": [p.as_dict() for p in status.workers],
         "health": [i.as_dict(status.now) for i in status.insights],
-    }  # fmt: skip
+    }

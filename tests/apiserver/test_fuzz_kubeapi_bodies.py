@@ -27,21 +27,50 @@ from tests.support.sim import runner
 
 TOKEN = "t0ken"
 SEEDS: dict[str, dict[str, Any]] = {
-    "/apis/sim.kupgrade.io/v1/clocks/virtual/step": {"apiVersion": "sim.kupgrade.io/v1", "kind": "ClockStep", "to": 1e9},
-    "/api/v1/namespaces/kupgrade/configmaps": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-        "name": "kupgrade-controller-state", "namespace": "kupgrade"}, "data": {"version": "{\"image\": \"x\"}"}},
-    "/api/v1/namespaces/default/events": {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e.1"},
-                                           "involvedObject": {"kind": "Node", "name": "master-0"},
-                                           "reason": "Checked", "message": "m", "type": "Warning"},
+    "/apis/sim.kupgrade.io/v1/clocks/virtual/step": {
+        "apiVersion": "sim.kupgrade.io/v1",
+        "kind": "ClockStep",
+        "to": 1e9,
+    },
+    "/api/v1/namespaces/kupgrade/configmaps": {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "kupgrade-controller-state", "namespace": "kupgrade"},
+        "data": {"version": '{"image": "x"}'},
+    },
+    "/api/v1/namespaces/default/events": {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "e.1"},
+        "involvedObject": {"kind": "Node", "name": "master-0"},
+        "reason": "Checked",
+        "message": "m",
+        "type": "Warning",
+    },
     "/apis/operators.coreos.com/v1alpha1/namespaces/operators/subscriptions": {
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription", "metadata": {"name": "etcd"},
-        "spec": {"name": "etcd", "channel": "alpha", "source": "c", "sourceNamespace": "olm",
-                 "installPlanApproval": "Manual"}},
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "Subscription",
+        "metadata": {"name": "etcd"},
+        "spec": {
+            "name": "etcd",
+            "channel": "alpha",
+            "source": "c",
+            "sourceNamespace": "olm",
+            "installPlanApproval": "Manual",
+        },
+    },
     "/apis/operators.coreos.com/v1alpha1/namespaces/olm/catalogsources": {
-        "apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "metadata": {"name": "c"},
-        "spec": {"sourceType": "grpc", "image": "127.0.0.1:1/x:y", "priority": 3,
-                 "updateStrategy": {"registryPoll": {"interval": "10m"}}}},
-}  # fmt: skip
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "CatalogSource",
+        "metadata": {"name": "c"},
+        "spec": {
+            "sourceType": "grpc",
+            "image": "127.0.0.1:1/x:y",
+            "priority": 3,
+            "updateStrategy": {"registryPoll": {"interval": "10m"}},
+        },
+    },
+}
 
 
 @pytest.fixture(scope="module")
@@ -108,8 +137,13 @@ def test_fuzz_bodies_the_api_reads_itself(cluster: tuple[KubeAPI, Loop[Local]]) 
     @FUZZ_SETTINGS
     @given(swapped(list(SEEDS.values())))
     def merge_state(doc: Any) -> None:
-        _send(api, "PATCH", "/api/v1/namespaces/kupgrade/configmaps/kupgrade-controller-state",
-              json.dumps(doc, default=str).encode(), "application/merge-patch+json")  # fmt: skip
+        _send(
+            api,
+            "PATCH",
+            "/api/v1/namespaces/kupgrade/configmaps/kupgrade-controller-state",
+            json.dumps(doc, default=str).encode(),
+            "application/merge-patch+json",
+        )
 
     merge_state()
     # Still serving: the clock answers and the state reads back as a ConfigMap.
@@ -121,17 +155,33 @@ def test_fuzz_bodies_the_api_reads_itself(cluster: tuple[KubeAPI, Loop[Local]]) 
 
 
 def test_fuzz_step_targets() -> None:
-    fuzz("clockstep", swapped([SEEDS["/apis/sim.kupgrade.io/v1/clocks/virtual/step"]]), step_target,
-         (ValueError,), 0.02)  # fmt: skip
+    fuzz(
+        "clockstep",
+        swapped([SEEDS["/apis/sim.kupgrade.io/v1/clocks/virtual/step"]]),
+        step_target,
+        (ValueError,),
+        0.02,
+    )
 
 
 def test_fuzz_csv_properties() -> None:
-    seed = json.dumps({"properties": [{"type": "olm.maxOpenShiftVersion", "value": "4.13"},
-                                      {"type": "olm.package", "value": {"packageName": "p", "version": "1.0.0"}}]})  # fmt: skip
+    seed = json.dumps(
+        {
+            "properties": [
+                {"type": "olm.maxOpenShiftVersion", "value": "4.13"},
+                {"type": "olm.package", "value": {"packageName": "p", "version": "1.0.0"}},
+            ]
+        }
+    )
 
     def read(data: bytes) -> None:
-        csv = {"metadata": {"name": "c", "namespace": "n",
-                            "annotations": {PROPERTIES: data.decode("utf-8", "replace")}}}  # fmt: skip
+        csv = {
+            "metadata": {
+                "name": "c",
+                "namespace": "n",
+                "annotations": {PROPERTIES: data.decode("utf-8", "replace")},
+            }
+        }
         max_openshift_version(csv)
         condition = upgradeable_condition([csv], "4.13.2")
         assert condition["status"] in ("True", "False")

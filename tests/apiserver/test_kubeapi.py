@@ -69,8 +69,11 @@ class Served:
     ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(kubectl), "--kubeconfig", str(self.kubeconfig), *args],
-            capture_output=True, text=True, timeout=timeout, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
 
     def token(self) -> str:
         doc = yaml.safe_load(self.kubeconfig.read_text())
@@ -81,8 +84,11 @@ class Served:
         return ssl.create_default_context(cafile=str(self.root / "api" / "ca.crt"))
 
     def http(self) -> httpx.Client:
-        return httpx.Client(base_url=self.server, verify=self.trust(),
-                            headers={"Authorization": f"Bearer {self.token()}"})  # fmt: skip
+        return httpx.Client(
+            base_url=self.server,
+            verify=self.trust(),
+            headers={"Authorization": f"Bearer {self.token()}"},
+        )
 
 
 def serve(tmp_path: Path, speed: str) -> Iterator[Served]:
@@ -90,8 +96,12 @@ def serve(tmp_path: Path, speed: str) -> Iterator[Served]:
     env = {**os.environ, "KUPGRADE_HOME": str(home)}
     profile = tmp_path / "profile.yaml"
     profile.write_text(PROFILE)
-    subprocess.run([sys.executable, "-m", "kupgrade", "cluster", "create", "demo", "--profile",
-                    str(profile)], env=env, check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "kupgrade", "cluster", "create", "demo", "--profile", str(profile)],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     yield from serve_existing(home, "demo", speed)
 
 
@@ -99,9 +109,22 @@ def serve_existing(home: Path, name: str, speed: str = "1") -> Iterator[Served]:
     """`cluster serve-api NAME` on an existing cluster, until the caller is done."""
     env = {**os.environ, "KUPGRADE_HOME": str(home)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "kupgrade", "cluster", "serve-api", name, "--speed", speed, "-o",
-         "json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "kupgrade",
+            "cluster",
+            "serve-api",
+            name,
+            "--speed",
+            speed,
+            "-o",
+            "json",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert process.stdout is not None
     lines = []
     while not lines or lines[-1] != b"}\n":
@@ -134,14 +157,20 @@ def test_kubectl_gets_print_the_columns_of_oc(served: Served, kubectl: Path) -> 
     assert nodes.returncode == 0, nodes.stderr
     assert _head(nodes.stdout) == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
     assert [line.split()[0] for line in nodes.stdout.splitlines()[1:]] == [
-        "master-0", "master-1", "master-2", "worker-0", "worker-1", "worker-2",
-    ]  # fmt: skip
+        "master-0",
+        "master-1",
+        "master-2",
+        "worker-0",
+        "worker-1",
+        "worker-2",
+    ]
     assert {line.split()[-1] for line in nodes.stdout.splitlines()[1:]} == {"v1.26.0"}
     pods = served.kubectl(kubectl, "get", "pods", "-A")
     assert _head(pods.stdout) == ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE"]
     assert {tuple(line.split()[:2]) for line in pods.stdout.splitlines()[1:]} >= {
-        ("shop", "web-00000"), ("data", "db-00000"),
-    }  # fmt: skip
+        ("shop", "web-00000"),
+        ("data", "db-00000"),
+    }
     cv = served.kubectl(kubectl, "get", "clusterversion")
     assert _head(cv.stdout) == ["NAME", "VERSION", "AVAILABLE", "PROGRESSING", "SINCE", "STATUS"]
     assert cv.stdout.splitlines()[1].split()[:2] == ["version", "4.13.40"]
@@ -168,9 +197,15 @@ def test_requests_without_the_token_are_unauthorized(served: Served) -> None:
     assert wrong.returncode == 1 and "must be logged in to the server" in wrong.stderr
     anonymous = httpx.get(served.server + "/api/v1/nodes", verify=served.trust())
     assert anonymous.status_code == 401
-    assert anonymous.json() == {"kind": "Status", "apiVersion": "v1", "metadata": {},
-                                "status": "Failure", "message": "Unauthorized",
-                                "reason": "Unauthorized", "code": 401}  # fmt: skip
+    assert anonymous.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "Unauthorized",
+        "reason": "Unauthorized",
+        "code": 401,
+    }
     config = yaml.safe_load(served.kubeconfig.read_text())
     assert oct(served.kubeconfig.stat().st_mode & 0o777) == "0o600"
     assert config["clusters"][0]["cluster"]["server"] == served.server
@@ -182,32 +217,68 @@ def test_bad_requests_get_status_errors_and_the_server_keeps_serving(served: Ser
             (http.post("/api/v1/namespaces/shop/pods", content=b"{not json"), 400, "BadRequest"),
             (http.get("/apis/example.com/v1/widgets"), 404, "NotFound"),
             (http.get("/api/v1/frobs"), 404, "NotFound"),
-            (http.patch("/api/v1/nodes/worker-1", content=b'[{"op": "remove", "path": "/nope"}]',
-                        headers={"Content-Type": "application/json-patch+json"}), 422, "Invalid"),
-            (http.patch("/api/v1/nodes/worker-1", content=b"{}",
-                        headers={"Content-Type": "text/plain"}), 415, "UnsupportedMediaType"),
-            (http.get("/api/v1/nodes", params={"watch": "1", "resourceVersion": "1"}), 410, "Expired"),
+            (
+                http.patch(
+                    "/api/v1/nodes/worker-1",
+                    content=b'[{"op": "remove", "path": "/nope"}]',
+                    headers={"Content-Type": "application/json-patch+json"},
+                ),
+                422,
+                "Invalid",
+            ),
+            (
+                http.patch(
+                    "/api/v1/nodes/worker-1", content=b"{}", headers={"Content-Type": "text/plain"}
+                ),
+                415,
+                "UnsupportedMediaType",
+            ),
+            (
+                http.get("/api/v1/nodes", params={"watch": "1", "resourceVersion": "1"}),
+                410,
+                "Expired",
+            ),
             (http.get("/api/v1/pods", params={"labelSelector": "a in (b"}), 400, "BadRequest"),
-            (http.get("/api/v1/pods", params={"watch": "1", "fieldSelector": "a in (b"}), 400,
-             "BadRequest"),
-            (http.get("/api/v1/nodes", params={"watch": "1", "resourceVersion": "99999999"}), 410,
-             "Expired"),
-            (http.post("/api/v1/namespaces/shop/pods", content=b"x" * (4 * 1024 * 1024)), 413,
-             "RequestEntityTooLarge"),
-            (http.post("/api/v1/namespaces/data/pods", json={"metadata": {"name": "db-00001"}}), 409,
-             "AlreadyExists"),
-        ]  # fmt: skip
+            (
+                http.get("/api/v1/pods", params={"watch": "1", "fieldSelector": "a in (b"}),
+                400,
+                "BadRequest",
+            ),
+            (
+                http.get("/api/v1/nodes", params={"watch": "1", "resourceVersion": "99999999"}),
+                410,
+                "Expired",
+            ),
+            (
+                http.post("/api/v1/namespaces/shop/pods", content=b"x" * (4 * 1024 * 1024)),
+                413,
+                "RequestEntityTooLarge",
+            ),
+            (
+                http.post("/api/v1/namespaces/data/pods", json={"metadata": {"name": "db-00001"}}),
+                409,
+                "AlreadyExists",
+            ),
+        ]
         for response, code, reason in cases:
             assert response.status_code == code, (response.request.url, response.text)
             doc = response.json()
             assert (doc["kind"], doc["status"], doc["reason"], doc["code"]) == (
-                "Status", "Failure", reason, code,
-            )  # fmt: skip
+                "Status",
+                "Failure",
+                reason,
+                code,
+            )
         assert http.get("/api/v1/nodes").status_code == 200
         discovery = http.get("/apis/machineconfiguration.openshift.io/v1").json()
-        assert {"name": "machineconfigpools", "singularName": "machineconfigpool",
-                "namespaced": False, "kind": "MachineConfigPool", "verbs": ["get", "list", "watch",
-                "create", "delete", "patch", "update"], "shortNames": ["mcp"]} in discovery["resources"]  # fmt: skip
+        assert {
+            "name": "machineconfigpools",
+            "singularName": "machineconfigpool",
+            "namespaced": False,
+            "kind": "MachineConfigPool",
+            "verbs": ["get", "list", "watch", "create", "delete", "patch", "update"],
+            "shortNames": ["mcp"],
+        } in discovery["resources"]
 
 
 def test_a_watch_resumes_from_a_resource_version(served: Served) -> None:
@@ -221,15 +292,25 @@ def test_a_watch_resumes_from_a_resource_version(served: Served) -> None:
             "worker-2",
         ]
         version = listed.json()["metadata"]["resourceVersion"]
-        patched = http.patch("/api/v1/nodes/worker-2", json={"metadata": {"labels": {"team": "a"}}},
-                             headers={"Content-Type": "application/merge-patch+json"})  # fmt: skip
+        patched = http.patch(
+            "/api/v1/nodes/worker-2",
+            json={"metadata": {"labels": {"team": "a"}}},
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
         assert patched.status_code == 200
-        with http.stream("GET", "/api/v1/nodes", params={"watch": "1", "resourceVersion": version,
-                                                          "timeoutSeconds": "2"}) as stream:  # fmt: skip
+        with http.stream(
+            "GET",
+            "/api/v1/nodes",
+            params={"watch": "1", "resourceVersion": version, "timeoutSeconds": "2"},
+        ) as stream:
             events = [json.loads(line) for line in stream.iter_lines() if line]
         # Other changes may come first (the cluster keeps running): find the patch's.
-        labelled = [e for e in events if e["object"]["metadata"]["name"] == "worker-2"
-                    and (e["object"]["metadata"].get("labels") or {}).get("team") == "a"]  # fmt: skip
+        labelled = [
+            e
+            for e in events
+            if e["object"]["metadata"]["name"] == "worker-2"
+            and (e["object"]["metadata"].get("labels") or {}).get("team") == "a"
+        ]
         assert labelled and labelled[0]["type"] == "MODIFIED"
         versions = [int(e["object"]["metadata"]["resourceVersion"]) for e in events]
         assert versions == sorted(versions) and versions[0] > int(version)
@@ -248,8 +329,15 @@ def test_drain_evicts_through_the_api_and_stops_on_a_budget(served: Served) -> N
         ).json()
     names = {p["metadata"]["name"] for p in on_node["items"]}
     assert names == {"web-00000", "db-00000"}
-    drained = served.kubectl(kubectl, "drain", "worker-0", "--ignore-daemonsets",
-                             "--delete-emptydir-data", "--timeout=15s", timeout=60)  # fmt: skip
+    drained = served.kubectl(
+        kubectl,
+        "drain",
+        "worker-0",
+        "--ignore-daemonsets",
+        "--delete-emptydir-data",
+        "--timeout=15s",
+        timeout=60,
+    )
     assert drained.returncode != 0
     assert "disruption budget" in drained.stdout + drained.stderr
     nodes = served.kubectl(kubectl, "get", "node", "worker-0")
@@ -269,11 +357,21 @@ def test_kubectl_patch_starts_an_upgrade_the_controllers_carry_out(tmp_path: Pat
         image = model_image(Spec(), "4.14.27", served.root)
         watch = subprocess.Popen(
             [str(kubectl), "--kubeconfig", str(served.kubeconfig), "get", "nodes", "-w"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         patch = {"spec": {"desiredUpdate": {"image": image, "version": "4.14.27", "force": True}}}
-        done = served.kubectl(kubectl, "patch", "clusterversion", "version", "--type", "merge",
-                              "-p", json.dumps(patch))  # fmt: skip
+        done = served.kubectl(
+            kubectl,
+            "patch",
+            "clusterversion",
+            "version",
+            "--type",
+            "merge",
+            "-p",
+            json.dumps(patch),
+        )
         assert done.returncode == 0, done.stderr
         deadline = time.monotonic() + 120
         history: list[Any] = []
@@ -292,8 +390,14 @@ def test_kubectl_patch_starts_an_upgrade_the_controllers_carry_out(tmp_path: Pat
 
 
 def _kupgrade(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "kupgrade", *args], capture_output=True, text=True,
-                          env={**os.environ, "KUPGRADE_HOME": str(home)}, timeout=120, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "kupgrade", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KUPGRADE_HOME": str(home)},
+        timeout=120,
+        check=False,
+    )
     assert "Traceback" not in done.stderr, done.stderr
     return done
 
@@ -322,23 +426,50 @@ def test_commands_through_a_kubeconfig_see_what_the_cluster_has(served: Served) 
     assert found["policy"] == "k8s-n2"  # the cluster runs Kubernetes 1.26 (OpenShift 4.13)
     flagged = {v["objects"][0] for v in found["violations"] if v["id"] == "H5"}
     kubectls = json.loads(
-        subprocess.run([sys.executable, "-c", "import json; from kupgrade.cluster.live import "
-                        "local_kubectls; print(json.dumps(local_kubectls()))"],
-                       capture_output=True, text=True, check=True).stdout
-    )  # fmt: skip
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import json; from kupgrade.cluster.live import "
+                "local_kubectls; print(json.dumps(local_kubectls()))",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     too_new = {f"kubectl/{path}" for path, version in kubectls if int(version.split(".")[1]) > 27}
     assert flagged == too_new
     assert (checked.returncode == 1) == bool(too_new)
-    planned = _kupgrade(served.home, "plan", "--kubeconfig", kubeconfig, "--to", "1.27.16",
-                        "--available", "1.26.15,1.27.16", "-o", "json")  # fmt: skip
+    planned = _kupgrade(
+        served.home,
+        "plan",
+        "--kubeconfig",
+        kubeconfig,
+        "--to",
+        "1.27.16",
+        "--available",
+        "1.26.15,1.27.16",
+        "-o",
+        "json",
+    )
     steps = json.loads(planned.stdout)["steps"]
     moves = [(s["object"], s["to"]) for s in steps]
     assert ("control-plane", "1.27.16") in moves  # and the kubelets it read follow
     assert {o for o, _ in moves} >= {"control-plane", "nodepool/worker-0"}
     # A request through the kubeconfig lands in the cluster's spec.desiredUpdate.
     image = model_image(Spec(), "4.14.27", served.root)
-    asked = _kupgrade(served.home, "upgrade", "--kubeconfig", kubeconfig, "--to-image", image,
-                      "--allow-explicit-upgrade", "-o", "json")  # fmt: skip
+    asked = _kupgrade(
+        served.home,
+        "upgrade",
+        "--kubeconfig",
+        kubeconfig,
+        "--to-image",
+        image,
+        "--allow-explicit-upgrade",
+        "-o",
+        "json",
+    )
     assert asked.returncode == 0, asked.stderr
     with served.http() as http:
         spec = http.get("/apis/config.openshift.io/v1/clusterversions/version").json()["spec"]
@@ -374,22 +505,41 @@ def test_controller_run_serves_the_api_while_it_rehearses(tmp_path: Path) -> Non
     profile.write_text(PROFILE.replace("minAvailable: 3", "minAvailable: 2"))  # pools can finish
     assert _kupgrade(home, "cluster", "create", "demo", "--profile", str(profile)).returncode == 0
     image = model_image(Spec(), "4.14.27", home / "clusters" / "demo")
-    asked = _kupgrade(home, "upgrade", "--cluster", "demo", "--to-image", image,
-                      "--allow-explicit-upgrade")  # fmt: skip
+    asked = _kupgrade(
+        home, "upgrade", "--cluster", "demo", "--to-image", image, "--allow-explicit-upgrade"
+    )
     assert asked.returncode == 0, asked.stderr
     run = subprocess.Popen(
-        [sys.executable, "-m", "kupgrade", "controller", "run", "--cluster", "demo", "--speed",
-         "300", "--api", "-o", "json"],
-        env={**os.environ, "KUPGRADE_HOME": str(home)}, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "kupgrade",
+            "controller",
+            "run",
+            "--cluster",
+            "demo",
+            "--speed",
+            "300",
+            "--api",
+            "-o",
+            "json",
+        ],
+        env={**os.environ, "KUPGRADE_HOME": str(home)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     kubeconfig = home / "clusters" / "demo" / "kubeconfig"
     deadline = time.monotonic() + 60
     progressing = ""
     while time.monotonic() < deadline and "Working towards" not in progressing:
         if kubeconfig.exists():
-            got = subprocess.run([str(KUBECTLS[-1]), "--kubeconfig", str(kubeconfig), "get",
-                                  "clusterversion"], capture_output=True, text=True, check=False)  # fmt: skip
+            got = subprocess.run(
+                [str(KUBECTLS[-1]), "--kubeconfig", str(kubeconfig), "get", "clusterversion"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             progressing = got.stdout
         time.sleep(0.5)
     assert "Working towards 4.14.27" in progressing
@@ -409,17 +559,48 @@ def test_updates_through_a_kubeconfig_read_the_clusterversion(tmp_path: Path) ->
     ) as server:
         upstream = f"{server.base}/api/upgrades_info/graph"
         home = tmp_path / "home"
-        created = _kupgrade(home, "cluster", "create", "c", "--upstream", upstream, "--channel",
-                            "stable-4.14", "--seed", "9")  # fmt: skip
+        created = _kupgrade(
+            home,
+            "cluster",
+            "create",
+            "c",
+            "--upstream",
+            upstream,
+            "--channel",
+            "stable-4.14",
+            "--seed",
+            "9",
+        )
         assert created.returncode == 0, created.stderr
         for served in serve_existing(home, "c"):
             metrics = str(sample / "metrics" / "cluster.om")
-            live = _kupgrade(home, "updates", "--kubeconfig", str(served.kubeconfig), "--metrics",
-                             metrics, "-o", "json")  # fmt: skip
+            live = _kupgrade(
+                home,
+                "updates",
+                "--kubeconfig",
+                str(served.kubeconfig),
+                "--metrics",
+                metrics,
+                "-o",
+                "json",
+            )
             cluster_id = str(uuid.UUID(int=9))
-            flags = _kupgrade(home, "updates", "--upstream", upstream, "--channel", "stable-4.14",
-                              "--version", "4.13.40", "--id", cluster_id, "--metrics", metrics,
-                              "-o", "json")  # fmt: skip
+            flags = _kupgrade(
+                home,
+                "updates",
+                "--upstream",
+                upstream,
+                "--channel",
+                "stable-4.14",
+                "--version",
+                "4.13.40",
+                "--id",
+                cluster_id,
+                "--metrics",
+                metrics,
+                "-o",
+                "json",
+            )
             assert live.returncode == flags.returncode == 0, live.stderr
             assert (
                 json.loads(live.stdout)["availableUpdates"]
@@ -431,21 +612,54 @@ def test_updates_through_a_kubeconfig_read_the_clusterversion(tmp_path: Path) ->
 @needs_kubectl
 def test_a_distributed_cloud_cluster_serves_its_own_kinds(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    made = _kupgrade(home, "cluster", "create", "bm", "--platform", "gdc", "--role", "standalone",
-                     "--version", "1.28.500-gke.120", "--workers", "2")  # fmt: skip
+    made = _kupgrade(
+        home,
+        "cluster",
+        "create",
+        "bm",
+        "--platform",
+        "gdc",
+        "--role",
+        "standalone",
+        "--version",
+        "1.28.500-gke.120",
+        "--workers",
+        "2",
+    )
     assert made.returncode == 0, made.stderr
     kubectl = KUBECTLS[-1]
     for served in serve_existing(home, "bm"):
         clusters = served.kubectl(kubectl, "get", "clusters", "-A")
         assert clusters.returncode == 0, clusters.stderr
-        assert _head(clusters.stdout) == ["NAMESPACE", "NAME", "ABM", "VERSION", "DESIRED", "ABM",
-                                          "VERSION", "CLUSTER", "STATE", "AGE"]  # fmt: skip
+        assert _head(clusters.stdout) == [
+            "NAMESPACE",
+            "NAME",
+            "ABM",
+            "VERSION",
+            "DESIRED",
+            "ABM",
+            "VERSION",
+            "CLUSTER",
+            "STATE",
+            "AGE",
+        ]
         assert clusters.stdout.splitlines()[1].split()[:5] == [
-            "cluster-bm", "bm", "1.28.500-gke.120", "1.28.500-gke.120", "Running",
-        ]  # fmt: skip
+            "cluster-bm",
+            "bm",
+            "1.28.500-gke.120",
+            "1.28.500-gke.120",
+            "Running",
+        ]
         pools = served.kubectl(kubectl, "get", "nodepools", "-n", "cluster-bm")
-        assert _head(pools.stdout) == ["NAME", "READY", "RECONCILING", "STALLED",
-                                       "UNDERMAINTENANCE", "UNKNOWN", "AGE"]  # fmt: skip
+        assert _head(pools.stdout) == [
+            "NAME",
+            "READY",
+            "RECONCILING",
+            "STALLED",
+            "UNDERMAINTENANCE",
+            "UNKNOWN",
+            "AGE",
+        ]
         assert [line.split()[:2] for line in pools.stdout.splitlines()[1:]] == [
             ["bm", "3"],
             ["worker", "2"],

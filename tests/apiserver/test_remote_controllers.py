@@ -31,8 +31,13 @@ ABM = ("1.28.500-gke.120", "1.29.200-gke.243")
 
 
 def _kupgrade(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "kupgrade", *args], capture_output=True,
-                          text=True, env={**os.environ, "KUPGRADE_HOME": str(home)}, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "kupgrade", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KUPGRADE_HOME": str(home)},
+        check=False,
+    )
     if check:
         assert done.returncode == 0, done.stderr
     return done
@@ -43,15 +48,40 @@ def _requested(home: Path, platform: str, profile: Path) -> None:
     if platform == "openshift":
         _kupgrade(home, "cluster", "create", "c", "--profile", str(profile))
         image = model_image(Spec(), RELEASE, home / "clusters" / "c")
-        _kupgrade(home, "upgrade", "--cluster", "c", "--to-image", image,
-                  "--allow-explicit-upgrade")  # fmt: skip
+        _kupgrade(
+            home, "upgrade", "--cluster", "c", "--to-image", image, "--allow-explicit-upgrade"
+        )
     elif platform == "gdc":
-        _kupgrade(home, "cluster", "create", "c", "--platform", "gdc", "--role", "standalone",
-                  "--version", ABM[0], "--workers", "2")  # fmt: skip
+        _kupgrade(
+            home,
+            "cluster",
+            "create",
+            "c",
+            "--platform",
+            "gdc",
+            "--role",
+            "standalone",
+            "--version",
+            ABM[0],
+            "--workers",
+            "2",
+        )
         _kupgrade(home, "upgrade", "--cluster", "c", "--to", ABM[1])
     else:
-        _kupgrade(home, "cluster", "create", "c", "--platform", "kubernetes", "--version",
-                  "v1.30.4", "--control-planes", "2", "--workers", "2")  # fmt: skip
+        _kupgrade(
+            home,
+            "cluster",
+            "create",
+            "c",
+            "--platform",
+            "kubernetes",
+            "--version",
+            "v1.30.4",
+            "--control-planes",
+            "2",
+            "--workers",
+            "2",
+        )
         _kupgrade(home, "upgrade", "--cluster", "c", "--to", "v1.31.2", "--available", "v1.30.9")
 
 
@@ -59,9 +89,10 @@ def _requested(home: Path, platform: str, profile: Path) -> None:
 def _served(home: Path, *extra: str) -> Iterator[dict[str, Any]]:
     process = subprocess.Popen(
         [sys.executable, "-m", "kupgrade", "cluster", "serve-api", "c", "-o", "json", *extra],
-        env={**os.environ, "KUPGRADE_HOME": str(home)}, stdout=subprocess.PIPE,
+        env={**os.environ, "KUPGRADE_HOME": str(home)},
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-    )  # fmt: skip
+    )
     assert process.stdout is not None
     lines: list[bytes] = []
     while not lines or lines[-1] != b"}\n":
@@ -109,8 +140,9 @@ def test_a_rehearsal_over_the_api_ends_where_the_in_process_one_does(
     local = _report(_kupgrade(here, "controller", "run", "--cluster", "c", "-o", "json"))
     with _served(there, "--no-controllers") as info:
         assert info["clock"] == "stepped"
-        remote = _report(_kupgrade(there, "controller", "run", "--kubeconfig", info["kubeconfig"],
-                                   "-o", "json"))  # fmt: skip
+        remote = _report(
+            _kupgrade(there, "controller", "run", "--kubeconfig", info["kubeconfig"], "-o", "json")
+        )
     assert remote["outcome"] == local["outcome"] == "completed"
     # Same steps at the same virtual times: the timeline is the same, row for row.
     assert remote == local
@@ -124,14 +156,23 @@ def test_the_clock_state_and_events_are_api_objects(tmp_path: Path) -> None:
     with _served(tmp_path, "--no-controllers") as info:
         kubeconfig = info["kubeconfig"]
         kubectl = [str(KUBECTLS[-1]), "--kubeconfig", kubeconfig]
-        clock = json.loads(subprocess.run([*kubectl, "get", "clocks", "virtual", "-o", "json"],
-                                          capture_output=True, text=True, check=True).stdout)  # fmt: skip
+        clock = json.loads(
+            subprocess.run(
+                [*kubectl, "get", "clocks", "virtual", "-o", "json"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
         assert clock["spec"]["mode"] == "stepped"
         assert clock["status"]["home"] == str(tmp_path / "clusters" / "c")
         config = yaml.safe_load(Path(kubeconfig).read_text())
         user = config["users"][0]["user"]
-        http = httpx.Client(base_url=info["server"], verify=False,
-                            headers={"Authorization": f"Bearer {user['token']}"})  # fmt: skip
+        http = httpx.Client(
+            base_url=info["server"],
+            verify=False,
+            headers={"Authorization": f"Bearer {user['token']}"},
+        )
         step = "/apis/sim.kupgrade.io/v1/clocks/virtual/step"
         before = clock["status"]["now"]
         due = clock["status"]["nextEventAt"]
@@ -148,21 +189,37 @@ def test_the_clock_state_and_events_are_api_objects(tmp_path: Path) -> None:
         # The controllers' state, as a controller on a real cluster keeps it.
         state = "/api/v1/namespaces/kupgrade/configmaps/kupgrade-controller-state"
         assert "version" in http.get(state).json()["data"]  # the request `upgrade` recorded
-        bad = http.patch(state, content=b'{"data": {"x": "{not json"}}',
-                         headers={"Content-Type": "application/merge-patch+json"})  # fmt: skip
+        bad = http.patch(
+            state,
+            content=b'{"data": {"x": "{not json"}}',
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
         assert bad.status_code == 422
         # An Event a client creates lands in the timeline; kubectl lists it.
-        event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "n.1", "namespace": "default"},
-                 "involvedObject": {"kind": "Node", "name": "worker-0"}, "reason": "Checked",
-                 "message": "by hand", "type": "Normal"}  # fmt: skip
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "n.1", "namespace": "default"},
+            "involvedObject": {"kind": "Node", "name": "worker-0"},
+            "reason": "Checked",
+            "message": "by hand",
+            "type": "Normal",
+        }
         assert http.post("/api/v1/namespaces/default/events", json=event).status_code == 201
-        listed = subprocess.run([*kubectl, "get", "events", "-A", "-o", "json"],
-                                capture_output=True, text=True, check=True).stdout  # fmt: skip
-        assert any(e["reason"] == "Checked" and e["involvedObject"]["name"] == "worker-0"
-                   for e in json.loads(listed)["items"])  # fmt: skip
+        listed = subprocess.run(
+            [*kubectl, "get", "events", "-A", "-o", "json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert any(
+            e["reason"] == "Checked" and e["involvedObject"]["name"] == "worker-0"
+            for e in json.loads(listed)["items"]
+        )
     with _served(tmp_path) as info:  # its own controllers: the clock follows real time
-        refused = _kupgrade(tmp_path, "controller", "run", "--kubeconfig", info["kubeconfig"],
-                            check=False)  # fmt: skip
+        refused = _kupgrade(
+            tmp_path, "controller", "run", "--kubeconfig", info["kubeconfig"], check=False
+        )
         assert refused.returncode != 0
         assert "runs its own controllers" in refused.stderr
         assert len(refused.stderr.strip().splitlines()) == 1
@@ -177,16 +234,24 @@ def test_a_killed_remote_run_picks_up_where_it_stopped(tmp_path: Path) -> None:
         _requested(home, "openshift", profile)
     _kupgrade(here, "controller", "run", "--cluster", "c")
     with _served(there, "--no-controllers") as info:
-        args = [sys.executable, "-m", "kupgrade", "controller", "run", "--kubeconfig",
-                info["kubeconfig"]]  # fmt: skip
+        args = [
+            sys.executable,
+            "-m",
+            "kupgrade",
+            "controller",
+            "run",
+            "--kubeconfig",
+            info["kubeconfig"],
+        ]
         env = {**os.environ, "KUPGRADE_HOME": str(there)}
         for wait in (1.2, 0.8):
             run = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             time.sleep(wait)
             run.kill()
             run.wait()
-        done = subprocess.run([*args, "-o", "json"], env=env, capture_output=True, text=True,
-                              check=False)  # fmt: skip
+        done = subprocess.run(
+            [*args, "-o", "json"], env=env, capture_output=True, text=True, check=False
+        )
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["outcome"] == "completed"
     ended, expected = _objects(there), _objects(here)

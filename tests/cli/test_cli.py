@@ -170,9 +170,16 @@ def test_serve_reports_a_busy_port(sample_dir: Path) -> None:
 )
 def test_serve_blames_a_bad_host_not_the_port(sample_dir: Path, host: str, says: str) -> None:
     result = kupgrade(
-        "serve", "--releases", str(sample_dir / "releases"), "--graph-data",
-        str(sample_dir / "graph-data"), "--host", host, "--port", "18089",
-    )  # fmt: skip
+        "serve",
+        "--releases",
+        str(sample_dir / "releases"),
+        "--graph-data",
+        str(sample_dir / "graph-data"),
+        "--host",
+        host,
+        "--port",
+        "18089",
+    )
     assert result.returncode == 1
     assert result.stderr.startswith("error: --host: ") and says in result.stderr
     assert "--port" not in result.stderr

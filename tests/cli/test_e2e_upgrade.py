@@ -45,9 +45,16 @@ def _publish(tmp_path: Path, registry: RegistryProcess, gnupg: str) -> tuple[str
     )
     signatures = tmp_path / "signatures"
     signed = kupgrade(
-        "release", "sign", pushed["pullSpec"], "--key", "release@example.com",
-        "--store", str(signatures), "--gnupghome", gnupg,
-    )  # fmt: skip
+        "release",
+        "sign",
+        pushed["pullSpec"],
+        "--key",
+        "release@example.com",
+        "--store",
+        str(signatures),
+        "--gnupghome",
+        gnupg,
+    )
     assert signed.returncode == 0, signed.stderr
     return str(pushed["pullSpec"]), signatures
 
@@ -59,8 +66,15 @@ def _graph_data(tmp_path: Path, target: str) -> tuple[Path, Path]:
         (FROM, [], "sim.kupgrade.local/ocp-release@sha256:" + "0" * 64),
         (TO, [FROM], target),
     ):
-        doc = {"kind": "cincinnati-metadata-v0", "version": version, "previous": previous,
-               "next": [], "metadata": {}, "payload": payload, "architecture": "amd64"}  # fmt: skip
+        doc = {
+            "kind": "cincinnati-metadata-v0",
+            "version": version,
+            "previous": previous,
+            "next": [],
+            "metadata": {},
+            "payload": payload,
+            "architecture": "amd64",
+        }
         (releases / f"{version}.json").write_text(json.dumps(doc))
     data = tmp_path / "graph-data"
     (data / "channels").mkdir(parents=True)
@@ -138,9 +152,16 @@ def test_update_service_signed_release_registry_and_cluster(
     # The same release, but the cluster trusts another key: refused with the reason, tried
     # again as the controller retries, and the run ends failing (exit 1) with that reason.
     done = kupgrade(
-        "controller", "run", "--cluster", "bad", "--until", "idle", "-o", "json",
+        "controller",
+        "run",
+        "--cluster",
+        "bad",
+        "--until",
+        "idle",
+        "-o",
+        "json",
         env={"KUPGRADE_HOME": str(tmp_path)},
-    )  # fmt: skip
+    )
     assert done.returncode == 1, done.stderr
     assert json.loads(done.stdout)["outcome"] == "failing"
     assert "cluster bad is left failing: " in done.stderr

@@ -40,16 +40,53 @@ Command = Any
 
 # Leaf commands in the order their examples run (later ones use what earlier ones made).
 ORDER = [
-    "sample write", "explain", "skew reference", "cluster profile", "graph build",
-    "graph diff", "graph filter", "graph lint", "serve", "path", "updates", "promql eval",
-    "release new", "release push", "release info", "release extract", "release graph",
-    "release manifests", "release sign", "release verify", "olm push", "olm validate", "olm heads",
-    "olm render-graph", "olm skiprange", "olm resolve", "skew check", "skew check-step",
-    "plan", "rollout", "cluster create", "olm subscribe", "controller run", "olm approve",
-    "upgrade", "get", "cluster list",
-    "fleet create", "fleet rehearse", "fleet status", "fleet list", "fleet delete",
-    "cluster metrics", "cluster serve-api", "cluster delete", "demo",
-]  # fmt: skip
+    "sample write",
+    "explain",
+    "skew reference",
+    "cluster profile",
+    "graph build",
+    "graph diff",
+    "graph filter",
+    "graph lint",
+    "serve",
+    "path",
+    "updates",
+    "promql eval",
+    "release new",
+    "release push",
+    "release info",
+    "release extract",
+    "release graph",
+    "release manifests",
+    "release sign",
+    "release verify",
+    "olm push",
+    "olm validate",
+    "olm heads",
+    "olm render-graph",
+    "olm skiprange",
+    "olm resolve",
+    "skew check",
+    "skew check-step",
+    "plan",
+    "rollout",
+    "cluster create",
+    "olm subscribe",
+    "controller run",
+    "olm approve",
+    "upgrade",
+    "get",
+    "cluster list",
+    "fleet create",
+    "fleet rehearse",
+    "fleet status",
+    "fleet list",
+    "fleet delete",
+    "cluster metrics",
+    "cluster serve-api",
+    "cluster delete",
+    "demo",
+]
 # Examples that connect to another machine (a URL given as metadata is only text).
 OUTSIDE = re.compile(
     r"(--upstream|--store|--prometheus)\s+https?://(?!127\.0\.0\.1|localhost)"
@@ -103,12 +140,17 @@ def _catalog(package: str, channel: str, names: list[str]) -> str:
     blobs.append({"schema": "olm.channel", "package": package, "name": channel, "entries": entries})
     for name in names:
         version = name.split(".v", 1)[1]
-        blobs.append({
-            "schema": "olm.bundle", "package": package, "name": name,
-            "image": f"quay.io/example/{package}-bundle:v{version}",
-            "properties": [{"type": "olm.package",
-                            "value": {"packageName": package, "version": version}}],
-        })  # fmt: skip
+        blobs.append(
+            {
+                "schema": "olm.bundle",
+                "package": package,
+                "name": name,
+                "image": f"quay.io/example/{package}-bundle:v{version}",
+                "properties": [
+                    {"type": "olm.package", "value": {"packageName": package, "version": version}}
+                ],
+            }
+        )
     return "".join(json.dumps(b) + "\n" for b in blobs)
 
 
@@ -134,9 +176,23 @@ def _workspace(root: Path) -> None:
             tar.add(path, arcname=str(path.relative_to(sample / "graph-data")), recursive=False)
     shutil.copy(sample / "metrics" / "cluster.om", root / "cluster.om")
     # The releases as a Cincinnati graph document (what `--releases raw.json` reads).
-    subprocess.run([sys.executable, "-m", "kupgrade", "graph", "build", "--releases",
-                    str(sample / "releases"), "--graph-data", str(sample / "graph-data"),
-                    "-o", str(root / "raw.json")], check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kupgrade",
+            "graph",
+            "build",
+            "--releases",
+            str(sample / "releases"),
+            "--graph-data",
+            str(sample / "graph-data"),
+            "-o",
+            str(root / "raw.json"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     for compared in ("expected.json", "a.json", "b.json"):  # graphs to compare
         shutil.copy(root / "raw.json", root / compared)
     (root / "rules.yaml").write_text(
@@ -161,8 +217,20 @@ def _workspace(root: Path) -> None:
     # A directory of manifests: the model release's, with its own release-metadata.
     layout = root / "model-release"
     build_release(Spec(), "4.16.3", layout)
-    subprocess.run([sys.executable, "-m", "kupgrade", "release", "extract", str(layout),
-                    "--to", str(root / "payload")], check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kupgrade",
+            "release",
+            "extract",
+            str(layout),
+            "--to",
+            str(root / "payload"),
+        ],
+        check=True,
+        capture_output=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -200,8 +268,15 @@ class Runner:
         if command.startswith(LONG_RUNNING):
             self._serve(command)
             return
-        done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=self.root,
-                              env=self.env, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+        done = subprocess.run(
+            ["bash", "-o", "pipefail", "-c", command],
+            cwd=self.root,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         assert "Traceback" not in done.stderr, (example, done.stderr)
         assert done.returncode in (0, 1), (example, done.returncode, done.stderr)
         if done.returncode == 1:
@@ -218,8 +293,13 @@ class Runner:
         if update_service:
             port = free_port()
             command = re.sub(r"--port \d+", "", command) + f" --port {port}"
-        with subprocess.Popen(["bash", "-c", "exec " + command], cwd=self.root, env=self.env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:  # fmt: skip
+        with subprocess.Popen(
+            ["bash", "-c", "exec " + command],
+            cwd=self.root,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        ) as proc:
             try:
                 if update_service:
                     _wait_ready(f"http://127.0.0.1:{port}")
@@ -250,8 +330,10 @@ def _served(env: dict[str, str], name: str, *extra: str) -> Iterator[dict[str, A
     """`cluster serve-api NAME`: its kubeconfig, while it serves."""
     with subprocess.Popen(
         [sys.executable, "-m", "kupgrade", "cluster", "serve-api", name, "-o", "json", *extra],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-    ) as served:  # fmt: skip
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    ) as served:
         try:
             assert served.stdout is not None
             text = ""
@@ -274,9 +356,23 @@ def _live_cluster(root: Path, env: dict[str, str], service_port: int) -> Iterato
     live_env = {**env, "KUPGRADE_HOME": str(root / "live-home")}
     upstream = f"http://127.0.0.1:{service_port}/api/upgrades_info/graph"
     for name in ("live", "stepped"):
-        subprocess.run([sys.executable, "-m", "kupgrade", "cluster", "create", name, "--upstream",
-                        upstream, "--channel", "stable-4.14"], env=live_env, check=True,
-                       capture_output=True)  # fmt: skip
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kupgrade",
+                "cluster",
+                "create",
+                name,
+                "--upstream",
+                upstream,
+                "--channel",
+                "stable-4.14",
+            ],
+            env=live_env,
+            check=True,
+            capture_output=True,
+        )
     with (
         _served(live_env, "live") as config,
         _served(live_env, "stepped", "--no-controllers") as stepped,
@@ -297,9 +393,13 @@ def test_every_help_example_runs_as_written(
     tmp_path: Path, registry: RegistryProcess, gnupg_home: tuple[str, dict[str, Path]]
 ) -> None:
     home, keys = gnupg_home
-    env = {**os.environ, "KUPGRADE_HOME": str(tmp_path / "home"), "GNUPGHOME": home,
-           "HOME": str(tmp_path),
-           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}  # fmt: skip
+    env = {
+        **os.environ,
+        "KUPGRADE_HOME": str(tmp_path / "home"),
+        "GNUPGHOME": home,
+        "HOME": str(tmp_path),
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    }
     service_port = free_port()
     ports = {"127.0.0.1:8080": f"127.0.0.1:{service_port}", "127.0.0.1:5000": registry.host}
     runner = Runner(tmp_path, env, ports)
@@ -310,10 +410,23 @@ def test_every_help_example_runs_as_written(
     _workspace(tmp_path)
     shutil.copy(keys["release"], tmp_path / "release.asc")
     with subprocess.Popen(
-        [sys.executable, "-m", "kupgrade", "serve", "--releases", "sample/releases",
-         "--graph-data", "sample/graph-data", "--port", str(service_port)],
-        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    ) as service:  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "kupgrade",
+            "serve",
+            "--releases",
+            "sample/releases",
+            "--graph-data",
+            "sample/graph-data",
+            "--port",
+            str(service_port),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    ) as service:
         try:
             _wait_ready(f"http://127.0.0.1:{service_port}")
             with _live_cluster(tmp_path, env, service_port):

@@ -132,13 +132,19 @@ def test_the_listing_says_what_each_lazy_command_says_of_itself() -> None:
 def test_help_imports_no_command() -> None:
     """`kupgrade --help` in a fresh interpreter leaves the commands' modules unimported
     (what makes it quick), while running a command imports its own."""
-    code = ("import sys\nfrom typer.testing import CliRunner\nfrom kupgrade.cli.main import app\n"
-            "CliRunner().invoke(app, {args})\n"
-            "print(sorted(m for m in sys.modules if m.startswith(('kupgrade.', 'lightkube'))))")  # fmt: skip
+    code = (
+        "import sys\nfrom typer.testing import CliRunner\nfrom kupgrade.cli.main import app\n"
+        "CliRunner().invoke(app, {args})\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('kupgrade.', 'lightkube'))))"
+    )
 
     def modules(args: list[str]) -> list[str]:
-        done = subprocess.run([sys.executable, "-c", code.format(args=args)], capture_output=True,
-                              text=True, check=True)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", code.format(args=args)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return list(json.loads(done.stdout.strip().replace("'", '"')))
 
     helped = modules(["--help"])
@@ -149,12 +155,15 @@ def test_help_imports_no_command() -> None:
 
 def _imported_by(argv: list[str], env: dict[str, str], code: int = 0) -> tuple[str, set[str]]:
     """Run `kupgrade ARGV` in a fresh interpreter: (its stdout, every module it imported)."""
-    script = ("import sys\nfrom kupgrade.cli.main import run\n"
-              f"sys.argv = {['kupgrade', *argv]!r}\n"
-              f"try:\n    run()\nexcept SystemExit as exc:\n    assert exc.code == {code}, exc.code\n"
-              "print(sorted(sys.modules), file=sys.stderr)")  # fmt: skip
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True, check=True)  # fmt: skip
+    script = (
+        "import sys\nfrom kupgrade.cli.main import run\n"
+        f"sys.argv = {['kupgrade', *argv]!r}\n"
+        f"try:\n    run()\nexcept SystemExit as exc:\n    assert exc.code == {code}, exc.code\n"
+        "print(sorted(sys.modules), file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
     return done.stdout, set(json.loads(done.stderr.strip().splitlines()[-1].replace("'", '"')))
 
 
@@ -165,15 +174,37 @@ def test_get_nodes_imports_only_what_it_prints(tmp_path: Path) -> None:
     (bench/cli_start.py)."""
     env = {**os.environ, "KUPGRADE_HOME": str(tmp_path)}
     kupgrade = str(Path(sys.executable).parent / "kupgrade")
-    subprocess.run([kupgrade, "cluster", "create", "small", "--platform", "kubernetes",
-                    "--version", "v1.30.4", "--control-planes", "1", "--workers", "2"],
-                   env=env, capture_output=True, check=True)  # fmt: skip
+    subprocess.run(
+        [
+            kupgrade,
+            "cluster",
+            "create",
+            "small",
+            "--platform",
+            "kubernetes",
+            "--version",
+            "v1.30.4",
+            "--control-planes",
+            "1",
+            "--workers",
+            "2",
+        ],
+        env=env,
+        capture_output=True,
+        check=True,
+    )
     out, imported = _imported_by(["get", "nodes", "--cluster", "small"], env)
     assert out.startswith("NAME") and len(out.splitlines()) == 4, out
     assert "kupgrade.cli.get" in imported  # the command did run
-    unwanted = {"yaml", "pydantic", "rich.progress", "rich.console",
-                "kupgrade.controllers.version.status",
-                "kupgrade.controllers.nodes.pool", "kupgrade.intake.yamldoc"}  # fmt: skip
+    unwanted = {
+        "yaml",
+        "pydantic",
+        "rich.progress",
+        "rich.console",
+        "kupgrade.controllers.version.status",
+        "kupgrade.controllers.nodes.pool",
+        "kupgrade.intake.yamldoc",
+    }
     assert not unwanted & imported, unwanted & imported
 
 
@@ -207,7 +238,10 @@ def test_every_lazy_module_is_declared_where_tools_see_it() -> None:
     """cli/lazy.py imports its command modules by name; its TYPE_CHECKING import names the
     same modules, so mypy and the import graph (unreached.py) see them."""
     tree = ast.parse(Path(lazy.__file__).read_text())
-    declared = {f"kupgrade.cli.{a.name}" for node in ast.walk(tree)
-                if isinstance(node, ast.ImportFrom) and node.module == "kupgrade.cli"
-                for a in node.names}  # fmt: skip
+    declared = {
+        f"kupgrade.cli.{a.name}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "kupgrade.cli"
+        for a in node.names
+    }
     assert declared == {entry.module for entry in LAZY.values()}

@@ -58,9 +58,15 @@ def world(tmp_path_factory: pytest.TempPathFactory, sample_dir: Path) -> dict[st
     snapshot.write_text('# TYPE up gauge\nup{job="a"} 1 1700000000\n# EOF\n')
     graph = root / "graph.json"
     built = run_bounded(
-        "graph", "build", "--releases", str(sample_dir / "releases"),
-        "--graph-data", str(sample_dir / "graph-data"), "-o", str(graph),
-    )  # fmt: skip
+        "graph",
+        "build",
+        "--releases",
+        str(sample_dir / "releases"),
+        "--graph-data",
+        str(sample_dir / "graph-data"),
+        "-o",
+        str(graph),
+    )
     assert built.returncode == 0, built.stderr
     manifests = root / "manifests"
     shutil.copytree(
@@ -97,71 +103,161 @@ def file_slots(w: dict[str, Path]) -> dict[str, Slot]:
     sample = w["sample"]
     return {
         "graph build --releases": lambda f: [
-            "graph", "build", "--releases", str(f), "--graph-data", str(sample / "graph-data"),
-            "-o", "-",
+            "graph",
+            "build",
+            "--releases",
+            str(f),
+            "--graph-data",
+            str(sample / "graph-data"),
+            "-o",
+            "-",
         ],
         "graph build --graph-data (tarball)": lambda f: [
-            "graph", "build", "--releases", str(sample / "releases"), "--graph-data", str(f),
-            "-o", "-",
+            "graph",
+            "build",
+            "--releases",
+            str(sample / "releases"),
+            "--graph-data",
+            str(f),
+            "-o",
+            "-",
         ],
-        "graph filter": lambda f: ["graph", "filter", "--graph", str(f), "--channel", "stable-4.14"],
+        "graph filter": lambda f: [
+            "graph",
+            "filter",
+            "--graph",
+            str(f),
+            "--channel",
+            "stable-4.14",
+        ],
         "graph diff": lambda f: ["graph", "diff", str(f), str(w["graph"])],
         "promql eval --metrics": lambda f: ["promql", "eval", "--metrics", str(f), "up"],
         "promql eval --exprs": lambda f: [
-            "promql", "eval", "--metrics", str(w["snapshot"]), "--exprs", str(f),
+            "promql",
+            "eval",
+            "--metrics",
+            str(w["snapshot"]),
+            "--exprs",
+            str(f),
         ],
         "skew check": lambda f: ["skew", "check", str(f)],
         "skew check-step": lambda f: ["skew", "check-step", str(f), "--step", "node/n1 -> 1.30.2"],
         "skew check --releases": lambda f: [
-            "skew", "check", str(w["fleet"]), "--policy", "gdc", "--releases", str(f),
+            "skew",
+            "check",
+            str(w["fleet"]),
+            "--policy",
+            "gdc",
+            "--releases",
+            str(f),
         ],
         "plan": lambda f: ["plan", str(f), "--to", "1.31.2"],
         "olm validate": lambda f: ["olm", "validate", str(f)],
         "olm resolve": lambda f: [
-            "olm", "resolve", "--source", f"s={f}", "--package", "etcd", "--from-source", "s",
+            "olm",
+            "resolve",
+            "--source",
+            f"s={f}",
+            "--package",
+            "etcd",
+            "--from-source",
+            "s",
         ],
         "cluster create --profile": lambda f: ["cluster", "create", "c", "--profile", str(f)],
         "release info": lambda f: ["release", "info", str(f)],
         "release verify --keyring": lambda f: [
-            "release", "verify", "sha256:" + "0" * 64, "--store", str(f.parent), "--keyring", str(f),
+            "release",
+            "verify",
+            "sha256:" + "0" * 64,
+            "--store",
+            str(f.parent),
+            "--keyring",
+            str(f),
         ],
         "updates --metrics": lambda f: [
-            "updates", "--upstream", "http://127.0.0.1:9/graph", "--channel", "stable-4.14",
-            "--version", "4.14.1", "--metrics", str(f),
+            "updates",
+            "--upstream",
+            "http://127.0.0.1:9/graph",
+            "--channel",
+            "stable-4.14",
+            "--version",
+            "4.14.1",
+            "--metrics",
+            str(f),
         ],
         "updates --token-file": lambda f: [
-            "updates", "--upstream", "http://127.0.0.1:9/graph", "--channel", "stable-4.14",
-            "--version", "4.14.1", "--prometheus", "http://127.0.0.1:9", "--token-file", str(f),
+            "updates",
+            "--upstream",
+            "http://127.0.0.1:9/graph",
+            "--channel",
+            "stable-4.14",
+            "--version",
+            "4.14.1",
+            "--prometheus",
+            "http://127.0.0.1:9",
+            "--token-file",
+            str(f),
         ],
-    }  # fmt: skip
+    }
 
 
 DIR_SLOTS = {
     # (directory in the world, file inside it to make hostile, command)
     "graph build (channel file)": (
-        "sample", "graph-data/channels/stable-4.14.yaml",
-        lambda d: ["graph", "build", "--releases", str(d / "releases"), "--graph-data",
-                   str(d / "graph-data"), "-o", "-"],
+        "sample",
+        "graph-data/channels/stable-4.14.yaml",
+        lambda d: [
+            "graph",
+            "build",
+            "--releases",
+            str(d / "releases"),
+            "--graph-data",
+            str(d / "graph-data"),
+            "-o",
+            "-",
+        ],
     ),
     "graph lint (raw metadata)": (
-        "sample", "graph-data/raw/metadata.json", lambda d: ["graph", "lint", str(d / "graph-data")],
+        "sample",
+        "graph-data/raw/metadata.json",
+        lambda d: ["graph", "lint", str(d / "graph-data")],
     ),
     "graph build (release metadata)": (
-        "sample", "releases/4.14.1.json",
-        lambda d: ["graph", "build", "--releases", str(d / "releases"), "--graph-data",
-                   str(d / "graph-data"), "-o", "-"],
+        "sample",
+        "releases/4.14.1.json",
+        lambda d: [
+            "graph",
+            "build",
+            "--releases",
+            str(d / "releases"),
+            "--graph-data",
+            str(d / "graph-data"),
+            "-o",
+            "-",
+        ],
     ),
     "olm validate (catalog dir)": ("fbc", "operator.yaml", lambda d: ["olm", "validate", str(d)]),
     "release new (manifest)": (
-        "manifests", "0000_10_a_file.yaml",
-        lambda d: ["release", "new", "--manifests", str(d), "--version", "1.0.0-abc",
-                   "--to-dir", str(d.parent / "out")],
+        "manifests",
+        "0000_10_a_file.yaml",
+        lambda d: [
+            "release",
+            "new",
+            "--manifests",
+            str(d),
+            "--version",
+            "1.0.0-abc",
+            "--to-dir",
+            str(d.parent / "out"),
+        ],
     ),
     "release info (index.json)": ("layout", "index.json", lambda d: ["release", "info", str(d)]),
     "release manifests (release-metadata)": (
-        "manifests", "release-metadata", lambda d: ["release", "manifests", str(d.parent)],
+        "manifests",
+        "release-metadata",
+        lambda d: ["release", "manifests", str(d.parent)],
     ),
-}  # fmt: skip
+}
 
 
 def _place(target: Path, kind: str) -> None:
@@ -187,12 +283,24 @@ def assert_answered(outcome: Outcome, path: Path, kind: str) -> None:
 
 
 FILE_SLOTS = [
-    "graph build --releases", "graph build --graph-data (tarball)", "graph filter",
-    "graph diff", "promql eval --metrics", "promql eval --exprs", "skew check",
-    "skew check-step", "skew check --releases", "plan", "olm validate", "olm resolve",
-    "cluster create --profile", "release info", "release verify --keyring",
-    "updates --metrics", "updates --token-file",
-]  # fmt: skip
+    "graph build --releases",
+    "graph build --graph-data (tarball)",
+    "graph filter",
+    "graph diff",
+    "promql eval --metrics",
+    "promql eval --exprs",
+    "skew check",
+    "skew check-step",
+    "skew check --releases",
+    "plan",
+    "olm validate",
+    "olm resolve",
+    "cluster create --profile",
+    "release info",
+    "release verify --keyring",
+    "updates --metrics",
+    "updates --token-file",
+]
 
 
 @pytest.mark.parametrize(("slot", "kind"), _matrix(FILE_SLOTS))

@@ -45,8 +45,13 @@ assert "markdown_it" not in sys.modules and "typer.rich_utils" not in sys.module
 
 
 def _drawn(code: str, env: dict[str, str]) -> bytes:
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          check=True, cwd=Path(__file__).resolve().parents[2])  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     return done.stdout
 
 
@@ -66,7 +71,7 @@ def test_top_level_help_is_typers_byte_for_byte(knobs: dict[str, str]) -> None:
         for k, v in os.environ.items()
         if k not in ("FORCE_COLOR", "NO_COLOR", "PY_COLORS", "TERMINAL_WIDTH", "COLUMNS")
     }
-    env.update(knobs)  # fmt: skip
+    env.update(knobs)
     theirs, ours = _drawn(TYPERS, env), _drawn(OURS, env)
     assert b"Commands" in ours and b"install" in ours
     assert ours == theirs
@@ -133,13 +138,18 @@ def _group(
 
     @app.callback()
     def main(  # the old style of options: their defaults are built here, with `panel`
-        name: str = typer.Option("a", help="The `name` used.", envvar="PROG_NAME",
-                                 show_envvar=True, rich_help_panel=panel),
+        name: str = typer.Option(
+            "a",
+            help="The `name` used.",
+            envvar="PROG_NAME",
+            show_envvar=True,
+            rich_help_panel=panel,
+        ),
         count: int = typer.Option(1, "--count", "-c", min=0, max=5),
         level: float = typer.Option(0.5, help="How much.", show_default="some"),
         token: str = typer.Option(..., help="Required."),
         verbose: bool = typer.Option(False, "--verbose/--quiet"),
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Unused: the Typer's help is the group's."""
 
     @app.command()
@@ -184,9 +194,13 @@ def test_any_plain_group_is_drawn_as_typer_draws_it(
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"help_": "A **bold** tool."}, {"epilog": "After the panels."},
-     {"panel": "Naming"}, {"help_": "Two\n\nparagraphs."}],
-)  # fmt: skip
+    [
+        {"help_": "A **bold** tool."},
+        {"epilog": "After the panels."},
+        {"panel": "Naming"},
+        {"help_": "Two\n\nparagraphs."},
+    ],
+)
 def test_what_it_cannot_draw_is_left_to_typer(kwargs: dict[str, str]) -> None:
     group, ctx = _group(**kwargs)
     assert not listing.drawable(group, ctx)

@@ -48,8 +48,18 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def _cluster(home: Path, upstream: str, name: str = "c1") -> dict[str, Any]:
     """A cluster at 4.13.40 on stable-4.14 of the sample; its ClusterVersion after the
     update service was asked (what `upgrade` shows)."""
-    made = _cli(home, "cluster", "create", name, "--version", "4.13.40", "--channel",
-                "stable-4.14", "--upstream", upstream)  # fmt: skip
+    made = _cli(
+        home,
+        "cluster",
+        "create",
+        name,
+        "--version",
+        "4.13.40",
+        "--channel",
+        "stable-4.14",
+        "--upstream",
+        upstream,
+    )
     assert made.returncode == 0, made.stderr
     assert _cli(home, "upgrade", "--cluster", name).returncode == 0
     return _cv(home, name)
@@ -322,14 +332,26 @@ def test_to_and_to_image_find_the_target_as_oc_does(
 @pytest.mark.parametrize(
     ("retrieved", "allow", "expected"),
     [
-        ("False", False, "cannot refresh available updates:\n  Reason: R\n  Message: m\n\n"
-         "specify --to-image to continue with the update."),
-        ("True", True, "no recommended or conditional updates, specify --to-image to continue "
-         "with the update or wait for new updates to be available."),
-        ("True", False, "no recommended updates, specify --to-image to continue with the "
-         "update or wait for new updates to be available."),
+        (
+            "False",
+            False,
+            "cannot refresh available updates:\n  Reason: R\n  Message: m\n\n"
+            "specify --to-image to continue with the update.",
+        ),
+        (
+            "True",
+            True,
+            "no recommended or conditional updates, specify --to-image to continue "
+            "with the update or wait for new updates to be available.",
+        ),
+        (
+            "True",
+            False,
+            "no recommended updates, specify --to-image to continue with the "
+            "update or wait for new updates to be available.",
+        ),
     ],
-)  # fmt: skip
+)
 def test_to_with_nothing_offered_says_why(
     api: SimCluster, retrieved: str, allow: bool, expected: str
 ) -> None:
@@ -432,6 +454,9 @@ def test_only_a_digest_matches_a_digest(api: SimCluster) -> None:
     cv = _set(api, availableUpdates=[{"version": "4.14.9", "image": "example.com/ocp:4.14.9"}])
     assert bypassed_risk(cv, {"version": "", "image": "example.com/other:tag"}) is None
     risky = {**_conditional("4.15.1", "False"), "release": {"version": "4.15.1", "image": "x:1"}}
-    cv = _set(api, availableUpdates=[{"version": "4.14.9", "image": "example.com/ocp:4.14.9"}],
-              conditionalUpdates=[risky])  # fmt: skip
+    cv = _set(
+        api,
+        availableUpdates=[{"version": "4.14.9", "image": "example.com/ocp:4.14.9"}],
+        conditionalUpdates=[risky],
+    )
     assert (bypassed_risk(cv, {"version": "", "image": "x:1"}) or {}).get("status") == "False"

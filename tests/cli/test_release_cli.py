@@ -84,10 +84,19 @@ def test_round_trip_on_real_parts(
     home, keys = gnupg_home
     manifests, case = _spec_d_payload(tmp_path / "manifests")
     tar = tmp_path / "release.tar"
-    built = _new(manifests, "4.16.3", tar, "--previous", "4.16.2,4.15.20",
-                 "--metadata", "url=https://example.com/4.16.3",
-                 "--metadata", "io.openshift.upgrades.graph.release.channels=stable-4.16,fast-4.16",
-                 "--image", f"cli={IMAGE}")  # fmt: skip
+    built = _new(
+        manifests,
+        "4.16.3",
+        tar,
+        "--previous",
+        "4.16.2,4.15.20",
+        "--metadata",
+        "url=https://example.com/4.16.3",
+        "--metadata",
+        "io.openshift.upgrades.graph.release.channels=stable-4.16,fast-4.16",
+        "--image",
+        f"cli={IMAGE}",
+    )
     assert built.returncode == 0, built.stderr
     digest = built.stdout.strip()
     assert digest.startswith("sha256:") and len(digest) == 71
@@ -159,9 +168,19 @@ def test_manifests_command_matches_the_controller(tmp_path: Path) -> None:
             o = load["options"]
             if o["capabilities"] is not None or o["enabled_feature_gates"]:
                 continue
-            args = ["release", "manifests", str(root / fixture["path"]), "--exclude", o["exclude"],
-                    "--profile", o["profile"], "--release-image", o["release_image"],
-                    "--feature-set", o["required_feature_set"] or "Default"]  # fmt: skip
+            args = [
+                "release",
+                "manifests",
+                str(root / fixture["path"]),
+                "--exclude",
+                o["exclude"],
+                "--profile",
+                o["profile"],
+                "--release-image",
+                o["release_image"],
+                "--feature-set",
+                o["required_feature_set"] or "Default",
+            ]
             got = _json(*args)
             assert got["versionHash"] == load["version_hash"], load["id"]
             assert got["total"] == load["total"]
@@ -282,10 +301,16 @@ def test_verify_a_pinned_pull_spec_without_the_network() -> None:
     root = conformance_path("cvo", "signatures")
     digest = "sha256:e3f12513a4b22a2d7c0e7c9207f52128113758d9d68c7d06b11a0ac7672966f7"
     done = kupgrade(
-        "release", "verify", f"127.0.0.1:9/ocp/release@{digest}",
-        "--store", str(root / "signatures"), "--keyring", str(root / "keyrings" / "redhat.txt"),
-        "-o", "json",
-    )  # fmt: skip
+        "release",
+        "verify",
+        f"127.0.0.1:9/ocp/release@{digest}",
+        "--store",
+        str(root / "signatures"),
+        "--keyring",
+        str(root / "keyrings" / "redhat.txt"),
+        "-o",
+        "json",
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["digest"] == digest
 
@@ -296,12 +321,25 @@ def test_new_keeps_the_directorys_own_release_metadata(tmp_path: Path) -> None:
     manifests, _ = _spec_d_payload(tmp_path / "manifests")
     (manifests / "release-metadata").write_text(
         json.dumps(
-            {"kind": "cincinnati-metadata-v0", "version": "4.16.3", "previous": ["4.16.1"],
-             "metadata": {"url": "https://old.example.com", "keep": "me"}}
+            {
+                "kind": "cincinnati-metadata-v0",
+                "version": "4.16.3",
+                "previous": ["4.16.1"],
+                "metadata": {"url": "https://old.example.com", "keep": "me"},
+            }
         )
-    )  # fmt: skip
-    built = _new(manifests, "4.16.3", tmp_path / "r.tar", "--previous", "4.16.2",
-                 "--metadata", "url=https://new.example.com", "--image", f"cli={IMAGE}")  # fmt: skip
+    )
+    built = _new(
+        manifests,
+        "4.16.3",
+        tmp_path / "r.tar",
+        "--previous",
+        "4.16.2",
+        "--metadata",
+        "url=https://new.example.com",
+        "--image",
+        f"cli={IMAGE}",
+    )
     assert built.returncode == 0, built.stderr
     info = _json("release", "info", str(tmp_path / "r.tar"))
     assert info["previous"] == ["4.16.1", "4.16.2"]

@@ -71,10 +71,12 @@ def test_kubectl_drain(case: Any) -> None:
 def test_kubectl_drain_aggregates_and_skips() -> None:
     """Errors group pods by message; mirror and long-deleted pods are skipped silently."""
     pods = [
-        DrainPod("a", owner="DaemonSet"), DrainPod("b", owner="DaemonSet"),
-        DrainPod("static", mirror=True), DrainPod("old", deleted_seconds_ago=600),
+        DrainPod("a", owner="DaemonSet"),
+        DrainPod("b", owner="DaemonSet"),
+        DrainPod("static", mirror=True),
+        DrainPod("old", deleted_seconds_ago=600),
         DrainPod("web", owner="ReplicaSet"),
-    ]  # fmt: skip
+    ]
     result = drain(pods, Flags.of(["--skip-wait-for-delete-timeout=60"])).to_json()
     assert result["errors"] == [
         {"message": "cannot delete " + DAEMONSET_FATAL, "pods": ["default/a", "default/b"]}

@@ -46,13 +46,19 @@ def controller(tmp_path: Path) -> tuple[VersionController, SimCluster]:
 def test_a_deletion_held_by_a_finalizer_is_in_progress(tmp_path: Path) -> None:
     version, api = controller(tmp_path)
     api.apply(
-        {"apiVersion": "v1", "kind": "ConfigMap",
-         "metadata": {"name": "old", "namespace": "openshift-x", "finalizers": ["x.io/hold"]}}
-    )  # fmt: skip
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "old", "namespace": "openshift-x", "finalizers": ["x.io/hold"]},
+        }
+    )
     api.apply(
-        {"apiVersion": "v1", "kind": "ConfigMap",
-         "metadata": {"name": "plain", "namespace": "openshift-x"}}
-    )  # fmt: skip
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "plain", "namespace": "openshift-x"},
+        }
+    )
     state: dict[str, Any] = {}
     delete = {"release.openshift.io/delete": "true"}
     assert version._apply_one(manifest("old", delete), state) is None
@@ -86,9 +92,12 @@ def test_create_only_is_created_when_missing_and_never_updated(tmp_path: Path) -
 def test_the_controller_reports_deletes_in_progress_in_upgradeable(tmp_path: Path) -> None:
     version, api = controller(tmp_path)
     api.apply(
-        {"apiVersion": "v1", "kind": "ClusterRole",
-         "metadata": {"name": "gone-soon", "finalizers": ["x.io/hold"]}}
-    )  # fmt: skip
+        {
+            "apiVersion": "v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "gone-soon", "finalizers": ["x.io/hold"]},
+        }
+    )
     state = dict(api.state("version") or {})
     state["deletes"] = [["ClusterRole", "", "gone-soon"]]
     api.set_state("version", state)
@@ -119,24 +128,34 @@ def test_admin_gates_hold_back_until_acknowledged(tmp_path: Path) -> None:
         return find(written["status"]["conditions"], "Upgradeable")
 
     api.apply(
-        {"apiVersion": "v1", "kind": "ConfigMap",
-         "metadata": {"name": "admin-gates", "namespace": "openshift-config-managed"},
-         "data": {gate: text}}
-    )  # fmt: skip
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "admin-gates", "namespace": "openshift-config-managed"},
+            "data": {gate: text},
+        }
+    )
     up = upgradeable_now()
     assert up is not None and (up["reason"], up["message"]) == (
         "UnableToAccessAdminAcksConfigMap",
         "admin-acks configmap not found.",
     )
     api.apply(
-        {"apiVersion": "v1", "kind": "ConfigMap",
-         "metadata": {"name": "admin-acks", "namespace": "openshift-config"}, "data": {}}
-    )  # fmt: skip
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "admin-acks", "namespace": "openshift-config"},
+            "data": {},
+        }
+    )
     up = upgradeable_now()
     assert up is not None and (up["reason"], up["message"]) == ("AdminAckRequired", text)
     api.apply(
-        {"apiVersion": "v1", "kind": "ConfigMap",
-         "metadata": {"name": "admin-acks", "namespace": "openshift-config"},
-         "data": {gate: "true"}}
-    )  # fmt: skip
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "admin-acks", "namespace": "openshift-config"},
+            "data": {gate: "true"},
+        }
+    )
     assert upgradeable_now() is None

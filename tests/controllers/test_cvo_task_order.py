@@ -42,19 +42,24 @@ def _task(item: str | dict[str, str]) -> Task:
 def _manifest(file: str) -> Manifest:
     """The task as a ConfigMap named after it: its order is what is checked."""
     name = file.lower().replace("_", "-").replace(".", "-")
-    obj: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",
-                           "metadata": {"name": name, "namespace": "openshift-x"}}  # fmt: skip
+    obj: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "openshift-x"},
+    }
     return Manifest(file, obj, b"", ResourceId("", "ConfigMap", "openshift-x", name))
 
 
 @pytest.mark.parametrize(
     "case",
     conformance_cases(
-        "cases", *TASKGRAPH,
-        where=lambda c: c["op"] == "split_then_parallelize"
-        and "sequential_execution_order" in c["expect"],
+        "cases",
+        *TASKGRAPH,
+        where=lambda c: (
+            c["op"] == "split_then_parallelize" and "sequential_execution_order" in c["expect"]
+        ),
     ),
-)  # fmt: skip
+)
 def test_the_controller_applies_in_the_cases_order(
     case: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -66,11 +71,14 @@ def test_the_controller_applies_in_the_cases_order(
     graph.parallelize(BREAK_FNS[case["break_fn"]])
     index = {t.file: i for i, t in enumerate(tasks)}
     state: dict[str, Any] = {
-        "version": "4.14.0", "mode": "Updating", "waiting": {}, "workers": 1,
+        "version": "4.14.0",
+        "mode": "Updating",
+        "waiting": {},
+        "workers": 1,
         "nodes": [[index[t.file] for t in node.tasks] for node in graph.nodes],
         "deps": [list(node.into) for node in graph.nodes],
         "cursor": [0] * len(graph.nodes),
-    }  # fmt: skip
+    }
     spec = Spec(pools=[])
     root = create_cluster(tmp_path, "c", Profile(spec=spec))
     api = SimCluster(Store(root / "cluster.db"))

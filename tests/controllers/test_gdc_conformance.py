@@ -36,10 +36,12 @@ def _shape_spec(cluster: dict[str, Any], role: str) -> Any:
         pools.append(Pool("load-balancer", 2))
     pools += [Pool(name, 2) for name in cluster["workerNodePools"]]
     return gdc_spec(
-        cluster["version"], role=role, pools=pools,
+        cluster["version"],
+        role=role,
+        pools=pools,
         load_balancer="bundled" if cluster["controlPlaneLoadBalancer"] else "manual",
         managed_by="admin" if role == "user" else None,
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.parametrize(
@@ -101,9 +103,15 @@ def _drain_spec(case: dict[str, Any]) -> tuple[Any, str]:
     honoured = honours_budgets(target)
     stuck = until is None or (until == "never" and not honoured)
     seconds = 0.0 if honoured or not isinstance(until, int) else until * 60.0
-    workload = Workload("db", "data", replicas, pool="worker",
-                        pdb=Budget(budget.get("minAvailable"), budget.get("maxUnavailable")),
-                        termination_seconds=seconds, start_seconds=0)  # fmt: skip
+    workload = Workload(
+        "db",
+        "data",
+        replicas,
+        pool="worker",
+        pdb=Budget(budget.get("minAvailable"), budget.get("maxUnavailable")),
+        termination_seconds=seconds,
+        start_seconds=0,
+    )
     changes = []
     if honoured and isinstance(until, int):
         relax = {"minAvailable": None, "maxUnavailable": "100%"}
@@ -122,8 +130,9 @@ def test_gdc_drain_policy_holds_on_a_rehearsal(case: Any, tmp_path: Path) -> Non
     case = need_case(case, *DRAIN)
     spec, target = _drain_spec(case)
     # Upgrade only the worker pool: its one node starts draining when the run starts.
-    store, _ = rehearse(tmp_path, "c", spec, target, max_seconds=case["input"]["minute"] * 60.0,
-                        pool="worker")  # fmt: skip
+    store, _ = rehearse(
+        tmp_path, "c", spec, target, max_seconds=case["input"]["minute"] * 60.0, pool="worker"
+    )
     node = store.get("Node", "worker-0")
     assert node is not None
     draining = node["metadata"]["annotations"].get(NODE_STATE) == DRAINING
@@ -148,8 +157,15 @@ def test_from_1_29_the_eviction_api_decides_pod_by_pod(tmp_path: Path) -> None:
     """A budget with room lets pods go through the Eviction API one by one until it has
     none (minAvailable 1 of 3 on one node: two go, the third is refused naming the
     budget); up to 1.28 the same budget holds nothing and no eviction is asked."""
-    case = {"input": {"platform": "gdc-1.29", "pdb": {"minAvailable": 1}, "replicas": 3,
-                      "pdb_blocks_until_minute": "never", "minute": 10}}  # fmt: skip
+    case = {
+        "input": {
+            "platform": "gdc-1.29",
+            "pdb": {"minAvailable": 1},
+            "replicas": 3,
+            "pdb_blocks_until_minute": "never",
+            "minute": 10,
+        }
+    }
     spec, target = _drain_spec(case)
     store, _ = rehearse(tmp_path, "new", spec, target, max_seconds=600.0, pool="worker")
     assert len(events(store, "Evicted")) == 2 and not events(store, "Deleted")
@@ -174,13 +190,21 @@ def _fleet_home(tmp_path: Path, case: dict[str, Any]) -> Path:
         pools = [Pool("control-plane", 1)] + [
             Pool(p, 1, version=v) for p, v in (c.get("pools") or {}).items()
         ]
-        spec = gdc_spec(c["version"], role=c["role"], pools=pools,
-                        managed_by=c.get("managed_by"), annotations=c.get("annotations") or {})  # fmt: skip
+        spec = gdc_spec(
+            c["version"],
+            role=c["role"],
+            pools=pools,
+            managed_by=c.get("managed_by"),
+            annotations=c.get("annotations") or {},
+        )
         make(tmp_path, name, spec).close()
     doc = conformance_doc(*GDC)
     releases = tmp_path / "releases.yaml"
-    releases.write_text(yaml.safe_dump({"release_line": doc["release_line"],
-                                        "release_order": doc["release_order_synthetic"]}))  # fmt: skip
+    releases.write_text(
+        yaml.safe_dump(
+            {"release_line": doc["release_line"], "release_order": doc["release_order_synthetic"]}
+        )
+    )
     return releases
 
 
@@ -214,8 +238,10 @@ def test_upgrade_requests_are_judged_on_the_simulated_fleet(case: Any, tmp_path:
     verdict = doc["verdict"]
     expect = case["expect"]
     assert (verdict["verdict"], verdict["rules"], verdict["warnings"]) == (
-        expect["verdict"], sorted(expect["rules"]), sorted(expect["warnings"]),
-    )  # fmt: skip
+        expect["verdict"],
+        sorted(expect["rules"]),
+        sorted(expect["warnings"]),
+    )
     if expect["verdict"] == "refused":
         assert run.exit_code == 1 and doc["changed"] is False
         assert _snapshot(tmp_path) == before  # nothing changed, in any cluster

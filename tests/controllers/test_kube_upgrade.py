@@ -25,11 +25,15 @@ from kupgrade.versions import parse_kube
 from tests.support.sim import runner as sim_loop
 
 SPEC = Spec(
-    platform="kubernetes", version="1.30.4", seed=3,
-    pools=[Pool(name="control-plane", nodes=3, role="control-plane"),
-           Pool(name="worker", nodes=4, zones=["a", "b"])],
+    platform="kubernetes",
+    version="1.30.4",
+    seed=3,
+    pools=[
+        Pool(name="control-plane", nodes=3, role="control-plane"),
+        Pool(name="worker", nodes=4, zones=["a", "b"]),
+    ],
     workloads=[Workload(name="web", namespace="shop", replicas=4, pdb=Budget(min_available=3))],
-)  # fmt: skip
+)
 
 
 def _cluster(tmp_path: Path, spec: Spec = SPEC) -> tuple[Store, Loop[Local]]:
@@ -39,8 +43,11 @@ def _cluster(tmp_path: Path, spec: Spec = SPEC) -> tuple[Store, Loop[Local]]:
 
 
 def _versions(sim: SimCluster, component: str) -> list[str]:
-    return sorted(image_version(p) for p in sim.list("Pod")
-                  if (p["metadata"].get("labels") or {}).get("component") == component)  # fmt: skip
+    return sorted(
+        image_version(p)
+        for p in sim.list("Pod")
+        if (p["metadata"].get("labels") or {}).get("component") == component
+    )
 
 
 def test_an_upgrade_follows_the_plan_and_every_state_keeps_the_rules(tmp_path: Path) -> None:
@@ -57,9 +64,15 @@ def test_an_upgrade_follows_the_plan_and_every_state_keeps_the_rules(tmp_path: P
     def look(run: Loop[Local]) -> None:
         sim = run.transport.sim
         assert check(inventory(sim), "auto") == []  # SPEC X1: every state legal
-        ready = sum(1 for p in sim.list("Pod") if p["metadata"].get("namespace") == "shop"
-                    and not p["metadata"].get("deletionTimestamp")
-                    and any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"]["conditions"]))  # fmt: skip
+        ready = sum(
+            1
+            for p in sim.list("Pod")
+            if p["metadata"].get("namespace") == "shop"
+            and not p["metadata"].get("deletionTimestamp")
+            and any(
+                c["type"] == "Ready" and c["status"] == "True" for c in p["status"]["conditions"]
+            )
+        )
         assert ready >= 3  # the budget: minAvailable 3
         apis, ctrls = _versions(sim, APISERVER), _versions(sim, CONTROLLERS[0])
         kubelets = sorted(kubelet_of(n) for n in sim.list("Node"))
@@ -98,8 +111,7 @@ def test_a_done_node_changed_from_outside_is_looked_at_again(tmp_path: Path) -> 
     cordoned: list[float] = []
 
     def look(run: Loop[Local]) -> None:
-        done = any(e["object"] == "node/worker-0" and e["reason"] == "Done"
-                   for e in store.events())  # fmt: skip
+        done = any(e["object"] == "node/worker-0" and e["reason"] == "Done" for e in store.events())
         if done and not cordoned:
             node = run.transport.sim.get("Node", "worker-0")
             assert node is not None and not node["spec"].get("unschedulable")
@@ -111,8 +123,10 @@ def test_a_done_node_changed_from_outside_is_looked_at_again(tmp_path: Path) -> 
     assert cordoned
     worker = r.transport.sim.get("Node", "worker-0")
     assert worker is not None and not worker["spec"].get("unschedulable")
-    assert any(e["object"] == "node/worker-0" and e["reason"] == "Uncordon"
-               and e["at"] >= cordoned[0] for e in store.events())  # fmt: skip
+    assert any(
+        e["object"] == "node/worker-0" and e["reason"] == "Uncordon" and e["at"] >= cordoned[0]
+        for e in store.events()
+    )
     store.close()
 
 
@@ -124,21 +138,38 @@ def _kubelet_at(minutes: float, node: str, version: str) -> Change:
 LIVE = {
     "the plan": (SPEC, "auto", None),
     "a node held back from the start": (
-        Spec(platform="kubernetes", version="1.30.4", seed=4,
-             pools=[Pool(name="control-plane", nodes=1, role="control-plane"),
-                    Pool(name="worker", nodes=2)],
-             changes=[_kubelet_at(0, "worker-1", "1.28.0")]),
-        "k8s-n2", 4 * 3600.0,
+        Spec(
+            platform="kubernetes",
+            version="1.30.4",
+            seed=4,
+            pools=[
+                Pool(name="control-plane", nodes=1, role="control-plane"),
+                Pool(name="worker", nodes=2),
+            ],
+            changes=[_kubelet_at(0, "worker-1", "1.28.0")],
+        ),
+        "k8s-n2",
+        4 * 3600.0,
     ),
     "a node falls behind mid-run, then catches up": (
-        Spec(platform="kubernetes", version="1.30.4", seed=5,
-             pools=[Pool(name="control-plane", nodes=3, role="control-plane"),
-                    Pool(name="worker", nodes=4, zones=["a", "b"])],
-             changes=[_kubelet_at(20, "worker-3", "1.28.0"), _kubelet_at(200, "worker-3", "1.30.4"),
-                      _kubelet_at(260, "worker-0", "1.29.1")]),
-        "k8s-n2", 2 * 86400.0,
+        Spec(
+            platform="kubernetes",
+            version="1.30.4",
+            seed=5,
+            pools=[
+                Pool(name="control-plane", nodes=3, role="control-plane"),
+                Pool(name="worker", nodes=4, zones=["a", "b"]),
+            ],
+            changes=[
+                _kubelet_at(20, "worker-3", "1.28.0"),
+                _kubelet_at(200, "worker-3", "1.30.4"),
+                _kubelet_at(260, "worker-0", "1.29.1"),
+            ],
+        ),
+        "k8s-n2",
+        2 * 86400.0,
     ),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", sorted(LIVE))
@@ -166,8 +197,11 @@ def test_kept_findings_answer_as_a_full_check_would(
     store.commit()
     r.run(max_seconds=limit) if limit else r.run()
     refused = [a for a in answers if a is not None]
-    expected = {"the plan": (True, False), "a node held back from the start": (False, True),
-                "a node falls behind mid-run, then catches up": (True, True)}[name]  # fmt: skip
+    expected = {
+        "the plan": (True, False),
+        "a node held back from the start": (False, True),
+        "a node falls behind mid-run, then catches up": (True, True),
+    }[name]
     assert (len(answers) > len(refused), bool(refused)) == expected, answers
     store.close()
 
@@ -175,12 +209,27 @@ def test_kept_findings_answer_as_a_full_check_would(
 def test_a_change_that_would_break_the_rules_is_not_made(tmp_path: Path) -> None:
     # A worker node comes back at v1.28 as the upgrade starts: under n2, apiservers at 1.31 would be
     # three minors ahead of it, so that step waits and says why.
-    spec = Spec(platform="kubernetes", version="1.30.4", seed=4,
-                pools=[Pool(name="control-plane", nodes=1, role="control-plane"),
-                       Pool(name="worker", nodes=2)],
-                changes=[Change(at_minutes=0, kind="Node", name="worker-1",
-                                patch={"status": {"nodeInfo": {"kubeletVersion": "v1.28.0",
-                                                               "kubeProxyVersion": "v1.28.0"}}})])  # fmt: skip
+    spec = Spec(
+        platform="kubernetes",
+        version="1.30.4",
+        seed=4,
+        pools=[
+            Pool(name="control-plane", nodes=1, role="control-plane"),
+            Pool(name="worker", nodes=2),
+        ],
+        changes=[
+            Change(
+                at_minutes=0,
+                kind="Node",
+                name="worker-1",
+                patch={
+                    "status": {
+                        "nodeInfo": {"kubeletVersion": "v1.28.0", "kubeProxyVersion": "v1.28.0"}
+                    }
+                },
+            )
+        ],
+    )
     store, r = _cluster(tmp_path, spec)
     request_upgrade(r.transport.sim, "1.31.2", [], "k8s-n2")
     store.commit()

@@ -39,8 +39,12 @@ def _cluster(tmp_path: Path, spec: Spec) -> tuple[Path, Store, Loop[Local]]:
 
 
 def _plans(sim: SimCluster, sub: str, namespace: str) -> list[dict[str, Any]]:
-    plans = [p for p in sim.list("InstallPlan") if p["metadata"]["namespace"] == namespace
-             and p["metadata"]["labels"]["operators.coreos.com/subscription"] == sub]  # fmt: skip
+    plans = [
+        p
+        for p in sim.list("InstallPlan")
+        if p["metadata"]["namespace"] == namespace
+        and p["metadata"]["labels"]["operators.coreos.com/subscription"] == sub
+    ]
     return sorted(plans, key=lambda p: p["spec"]["generation"])
 
 
@@ -57,28 +61,53 @@ def _sources(tmp_path: Path, case: dict[str, Any]) -> list[tuple[dict[str, Any],
 @pytest.mark.parametrize("case", conformance_cases("cases", *RESOLVER))
 def test_a_resolver_case_replayed_on_the_cluster(tmp_path: Path, case: Any) -> None:
     case = need_case(case, *RESOLVER)
-    spec = Spec(seed=1, pools=SMALL,
-                olm=Olm(policy=case["policy"], global_namespace=case.get("globalNamespace", "olm")))  # fmt: skip
+    spec = Spec(
+        seed=1,
+        pools=SMALL,
+        olm=Olm(policy=case["policy"], global_namespace=case.get("globalNamespace", "olm")),
+    )
     _, store, r = _cluster(tmp_path, spec)
     sim = r.transport.sim
     for source, path in _sources(tmp_path, case):
-        add_source(sim, source["name"], str(path), namespace=source["namespace"],
-                   priority=int(source.get("priority", 0)))  # fmt: skip
+        add_source(
+            sim,
+            source["name"],
+            str(path),
+            namespace=source["namespace"],
+            priority=int(source.get("priority", 0)),
+        )
     want = case["subscription"]
     approval = want.get("installPlanApproval", "Automatic")
-    sub = subscribe(sim, package=want["package"], source=want["source"],
-                    source_namespace=want["sourceNamespace"], namespace=want["namespace"],
-                    channel=want.get("channel", ""),
-                    approval=approval, starting_csv=want.get("startingCSV", ""))  # fmt: skip
+    sub = subscribe(
+        sim,
+        package=want["package"],
+        source=want["source"],
+        source_namespace=want["sourceNamespace"],
+        namespace=want["namespace"],
+        channel=want.get("channel", ""),
+        approval=approval,
+        starting_csv=want.get("startingCSV", ""),
+    )
     installed = case.get("installed")
     if installed:  # installed before: a Succeeded CSV the subscription reports
-        csv = csv_object(installed["name"], want["namespace"], package=want["package"],
-                         version=installed["version"], replaces="", skips=[], properties=[],
-                         image="", created=rfc3339(sim.now()))  # fmt: skip
+        csv = csv_object(
+            installed["name"],
+            want["namespace"],
+            package=want["package"],
+            version=installed["version"],
+            replaces="",
+            skips=[],
+            properties=[],
+            image="",
+            created=rfc3339(sim.now()),
+        )
         csv["status"] = {"phase": "Succeeded", "reason": "InstallSucceeded", "message": ""}
         sim.write(csv)
-        sub["status"] = {"installedCSV": installed["name"], "currentCSV": installed["name"],
-                         "state": "AtLatestKnown"}  # fmt: skip
+        sub["status"] = {
+            "installedCSV": installed["name"],
+            "currentCSV": installed["name"],
+            "state": "AtLatestKnown",
+        }
         sim.write(sub)
     store.commit()
     changes = store.keep_changes()  # every object as written, to see the first step
@@ -93,16 +122,25 @@ def test_a_resolver_case_replayed_on_the_cluster(tmp_path: Path, case: Any) -> N
                 plan = obj
             elif kind == "Subscription" and plan is not None:
                 spec = plan["spec"]
-                return {"next": spec["clusterServiceVersionNames"][0], "state": obj["status"]["state"],
-                        "install_plan": {"approval": spec["approval"], "approved": spec["approved"],
-                                         "phase": plan["status"]["phase"]}}  # fmt: skip
+                return {
+                    "next": spec["clusterServiceVersionNames"][0],
+                    "state": obj["status"]["state"],
+                    "install_plan": {
+                        "approval": spec["approval"],
+                        "approved": spec["approved"],
+                        "phase": plan["status"]["phase"],
+                    },
+                }
         return {}
 
     outcome = r.run(until="idle", max_seconds=6 * 3600)
     first = first_step()
     for _ in range(20):  # Manual: approve each plan as it comes, as an admin would
-        waiting = [p for p in _plans(sim, want["package"], want["namespace"])
-                   if p["status"]["phase"] == "RequiresApproval"]  # fmt: skip
+        waiting = [
+            p
+            for p in _plans(sim, want["package"], want["namespace"])
+            if p["status"]["phase"] == "RequiresApproval"
+        ]
         if not waiting:
             break
         approve(sim, waiting[0]["metadata"]["name"])
@@ -150,14 +188,32 @@ def test_a_resolver_case_replayed_on_the_cluster(tmp_path: Path, case: Any) -> N
 
 CAPPED = [
     {"schema": "olm.package", "name": "etcd", "defaultChannel": "alpha"},
-    {"schema": "olm.channel", "package": "etcd", "name": "alpha", "entries": [
-        {"name": "etcd.v1"}, {"name": "etcd.v2", "replaces": "etcd.v1"}]},
-    {"schema": "olm.bundle", "package": "etcd", "name": "etcd.v1", "image": "quay.io/e/etcd:1",
-     "properties": [{"type": "olm.package", "value": {"packageName": "etcd", "version": "1.0.0"}},
-                    {"type": "olm.maxOpenShiftVersion", "value": "4.13"}]},
-    {"schema": "olm.bundle", "package": "etcd", "name": "etcd.v2", "image": "quay.io/e/etcd:2",
-     "properties": [{"type": "olm.package", "value": {"packageName": "etcd", "version": "2.0.0"}}]},
-]  # fmt: skip
+    {
+        "schema": "olm.channel",
+        "package": "etcd",
+        "name": "alpha",
+        "entries": [{"name": "etcd.v1"}, {"name": "etcd.v2", "replaces": "etcd.v1"}],
+    },
+    {
+        "schema": "olm.bundle",
+        "package": "etcd",
+        "name": "etcd.v1",
+        "image": "quay.io/e/etcd:1",
+        "properties": [
+            {"type": "olm.package", "value": {"packageName": "etcd", "version": "1.0.0"}},
+            {"type": "olm.maxOpenShiftVersion", "value": "4.13"},
+        ],
+    },
+    {
+        "schema": "olm.bundle",
+        "package": "etcd",
+        "name": "etcd.v2",
+        "image": "quay.io/e/etcd:2",
+        "properties": [
+            {"type": "olm.package", "value": {"packageName": "etcd", "version": "2.0.0"}}
+        ],
+    },
+]
 
 
 def _manual(tmp_path: Path, spec: Spec) -> tuple[Store, Loop[Local]]:
@@ -168,8 +224,15 @@ def _manual(tmp_path: Path, spec: Spec) -> tuple[Store, Loop[Local]]:
         str(write_blobs(tmp_path / "catalog", CAPPED)),
         namespace="olm",
     )
-    subscribe(r.transport.sim, package="etcd", source="community", source_namespace="olm",
-              namespace="operators", approval="Manual", starting_csv="etcd.v1")  # fmt: skip
+    subscribe(
+        r.transport.sim,
+        package="etcd",
+        source="community",
+        source_namespace="olm",
+        namespace="operators",
+        approval="Manual",
+        starting_csv="etcd.v1",
+    )
     store.commit()
     return store, r
 
@@ -203,8 +266,9 @@ def test_manual_plans_wait_for_approval_and_a_stale_one_is_refused(tmp_path: Pat
 
 
 def test_an_operator_that_never_starts_fails_its_csv(tmp_path: Path) -> None:
-    spec = Spec(seed=3, pools=SMALL, faults=[Fault(csv="etcd.v1")],
-                olm=Olm(install_timeout_seconds=120))  # fmt: skip
+    spec = Spec(
+        seed=3, pools=SMALL, faults=[Fault(csv="etcd.v1")], olm=Olm(install_timeout_seconds=120)
+    )
     _, store, r = _cluster(tmp_path, spec)
     add_source(
         r.transport.sim,
@@ -212,8 +276,14 @@ def test_an_operator_that_never_starts_fails_its_csv(tmp_path: Path) -> None:
         str(write_blobs(tmp_path / "catalog", CAPPED)),
         namespace="olm",
     )
-    subscribe(r.transport.sim, package="etcd", source="community", source_namespace="olm",
-              namespace="operators", starting_csv="etcd.v1")  # fmt: skip
+    subscribe(
+        r.transport.sim,
+        package="etcd",
+        source="community",
+        source_namespace="olm",
+        namespace="operators",
+        starting_csv="etcd.v1",
+    )
     store.commit()
     r.run(until="idle")
     csv = r.transport.sim.get("ClusterServiceVersion", "etcd.v1", "operators")
@@ -252,8 +322,10 @@ def test_a_capped_operator_blocks_the_minor_upgrade_until_it_moves_on(tmp_path: 
     r.run(until="idle")
     blocked = _upgradeable(sim)
     assert blocked["status"] == "False" and blocked["reason"] == "IncompatibleOperatorsInstalled"
-    assert blocked["message"] == ("ClusterServiceVersions blocking minor version upgrades to 4.14.0 "
-                                  "or higher:\n- maximum supported OCP version for operators/etcd.v1 is 4.13")  # fmt: skip
+    assert blocked["message"] == (
+        "ClusterServiceVersions blocking minor version upgrades to 4.14.0 "
+        "or higher:\n- maximum supported OCP version for operators/etcd.v1 is 4.13"
+    )
     root = store.path.parent
     minor = {"version": "4.14.27", "image": model_image(Spec(), "4.14.27", root), "force": False}
     request_update(sim, minor, False)
@@ -285,12 +357,25 @@ def test_subscriptions_print_as_oc_get_and_list_as_kubernetes_lists(tmp_path: Pa
     catalog = write_blobs(tmp_path / "catalog", CAPPED)
     env = {"KUPGRADE_HOME": str(home)}
     assert kupgrade("cluster", "create", "demo", env=env).returncode == 0
-    done = kupgrade("olm", "subscribe", "--cluster", "demo", "--source", f"community={catalog}",
-                    "-o", "json", env=env)  # fmt: skip
+    done = kupgrade(
+        "olm",
+        "subscribe",
+        "--cluster",
+        "demo",
+        "--source",
+        f"community={catalog}",
+        "-o",
+        "json",
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["spec"] == {
-        "name": "etcd", "channel": "", "source": "community", "sourceNamespace": "olm",
-        "installPlanApproval": "Automatic"}  # fmt: skip
+        "name": "etcd",
+        "channel": "",
+        "source": "community",
+        "sourceNamespace": "olm",
+        "installPlanApproval": "Automatic",
+    }
     assert (
         kupgrade("controller", "run", "--cluster", "demo", "--until", "idle", env=env).returncode
         == 0

@@ -35,14 +35,28 @@ def _catalog(directory: Path) -> Path:
     entries = [{"name": NAMES[0]}] + [
         {"name": n, "replaces": p} for p, n in itertools.pairwise(NAMES)
     ]
-    return write_blobs(directory, [
-        {"schema": "olm.package", "name": "app", "defaultChannel": "stable"},
-        {"schema": "olm.channel", "package": "app", "name": "stable", "entries": entries},
-        *({"schema": "olm.bundle", "package": "app", "name": n, "image": f"quay.io/a/app:{n}",
-           "properties": [{"type": "olm.package", "value": {"packageName": "app",
-                                                             "version": n.split(".v")[1]}}]}
-          for n in NAMES),
-    ])  # fmt: skip
+    return write_blobs(
+        directory,
+        [
+            {"schema": "olm.package", "name": "app", "defaultChannel": "stable"},
+            {"schema": "olm.channel", "package": "app", "name": "stable", "entries": entries},
+            *(
+                {
+                    "schema": "olm.bundle",
+                    "package": "app",
+                    "name": n,
+                    "image": f"quay.io/a/app:{n}",
+                    "properties": [
+                        {
+                            "type": "olm.package",
+                            "value": {"packageName": "app", "version": n.split(".v")[1]},
+                        }
+                    ],
+                }
+                for n in NAMES
+            ),
+        ],
+    )
 
 
 def _olm_state(home: Path, name: str) -> dict[str, Any]:
@@ -57,8 +71,17 @@ def _olm_state(home: Path, name: str) -> dict[str, Any]:
 
 def _prepare(home: Path, name: str, profile: Path, catalog: Path) -> None:
     finish(home, "cluster", "create", name, "--profile", str(profile))
-    finish(home, "olm", "subscribe", "--cluster", name, "--source", f"apps={catalog}",
-           "--starting-csv", NAMES[0])  # fmt: skip
+    finish(
+        home,
+        "olm",
+        "subscribe",
+        "--cluster",
+        name,
+        "--source",
+        f"apps={catalog}",
+        "--starting-csv",
+        NAMES[0],
+    )
 
 
 @pytest.mark.parametrize("seed", [5, 17, 41])
@@ -72,8 +95,18 @@ def test_sigkill_during_install_plans_then_resume(tmp_path: Path, seed: int) -> 
     chance = random.Random(seed)
     kills = 0
     for _ in range(3):
-        proc = kupgrade(tmp_path, "controller", "run", "--cluster", "killed", "--until", "idle",
-                        "--speed", "3000", start_new_session=True)  # fmt: skip
+        proc = kupgrade(
+            tmp_path,
+            "controller",
+            "run",
+            "--cluster",
+            "killed",
+            "--until",
+            "idle",
+            "--speed",
+            "3000",
+            start_new_session=True,
+        )
         time.sleep(chance.uniform(0.3, 1.5))
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -101,7 +134,8 @@ def test_a_profiles_subscriptions_are_installed_when_the_cluster_is_created(tmp_
     )
     assert made["operators"] == [f"operators/{NAMES[-1]} (Succeeded)"]
     profile.write_text(profile.read_text().replace("source: apps", "source: nope"))
-    refused = run_kupgrade("cluster", "create", "d", "--profile", str(profile),
-                           env={"KUPGRADE_HOME": str(tmp_path)})  # fmt: skip
+    refused = run_kupgrade(
+        "cluster", "create", "d", "--profile", str(profile), env={"KUPGRADE_HOME": str(tmp_path)}
+    )
     assert refused.returncode != 0
     assert "names catalog olm/nope, which the profile does not have" in refused.stderr

@@ -41,10 +41,22 @@ def _catalog(names: list[str]) -> list[dict[str, Any]]:
     return [
         {"schema": "olm.package", "name": "app", "defaultChannel": "stable"},
         {"schema": "olm.channel", "package": "app", "name": "stable", "entries": entries},
-        *({"schema": "olm.bundle", "package": "app", "name": n, "image": f"quay.io/a/app:{n}",
-           "properties": [{"type": "olm.package", "value": {"packageName": "app", "version": n.split(".v")[1]}}]}
-          for n in names),
-    ]  # fmt: skip
+        *(
+            {
+                "schema": "olm.bundle",
+                "package": "app",
+                "name": n,
+                "image": f"quay.io/a/app:{n}",
+                "properties": [
+                    {
+                        "type": "olm.package",
+                        "value": {"packageName": "app", "version": n.split(".v")[1]},
+                    }
+                ],
+            }
+            for n in names
+        ),
+    ]
 
 
 @needs_registry
@@ -72,8 +84,12 @@ def test_a_subscription_follows_its_catalog_image_on_each_poll(
     sub = r.transport.sim.get("Subscription", "app", "operators")
     assert sub is not None and sub["status"]["installedCSV"] == "app.v1.0.0"
     # A new head behind the same tag: picked up on the next poll, one step at a time.
-    push_catalog(build_catalog_image(write_blobs(tmp_path / "v2", _catalog(
-        ["app.v1.0.0", "app.v1.1.0", "app.v1.2.0"]))), tag)  # fmt: skip
+    push_catalog(
+        build_catalog_image(
+            write_blobs(tmp_path / "v2", _catalog(["app.v1.0.0", "app.v1.1.0", "app.v1.2.0"]))
+        ),
+        tag,
+    )
     r.run(until="idle", max_seconds=300)  # before the poll: nothing moves
     assert (
         r.transport.sim.get("Subscription", "app", "operators")["status"]["installedCSV"]
@@ -90,8 +106,10 @@ def test_a_subscription_follows_its_catalog_image_on_each_poll(
 
 @needs_registry
 def test_a_tampered_catalog_blob_is_refused(tmp_path: Path, registry: RegistryProcess) -> None:
-    pinned = push_catalog(build_catalog_image(write_blobs(tmp_path / "c", _catalog(["app.v1.0.0"]))),
-                          f"{registry.host}/catalogs/tampered:v1")  # fmt: skip
+    pinned = push_catalog(
+        build_catalog_image(write_blobs(tmp_path / "c", _catalog(["app.v1.0.0"]))),
+        f"{registry.host}/catalogs/tampered:v1",
+    )
     tamper_layer(registry, pinned)
     spec = Spec(seed=1, pools=[Pool(name="master", nodes=1, max_unavailable=1)])
     root = create_cluster(tmp_path, "c", Profile(spec=spec))
@@ -128,6 +146,16 @@ def test_the_catalog_commands_read_a_catalog_image(
         kupgrade("olm", "heads", f"{registry.host}/catalogs/cli:v1", "-o", "json").stdout
     )
     assert heads == json.loads(kupgrade("olm", "heads", str(catalog), "-o", "json").stdout)
-    resolved = kupgrade("olm", "resolve", "--source", f"cli={spec}", "--package", "app",
-                        "--from-source", "cli", "-o", "json")  # fmt: skip
+    resolved = kupgrade(
+        "olm",
+        "resolve",
+        "--source",
+        f"cli={spec}",
+        "--package",
+        "app",
+        "--from-source",
+        "cli",
+        "-o",
+        "json",
+    )
     assert json.loads(resolved.stdout)["walk"] == ["app.v1.1.0"]

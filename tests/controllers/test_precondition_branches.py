@@ -471,10 +471,20 @@ NOW = "2024-05-04T10:00:00Z"
     [
         ({"state": ""}, False, ["Partial"], None),  # an empty state reads as Partial
         ({}, True, ["Completed"], NOW),
-        ({"state": "Completed", "completionTime": "2024-05-01T00:00:00Z"}, True, ["Completed"], "2024-05-01T00:00:00Z"),
-        ({"state": "Partial", "completionTime": "2024-05-02T00:00:00Z"}, True, ["Completed"], "2024-05-02T00:00:00Z"),
+        (
+            {"state": "Completed", "completionTime": "2024-05-01T00:00:00Z"},
+            True,
+            ["Completed"],
+            "2024-05-01T00:00:00Z",
+        ),
+        (
+            {"state": "Partial", "completionTime": "2024-05-02T00:00:00Z"},
+            True,
+            ["Completed"],
+            "2024-05-02T00:00:00Z",
+        ),
     ],
-)  # fmt: skip
+)
 def test_merge_into_the_newest_entry(
     newest: dict[str, Any], completed: bool, want_states: list[str], want_completion: str | None
 ) -> None:
@@ -496,7 +506,11 @@ def test_a_new_release_completed_at_once_closes_the_old_entry() -> None:
 def test_a_local_payload_keeps_the_recorded_accepted_risks() -> None:
     entry = {"version": "4.14.2", "image": A, "state": "Partial", "acceptedRisks": "earlier"}
     got = merge_history(
-        [entry], {"version": "4.14.2", "image": A}, now=NOW, completed=False,
-        accepted_risks="new", local_payload=True,
-    )  # fmt: skip
+        [entry],
+        {"version": "4.14.2", "image": A},
+        now=NOW,
+        completed=False,
+        accepted_risks="new",
+        local_payload=True,
+    )
     assert got[0]["acceptedRisks"] == "earlier"

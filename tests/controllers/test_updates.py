@@ -81,8 +81,21 @@ def kupgrade(*args: str) -> subprocess.CompletedProcess[str]:
 def _updates(
     url: str, *backend: str, version: str = "4.13.40", fmt: str = "json"
 ) -> subprocess.CompletedProcess[str]:
-    return kupgrade("updates", "--upstream", url, "--channel", "stable-4.14", "--version", version, "--id", UUID,
-                    *backend, "--include-not-recommended", "-o", fmt)  # fmt: skip
+    return kupgrade(
+        "updates",
+        "--upstream",
+        url,
+        "--channel",
+        "stable-4.14",
+        "--version",
+        version,
+        "--id",
+        UUID,
+        *backend,
+        "--include-not-recommended",
+        "-o",
+        fmt,
+    )
 
 
 def test_updates_for_the_sample_cluster(sample_service: str, sample_dir: Path) -> None:
@@ -203,10 +216,14 @@ def test_retrieved_updates_reasons_before_a_graph(view: ClusterView, reason: str
     [
         (404, b"{}", "ResponseFailed", "unexpected HTTP status: 404"),
         (200, b"<html>", "ResponseInvalid", "Unable to retrieve available updates"),
-        (200, b'{"nodes": [{"version": "4.14.2", "payload": "x", "metadata": {}}], "edges": []}', "VersionNotFound",
-         'currently reconciling cluster version 4.14.1 not found in the "stable-4.14" channel'),
+        (
+            200,
+            b'{"nodes": [{"version": "4.14.2", "payload": "x", "metadata": {}}], "edges": []}',
+            "VersionNotFound",
+            'currently reconciling cluster version 4.14.1 not found in the "stable-4.14" channel',
+        ),
     ],
-)  # fmt: skip
+)
 def test_retrieved_updates_reasons_from_the_answer(
     answering: type[_Handler], status: int, body: bytes, reason: str, message: str
 ) -> None:
@@ -238,9 +255,10 @@ def test_without_metrics_risks_are_unknown_not_dropped(sample_service: str, tmp_
     status = json.loads(done.stdout)
     assert status["conditionalUpdates"], "conditional updates are listed, not dropped"
     promql = [
-        c["conditions"][0] for c in status["conditionalUpdates"]
+        c["conditions"][0]
+        for c in status["conditionalUpdates"]
         if "no metrics to evaluate it against" in c["conditions"][0]["message"]
-    ]  # fmt: skip
+    ]
     assert promql and all(c["status"] in ("Unknown", "False") for c in promql)
     # A risk that always applies joins in: EvaluationFailed + exposed is MultipleReasons.
     assert all(c["reason"] in ("EvaluationFailed", "MultipleReasons") for c in promql)

@@ -242,8 +242,10 @@ def test_builder_agrees_with_the_readme_model(s: dict[str, Any]) -> None:
         tree(blocked=files, channels=channels, raw_metadata=s["raw_md"]),
     )
     want_edges, want_conditional, want_meta, want_blocked = model(s)
-    built = build_graph(graph_from_doc(raw_graph(nodes, sorted(s["edges"])), "raw"), load_graph_data(
-        tree(blocked=files, channels=channels, raw_metadata=s["raw_md"])))  # fmt: skip
+    built = build_graph(
+        graph_from_doc(raw_graph(nodes, sorted(s["edges"])), "raw"),
+        load_graph_data(tree(blocked=files, channels=channels, raw_metadata=s["raw_md"])),
+    )
     assert built.blocked == want_blocked  # what the console shows on request
     assert edges_of(doc) == want_edges
     assert conditional_of(doc) == want_conditional

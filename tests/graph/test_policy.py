@@ -119,13 +119,23 @@ def test_blocked_edges_are_listed_per_channel_and_arch_with_what_removed_them() 
     and arch serve, arch stripped, each with the key that removed it and its value."""
     nodes = [
         node("4.12.0+amd64", **{CH.replace(".", "__"): "stable-4.12"}),
-        node("4.12.1+amd64", **{CH.replace(".", "__"): "stable-4.12",
-                                (P + "previous.remove_regex").replace(".", "__"): "4[.]12[.]0.*"}),
+        node(
+            "4.12.1+amd64",
+            **{
+                CH.replace(".", "__"): "stable-4.12",
+                (P + "previous.remove_regex").replace(".", "__"): "4[.]12[.]0.*",
+            },
+        ),
         node("4.12.2+amd64", **{CH.replace(".", "__"): "fast-4.12"}),
-        node("4.12.0+arm64", **{CH.replace(".", "__"): "stable-4.12",
-                                (P + "next.remove").replace(".", "__"): "4.12.1"}),
+        node(
+            "4.12.0+arm64",
+            **{
+                CH.replace(".", "__"): "stable-4.12",
+                (P + "next.remove").replace(".", "__"): "4.12.1",
+            },
+        ),
         node("4.12.1+arm64", **{CH.replace(".", "__"): "stable-4.12"}),
-    ]  # fmt: skip
+    ]
     graph = graph_from_doc(raw_graph(nodes, []), "test")
     graph.blocked = {
         ("4.12.0+amd64", "4.12.1+amd64"): P + "previous.remove_regex",
@@ -134,9 +144,13 @@ def test_blocked_edges_are_listed_per_channel_and_arch_with_what_removed_them() 
     }
     policy = PolicyView(graph)
     assert policy.blocked("stable-4.12", "amd64") == [
-        {"from": "4.12.0", "to": "4.12.1", "removedBy": P + "previous.remove_regex",
-         "rule": "4[.]12[.]0.*"},
-    ]  # fmt: skip
+        {
+            "from": "4.12.0",
+            "to": "4.12.1",
+            "removedBy": P + "previous.remove_regex",
+            "rule": "4[.]12[.]0.*",
+        },
+    ]
     assert policy.blocked("stable-4.12", "arm64") == [
         {"from": "4.12.0", "to": "4.12.1", "removedBy": P + "next.remove", "rule": "4.12.1"},
     ]

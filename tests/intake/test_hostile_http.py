@@ -29,9 +29,18 @@ def _updates(
 ) -> tuple[str, float]:
     started = time.monotonic()
     outcome = run_bounded(
-        "updates", "--upstream", upstream + "/graph", "--channel", "stable-4.14",
-        "--version", "4.14.1", "--metrics", str(snapshot), *extra, env=env,
-    )  # fmt: skip
+        "updates",
+        "--upstream",
+        upstream + "/graph",
+        "--channel",
+        "stable-4.14",
+        "--version",
+        "4.14.1",
+        "--metrics",
+        str(snapshot),
+        *extra,
+        env=env,
+    )
     assert not outcome.crashed, outcome.stderr
     return outcome.stdout + outcome.stderr, time.monotonic() - started
 
@@ -62,28 +71,37 @@ def test_an_answer_over_the_size_limit_is_not_read(snapshot: Path) -> None:
 
 def _graph_with_risk(expr: str) -> bytes:
     nodes = [
-        {"version": v, "payload": f"quay.io/openshift-release-dev/ocp-release@sha256:{c * 64}",
-         "metadata": {"io.openshift.upgrades.graph.release.channels": "stable-4.14"}}
+        {
+            "version": v,
+            "payload": f"quay.io/openshift-release-dev/ocp-release@sha256:{c * 64}",
+            "metadata": {"io.openshift.upgrades.graph.release.channels": "stable-4.14"},
+        }
         for v, c in (("4.14.1", "a"), ("4.14.2", "b"))
-    ]  # fmt: skip
+    ]
     risk = {
         "url": "https://example.com/risk",
         "name": "HostileQuery",
         "message": "a risk whose query never ends",
         "matchingRules": [{"type": "PromQL", "promql": {"promql": expr}}],
     }
-    doc = {"nodes": nodes, "edges": [], "conditionalEdges": [
-        {"edges": [{"from": "4.14.1", "to": "4.14.2"}], "risks": [risk]}
-    ]}  # fmt: skip
+    doc = {
+        "nodes": nodes,
+        "edges": [],
+        "conditionalEdges": [{"edges": [{"from": "4.14.1", "to": "4.14.2"}], "risks": [risk]}],
+    }
     return json.dumps(doc).encode()
 
 
 def test_a_risk_that_would_run_for_minutes_becomes_unknown(snapshot: Path) -> None:
     with serving(_graph_with_risk("count_over_time(up[30d:1ms]) > 0")) as upstream:
         text, seconds = _updates(
-            upstream, snapshot, "--include-not-recommended", "-o", "json",
+            upstream,
+            snapshot,
+            "--include-not-recommended",
+            "-o",
+            "json",
             env={"KUPGRADE_QUERY_TIMEOUT": "2s"},
-        )  # fmt: skip
+        )
     assert seconds < 20
     answer = json.loads(text[: text.rindex("}") + 1])
     (update,) = answer["conditionalUpdates"]

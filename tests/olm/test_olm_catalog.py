@@ -400,9 +400,14 @@ def test_invalid_skiprange_names_the_bundle(tmp_path: Path) -> None:
     result = validate_catalog(load_catalog(write_blobs(tmp_path / "cat", blobs)))
     assert not result.valid
     assert result.leaves == [
-        ["invalid index", 'invalid package "foo"', 'invalid channel "stable"', 'invalid bundle "foo.v2"',
-         'invalid skipRange "<=v0.10.1": Could not parse Range "<=v0.10.1": Could not parse comparator "<=v" in "<=v0.10.1"'],
-    ]  # fmt: skip
+        [
+            "invalid index",
+            'invalid package "foo"',
+            'invalid channel "stable"',
+            'invalid bundle "foo.v2"',
+            'invalid skipRange "<=v0.10.1": Could not parse Range "<=v0.10.1": Could not parse comparator "<=v" in "<=v0.10.1"',
+        ],
+    ]
 
 
 def test_missing_catalog_is_a_clear_error(tmp_path: Path) -> None:
@@ -439,8 +444,13 @@ def test_render_graph_as_data_has_what_the_drawing_has() -> None:
             drawn = f'{sub}-{edge["from"]}["{edge["from"]}"]-- {label} --> {sub}-{edge["to"]}'
             assert drawn in mermaid
     beta = next(c for c in channels if c["channel"] == "beta")
-    assert {"from": "foo.v0.2.0", "to": "foo.v0.3.1", "kind": "replace", "label": "replace",
-            "intoSkipped": False} in beta["edges"]  # fmt: skip
+    assert {
+        "from": "foo.v0.2.0",
+        "to": "foo.v0.3.1",
+        "kind": "replace",
+        "label": "replace",
+        "intoSkipped": False,
+    } in beta["edges"]
     as_yaml = yaml.safe_load(
         kupgrade("olm", "render-graph", path, "--package", "foo", "-o", "yaml").stdout
     )

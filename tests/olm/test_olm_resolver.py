@@ -42,9 +42,15 @@ def _index(source: dict[str, Any]) -> CatalogIndex:
 def _subscription(case: dict[str, Any]) -> Subscription:
     sub = case["subscription"]
     return Subscription(
-        sub["package"], sub.get("channel", ""), sub["source"], sub["sourceNamespace"], sub["namespace"],
-        sub.get("installPlanApproval", "Automatic"), sub.get("startingCSV", ""), sub.get("name", ""),
-    )  # fmt: skip
+        sub["package"],
+        sub.get("channel", ""),
+        sub["source"],
+        sub["sourceNamespace"],
+        sub["namespace"],
+        sub.get("installPlanApproval", "Automatic"),
+        sub.get("startingCSV", ""),
+        sub.get("name", ""),
+    )
 
 
 def _check(doc: dict[str, Any], expect: dict[str, Any]) -> None:
@@ -149,14 +155,37 @@ def test_resolve_cli_case(case: Any, tmp_path: Path) -> None:
 
 
 def test_resolve_cli_text_explains_the_choice(tmp_path: Path) -> None:
-    source = {"package": "etcd", "channel": "alpha", "entries": [
-        {"name": "etcdoperator.v0.9.0", "version": "0.9.0"},
-        {"name": "etcdoperator.v0.9.1", "version": "0.9.1", "replaces": "etcdoperator.v0.9.0"},
-        {"name": "etcdoperator.v0.9.2", "version": "0.9.2", "replaces": "etcdoperator.v0.9.0", "skips": ["etcdoperator.v0.9.1"]},
-    ]}  # fmt: skip
+    source = {
+        "package": "etcd",
+        "channel": "alpha",
+        "entries": [
+            {"name": "etcdoperator.v0.9.0", "version": "0.9.0"},
+            {"name": "etcdoperator.v0.9.1", "version": "0.9.1", "replaces": "etcdoperator.v0.9.0"},
+            {
+                "name": "etcdoperator.v0.9.2",
+                "version": "0.9.2",
+                "replaces": "etcdoperator.v0.9.0",
+                "skips": ["etcdoperator.v0.9.1"],
+            },
+        ],
+    }
     path = write_blobs(tmp_path / "cat", compact_blobs(source))
-    result = kupgrade("olm", "resolve", "--source", f"community={path}", "--package", "etcd", "--channel", "alpha",
-                      "--from-source", "community", "--installed", "etcdoperator.v0.9.0", "--installed-version", "0.9.0")  # fmt: skip
+    result = kupgrade(
+        "olm",
+        "resolve",
+        "--source",
+        f"community={path}",
+        "--package",
+        "etcd",
+        "--channel",
+        "alpha",
+        "--from-source",
+        "community",
+        "--installed",
+        "etcdoperator.v0.9.0",
+        "--installed-version",
+        "0.9.0",
+    )
     assert result.returncode == 0
     assert "next: etcdoperator.v0.9.2 from olm/community" in result.stdout
     assert (
@@ -172,25 +201,65 @@ def test_resolve_cli_text_explains_the_choice(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("package", "channel", "expected"),
     [
-        ("etcdd", "alpha", "no operators found in package etcdd in the catalog referenced by subscription etcdd"),
-        ("etcd", "alhpa", "no operators found in channel alhpa of package etcd in the catalog referenced by subscription etcd"),
+        (
+            "etcdd",
+            "alpha",
+            "no operators found in package etcdd in the catalog referenced by subscription etcdd",
+        ),
+        (
+            "etcd",
+            "alhpa",
+            "no operators found in channel alhpa of package etcd in the catalog referenced by subscription etcd",
+        ),
     ],
-)  # fmt: skip
+)
 def test_seed_names_a_mistyped_package_or_channel(
     tmp_path: Path, package: str, channel: str, expected: str
 ) -> None:
     """With a CSV installed, a subscription to what no source has is an error, not a
     subscription at its latest (issue 17): OLM's not-found texts."""
-    source = {"package": "etcd", "channel": "alpha", "entries": [
-        {"name": "etcdoperator.v0.9.0", "version": "0.9.0"},
-    ]}  # fmt: skip
+    source = {
+        "package": "etcd",
+        "channel": "alpha",
+        "entries": [
+            {"name": "etcdoperator.v0.9.0", "version": "0.9.0"},
+        ],
+    }
     path = write_blobs(tmp_path / "cat", compact_blobs(source))
-    result = kupgrade("olm", "resolve", "--source", f"community={path}", "--package", package, "--channel", channel,
-                      "--from-source", "community", "--installed", "etcdoperator.v0.9.0", "--installed-version", "0.9.0")  # fmt: skip
+    result = kupgrade(
+        "olm",
+        "resolve",
+        "--source",
+        f"community={path}",
+        "--package",
+        package,
+        "--channel",
+        channel,
+        "--from-source",
+        "community",
+        "--installed",
+        "etcdoperator.v0.9.0",
+        "--installed-version",
+        "0.9.0",
+    )
     assert result.returncode == 1
     assert expected in result.stderr
-    same = kupgrade("olm", "resolve", "--source", f"community={path}", "--package", "etcd", "--channel", "alpha",
-                    "--from-source", "community", "--installed", "etcdoperator.v0.9.0", "--installed-version", "0.9.0")  # fmt: skip
+    same = kupgrade(
+        "olm",
+        "resolve",
+        "--source",
+        f"community={path}",
+        "--package",
+        "etcd",
+        "--channel",
+        "alpha",
+        "--from-source",
+        "community",
+        "--installed",
+        "etcdoperator.v0.9.0",
+        "--installed-version",
+        "0.9.0",
+    )
     assert same.returncode == 0 and "AtLatestKnown" in same.stdout
 
 

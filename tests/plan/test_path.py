@@ -21,9 +21,21 @@ from tests.support.service import Server
 
 def _path(server: Server, *args: str) -> tuple[int, dict[str, Any]]:
     done = subprocess.run(
-        [sys.executable, "-m", "kupgrade", "path", "--upstream", f"{server.base}/api/upgrades_info/graph", *args, "-o", "json"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "kupgrade",
+            "path",
+            "--upstream",
+            f"{server.base}/api/upgrades_info/graph",
+            *args,
+            "-o",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert "Traceback" not in done.stderr
     return done.returncode, json.loads(done.stdout)
 
@@ -96,9 +108,18 @@ def _toy(conditional: bool) -> Graph:
     if conditional:
         doc["edges"] = [[0, 1], [0, 2], [2, 3]]
         doc["conditionalEdges"] = [
-            {"edges": [{"from": "4.1.5", "to": "4.2.3"}],
-             "risks": [{"name": "R", "url": "https://r", "message": "m", "matchingRules": [{"type": "Always"}]}]}
-        ]  # fmt: skip
+            {
+                "edges": [{"from": "4.1.5", "to": "4.2.3"}],
+                "risks": [
+                    {
+                        "name": "R",
+                        "url": "https://r",
+                        "message": "m",
+                        "matchingRules": [{"type": "Always"}],
+                    }
+                ],
+            }
+        ]
     return graph_from_doc(doc, "toy")
 
 
@@ -129,7 +150,10 @@ def test_newest_patch_first_and_risks_block() -> None:
 
 def test_channels_between() -> None:
     assert channels_between("stable-4.13", SemVer.parse("4.13.4"), SemVer.parse("4.15.1")) == [
-        "stable-4.13", "stable-4.14", "stable-4.15"]  # fmt: skip
+        "stable-4.13",
+        "stable-4.14",
+        "stable-4.15",
+    ]
     assert channels_between("fast-4.14", SemVer.parse("4.13.4"), SemVer.parse("4.14.1")) == [
         "fast-4.13",
         "fast-4.14",

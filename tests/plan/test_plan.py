@@ -81,8 +81,12 @@ def refused_as_expected(plan: Plan, case: Any) -> bool:
 def test_kubernetes_plans(case: Any) -> None:
     case = need_case(case, *FLEET)
     args = (case["cluster"]["cp"], case["cluster"]["pools"])
-    plan = plan_cluster(_kube(case), parse_kube(case["target"]),
-                        [parse_kube(v) for v in case["available"]], case["policy"])  # fmt: skip
+    plan = plan_cluster(
+        _kube(case),
+        parse_kube(case["target"]),
+        [parse_kube(v) for v in case["available"]],
+        case["policy"],
+    )
     if refused_as_expected(plan, case):
         return
     steps = [s.to_json() for s in plan.steps]
@@ -112,8 +116,15 @@ def test_gdc_stage_order(case: Any) -> None:
 
 # --- brute force: no shorter plan exists ------------------------------------------------
 
-GDC_VERSIONS = ["1.15.12", "1.16.2", "1.16.9", "1.28.100-gke.146", "1.28.500-gke.120",
-                "1.29.100-gke.251", "1.30.0-gke.1930"]  # fmt: skip
+GDC_VERSIONS = [
+    "1.15.12",
+    "1.16.2",
+    "1.16.9",
+    "1.28.100-gke.146",
+    "1.28.500-gke.120",
+    "1.29.100-gke.251",
+    "1.30.0-gke.1930",
+]
 
 
 def _fewest_gdc_steps(fleet: Fleet, goal: Goal) -> int | None:
@@ -187,8 +198,16 @@ def test_gdc_pools_stay_legal(cluster: str, pools: list[str], preview: bool, tar
         if preview
         else {}
     )
-    data = {"clusters": {"c": {"version": cluster, "role": "standalone", "annotations": annotations,
-                               "pools": {f"p{i}": v for i, v in enumerate(pools)}}}}  # fmt: skip
+    data = {
+        "clusters": {
+            "c": {
+                "version": cluster,
+                "role": "standalone",
+                "annotations": annotations,
+                "pools": {f"p{i}": v for i, v in enumerate(pools)},
+            }
+        }
+    }
     fleet = parse_fleet(data, "generated", _history())
     available = GDC_VERSIONS
     plan = plan_fleet(fleet, Goal.of(target, available, fleet.history))
@@ -212,8 +231,11 @@ def _fewest_kube_steps(
         if at == len(chain) - 1 and all(p == target for p in pools):
             return steps, rollouts
         moves = [((at + 1, pools), 0)] if at + 1 < len(chain) else []
-        moves += [((at, (*pools[:i], chain[at], *pools[i + 1 :])), 1)
-                  for i in range(len(pools)) if pools[i] < chain[at]]  # fmt: skip
+        moves += [
+            ((at, (*pools[:i], chain[at], *pools[i + 1 :])), 1)
+            for i in range(len(pools))
+            if pools[i] < chain[at]
+        ]
         for nxt, pool_move in moves:
             if nxt in seen or check(
                 state(chain[nxt[0]], dict(zip(names, nxt[1], strict=True))), policy
@@ -266,10 +288,16 @@ def test_refusals_name_the_blocking_step() -> None:
     assert plan.refused is not None and plan.refused.rules == ["G3.skip-minor"]
     assert "1.16" in plan.refused.fix and plan.refused.object == "cluster/c"
     # a user that cannot catch up blocks its manager's minor upgrade (SPEC G3)
-    fleet = parse_fleet({"clusters": {
-        "m": {"version": "1.16.2", "role": "admin"},
-        "u": {"version": "1.15.12", "role": "user", "managed_by": "m"},
-    }}, "f", history)  # fmt: skip
+    fleet = parse_fleet(
+        {
+            "clusters": {
+                "m": {"version": "1.16.2", "role": "admin"},
+                "u": {"version": "1.15.12", "role": "user", "managed_by": "m"},
+            }
+        },
+        "f",
+        history,
+    )
     plan = plan_fleet(fleet, Goal.of("1.28.500-gke.120", ["1.16.9"], history))
     assert plan.refused is None  # the manager first takes 1.16.9 so the user can land there
     assert [s.object for s in plan.steps][:2] == ["cluster/m", "cluster/u"]
@@ -325,10 +353,14 @@ def test_plan_command(tmp_path: Path) -> None:
 
 def test_plan_from_a_skew_inventory(tmp_path: Path) -> None:
     path = tmp_path / "cluster.yaml"
-    path.write_text(yaml.safe_dump({
-        "apiservers": [{"name": "a1", "version": "1.29.4"}],
-        "nodes": [{"name": "w1", "kubelet": "1.27.2", "kube_proxy": "1.27.2"}],
-    }))  # fmt: skip
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiservers": [{"name": "a1", "version": "1.29.4"}],
+                "nodes": [{"name": "w1", "kubelet": "1.27.2", "kube_proxy": "1.27.2"}],
+            }
+        )
+    )
     done = kupgrade(
         "plan",
         str(path),
@@ -344,25 +376,41 @@ def test_plan_from_a_skew_inventory(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     steps = json.loads(done.stdout)["steps"]
     assert [(s["object"], s["to"]) for s in steps] == [
-        ("control-plane", "1.30.1"), ("nodepool/w1", "1.30.1"),  # 1.27 is 4 behind 1.31 (n3: 3)
-        ("control-plane", "1.31.0"), ("nodepool/w1", "1.31.0"),
-    ]  # fmt: skip
+        ("control-plane", "1.30.1"),
+        ("nodepool/w1", "1.30.1"),  # 1.27 is 4 behind 1.31 (n3: 3)
+        ("control-plane", "1.31.0"),
+        ("nodepool/w1", "1.31.0"),
+    ]
 
 
 @pytest.mark.parametrize(
     ("doc", "args", "needle"),
     [
-        ({"clusters": {"u": {"version": "1.28.0", "role": "user", "managed_by": "x"}}}, ["--to", "1.29.0"],
-         "names management cluster 'x', which the fleet does not list"),
-        ({"clusters": {"a": {"version": "1.28.0", "role": "admin", "managed_by": "a"}}}, ["--to", "1.29.0"],
-         "management links form a cycle: a -> a"),
+        (
+            {"clusters": {"u": {"version": "1.28.0", "role": "user", "managed_by": "x"}}},
+            ["--to", "1.29.0"],
+            "names management cluster 'x', which the fleet does not list",
+        ),
+        (
+            {"clusters": {"a": {"version": "1.28.0", "role": "admin", "managed_by": "a"}}},
+            ["--to", "1.29.0"],
+            "management links form a cycle: a -> a",
+        ),
         ({"cp": "1.30.0", "pools": {"p": "1.30.0"}}, [], "no target version"),
         ({"cp": "1.30", "pools": {}}, ["--to", "1.31.0"], "is not a Kubernetes version"),
-        ({"cp": "1.30.0", "pools": {}}, ["--to", "1.31.0", "--policy", "k8s-n9"], "unknown skew policy"),
-        ({"clusters": {"c": {"version": "1.28.0"}}}, ["--to", "1.29.0", "--policy", "k8s-n3"], "use --policy gdc"),
+        (
+            {"cp": "1.30.0", "pools": {}},
+            ["--to", "1.31.0", "--policy", "k8s-n9"],
+            "unknown skew policy",
+        ),
+        (
+            {"clusters": {"c": {"version": "1.28.0"}}},
+            ["--to", "1.29.0", "--policy", "k8s-n3"],
+            "use --policy gdc",
+        ),
         ({"kube": 1}, ["--to", "1.31.0"], "a Kubernetes cluster is {cp: VERSION"),
     ],
-)  # fmt: skip
+)
 def test_plan_bad_input(tmp_path: Path, doc: dict[str, Any], args: list[str], needle: str) -> None:
     path = tmp_path / "in.yaml"
     path.write_text(yaml.safe_dump(doc))
@@ -374,10 +422,16 @@ def test_plan_bad_input(tmp_path: Path, doc: dict[str, Any], args: list[str], ne
 def test_every_order_of_a_parallel_plan_is_checked() -> None:
     """states_checked counts the grid of every leader/follower pair, which equals the
     number of order ideals for a one-follower plan."""
-    fleet = parse_fleet({"clusters": {
-        "m": {"version": "1.16.9", "role": "admin"},
-        "u": {"version": "1.16.9", "role": "user", "managed_by": "m"},
-    }}, "f", _history())  # fmt: skip
+    fleet = parse_fleet(
+        {
+            "clusters": {
+                "m": {"version": "1.16.9", "role": "admin"},
+                "u": {"version": "1.16.9", "role": "user", "managed_by": "m"},
+            }
+        },
+        "f",
+        _history(),
+    )
     plan = plan_fleet(fleet, Goal.of("1.29.100-gke.251", ["1.28.500-gke.120"], fleet.history))
     steps = [s.to_json() for s in plan.steps]
     assert plan.states_checked == accept_gdc(fleet, steps, "1.29.100-gke.251", ["1.28.500-gke.120"])

@@ -93,17 +93,30 @@ def test_payload_loads_as_the_controller_does(load: Any) -> None:
     assert payload.release_json() == load["release"]
     assert payload.metadata.major == load["major_version"]
     got_included = [
-        {"index": i, "file": m.file, "group": m.id.group, "kind": m.id.kind,
-         "namespace": m.id.namespace, "name": m.id.name, "raw": m.raw.decode()}
+        {
+            "index": i,
+            "file": m.file,
+            "group": m.id.group,
+            "kind": m.id.kind,
+            "namespace": m.id.namespace,
+            "name": m.id.name,
+            "raw": m.raw.decode(),
+        }
         for i, m in enumerate(payload.included, start=1)
-    ]  # fmt: skip
+    ]
     assert [g["raw"] for g in got_included] == [e["raw"] for e in load["included"]]
     assert got_included == plain(load["included"])
     got_excluded = [
-        {"file": e.manifest.file, "group": e.manifest.id.group, "kind": e.manifest.id.kind,
-         "namespace": e.manifest.id.namespace, "name": e.manifest.id.name, "reason": e.reason}
+        {
+            "file": e.manifest.file,
+            "group": e.manifest.id.group,
+            "kind": e.manifest.id.kind,
+            "namespace": e.manifest.id.namespace,
+            "name": e.manifest.id.name,
+            "reason": e.reason,
+        }
         for e in payload.excluded
-    ]  # fmt: skip
+    ]
     assert got_excluded == load["excluded"]
     assert payload.ignored == load["ignored_files"]
     assert [{"file": s.file, "reason": s.reason} for s in payload.skipped] == load["skipped_files"]

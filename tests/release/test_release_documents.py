@@ -169,13 +169,17 @@ def test_every_broken_file_is_reported_at_once() -> None:
     [
         (b'{"kind": "other", "version": "1.2.3"}', 'unrecognized Cincinnati metadata kind "other"'),
         (b'{"kind": "cincinnati-metadata-v0"}', "missing required Cincinnati metadata version"),
-        (b'{"kind": "cincinnati-metadata-v0", "version": "4.1"}',
-         'invalid Cincinnati metadata version "4.1": No Major.Minor.Patch elements found'),
-        (b'{"kind": "cincinnati-metadata-v0", "version": "1.2.4"}',
-         "version from image-references (1.2.3) differs from release-metadata (1.2.4)"),
+        (
+            b'{"kind": "cincinnati-metadata-v0", "version": "4.1"}',
+            'invalid Cincinnati metadata version "4.1": No Major.Minor.Patch elements found',
+        ),
+        (
+            b'{"kind": "cincinnati-metadata-v0", "version": "1.2.4"}',
+            "version from image-references (1.2.3) differs from release-metadata (1.2.4)",
+        ),
         (b"{", "unmarshal Cincinnati metadata"),
     ],
-)  # fmt: skip
+)
 def test_release_metadata_errors(metadata: bytes, error: str) -> None:
     files = _files(**{"release-manifests__release-metadata": metadata})
     with pytest.raises(InputError) as caught:

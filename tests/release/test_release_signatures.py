@@ -296,17 +296,29 @@ def test_an_expired_signature_is_refused(
 @pytest.mark.parametrize(
     ("content", "error"),
     [
-        (b'{"critical": {"type": "atomic container signature", "image": {"docker-manifest-digest": "%s"}, '
-         b'"identity": {"docker-reference": "x"}, "extra": 1}}', "unknown field"),
-        (b'{"critical": {"type": "cosign", "image": {"docker-manifest-digest": "%s"}, '
-         b'"identity": {"docker-reference": "x"}}}', "signature is not the correct type"),
-        (b'{"critical": {"type": "atomic container signature", "image": {"docker-manifest-digest": "%s"}, '
-         b'"identity": {"docker-reference": ""}}}', "signature must have an identity"),
-        (b'{"critical": {"type": "atomic container signature", "image": {"docker-manifest-digest": "%s"}, '
-         b'"identity": {"docker-reference": "x"}}, "optional": {"timestamp": "soon"}}', "not valid JSON"),
+        (
+            b'{"critical": {"type": "atomic container signature", "image": {"docker-manifest-digest": "%s"}, '
+            b'"identity": {"docker-reference": "x"}, "extra": 1}}',
+            "unknown field",
+        ),
+        (
+            b'{"critical": {"type": "cosign", "image": {"docker-manifest-digest": "%s"}, '
+            b'"identity": {"docker-reference": "x"}}}',
+            "signature is not the correct type",
+        ),
+        (
+            b'{"critical": {"type": "atomic container signature", "image": {"docker-manifest-digest": "%s"}, '
+            b'"identity": {"docker-reference": ""}}}',
+            "signature must have an identity",
+        ),
+        (
+            b'{"critical": {"type": "atomic container signature", "image": {"docker-manifest-digest": "%s"}, '
+            b'"identity": {"docker-reference": "x"}}, "optional": {"timestamp": "soon"}}',
+            "not valid JSON",
+        ),
         (b"not json %s", "not valid JSON"),
     ],
-)  # fmt: skip
+)
 def test_signed_content_rules(content: bytes, error: str) -> None:
     with pytest.raises(SignatureRejectedError, match=error):
         check_signed_content(content.replace(b"%s", DIGEST.encode()), DIGEST)

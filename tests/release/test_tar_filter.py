@@ -13,9 +13,20 @@ from kupgrade.release.oci import _ANCHOR, _data_filter
 
 PARTS = st.sampled_from(["a", "b", ".", "..", "release-manifests", "x.yaml", ""])
 NAMES = st.lists(PARTS, min_size=1, max_size=5).map("/".join)
-TYPES = st.sampled_from([tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE,
-                         tarfile.LNKTYPE, tarfile.CHRTYPE, tarfile.BLKTYPE, tarfile.FIFOTYPE,
-                         tarfile.CONTTYPE, tarfile.GNUTYPE_SPARSE])  # fmt: skip
+TYPES = st.sampled_from(
+    [
+        tarfile.REGTYPE,
+        tarfile.AREGTYPE,
+        tarfile.DIRTYPE,
+        tarfile.SYMTYPE,
+        tarfile.LNKTYPE,
+        tarfile.CHRTYPE,
+        tarfile.BLKTYPE,
+        tarfile.FIFOTYPE,
+        tarfile.CONTTYPE,
+        tarfile.GNUTYPE_SPARSE,
+    ]
+)
 
 
 @given(NAMES, TYPES, NAMES, st.booleans())

@@ -242,8 +242,9 @@ def test_conformance_payloads_packed_by_gnu_tar(tmp_path: Path, fixture: Any, fm
     root = conformance_path("cvo", "payloads") / fixture["path"]
     packed = subprocess.run(
         ["tar", f"--format={fmt}", "-cf", "-", "-C", str(root), "."],
-        check=True, capture_output=True,
-    ).stdout  # fmt: skip
+        check=True,
+        capture_output=True,
+    ).stdout
     fast = _by_fast(packed)
     assert fast is not None and fast == _by_tarfile(packed)
     image = _image(tmp_path, [packed])

@@ -85,10 +85,25 @@ def test_cli_prints_the_api_shape_for_an_exprs_file(tmp_path: Path) -> None:
     case = _cases()[1]
     folder = conformance_path("promql", "cases")
     done = subprocess.run(
-        [sys.executable, "-m", "kupgrade", "promql", "eval", "--metrics", str(folder / case["metrics"]),
-         "--time", str(case["time"]), "--exprs", str(folder / case["exprs"]), "-o", "json"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "kupgrade",
+            "promql",
+            "eval",
+            "--metrics",
+            str(folder / case["metrics"]),
+            "--time",
+            str(case["time"]),
+            "--exprs",
+            str(folder / case["exprs"]),
+            "-o",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     actual = json.loads(done.stdout)
     expected = json.loads((folder / case["expected"]).read_text())
@@ -113,10 +128,21 @@ def test_an_exprs_file_that_evaluates_nothing_is_refused(
     exprs.write_text(text)
     metrics = conformance_path("promql", "cases") / _cases()[0]["metrics"]
     done = subprocess.run(
-        [sys.executable, "-m", "kupgrade", "promql", "eval", "--metrics", str(metrics),
-         "--exprs", str(exprs)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "kupgrade",
+            "promql",
+            "eval",
+            "--metrics",
+            str(metrics),
+            "--exprs",
+            str(exprs),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 1, done.stdout
     [line] = done.stderr.splitlines()
     assert str(exprs) in line and expected in line, line

@@ -82,8 +82,11 @@ def loaded(
             queries = list(promkit.expressions(rng, RANDOM_EXPRESSIONS))
         else:
             text = promkit.rule_snapshot(metrics, rng, end, mode)
-            ids = {"none": "", "single": "3eb13b90-4668-4257-bdd6-40fb06671ad1",
-                   "fleet": "4d17951e-85f5-44d1-a731-bb3679428f98"}[mode]  # fmt: skip
+            ids = {
+                "none": "",
+                "single": "3eb13b90-4668-4257-bdd6-40fb06671ad1",
+                "fleet": "4d17951e-85f5-44d1-a731-bb3679428f98",
+            }[mode]
             # The HyperShift injection the CVO performs, as the cases' P01i..P64i.
             queries = rule_exprs + [e.replace('_id=""', f'_id="{ids}"') for e in rule_exprs if ids]
         path = work / f"snapshot-{i}.om"

@@ -180,8 +180,16 @@ def test_hosted_needs_an_id(tmp_path: Path) -> None:
     snapshot = tmp_path / "x.om"
     snapshot.write_text("up 1 1\n# EOF\n")
     done = kupgrade_cli(
-        "updates", "--upstream", "http://127.0.0.1:9/graph", "--channel", "c", "--version",
-        "4.14.1", "--metrics", str(snapshot), "--hosted",
-    )  # fmt: skip
+        "updates",
+        "--upstream",
+        "http://127.0.0.1:9/graph",
+        "--channel",
+        "c",
+        "--version",
+        "4.14.1",
+        "--metrics",
+        str(snapshot),
+        "--hosted",
+    )
     assert done.returncode == 1
     assert "--hosted: needs the cluster's --id" in done.stderr

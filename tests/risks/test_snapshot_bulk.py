@@ -16,13 +16,62 @@ from kupgrade.errors import InputError
 from kupgrade.risks.promql.snapshot import Reader, _chunks
 from tests.support.fuzzkit import alarm
 
-KEYS = ['up', 'up{job="a"}', 'up{job="b c"}', 'm{a="x",b="y\\\\n\\\\"q"}', 'm{a="1",a="2"}',
-        'bad name', 'm{a=1}', 'm{a="x"']  # fmt: skip
-VALUES = ["1", "0.5", "-2e3", "+Inf", "-Inf", "NaN", "nan", ".5", "1.", "1.e5", "+.5", "-0",
-          "1e+05", "x", "1_0", "Nan", "1e", "5-", "-", "1.2.3", "e5"]  # fmt: skip
-TIMES = ["1", "2", "3", "10", "10.5", "0.001", "-4", "-0", "007", "1e3", "1e400", "+5",
-         "999999999999", "9999999999999", "99999999999999", "-999999999999", "nan", "x",
-         "1-2", "--3", "1_0"]  # fmt: skip
+KEYS = [
+    "up",
+    'up{job="a"}',
+    'up{job="b c"}',
+    'm{a="x",b="y\\\\n\\\\"q"}',
+    'm{a="1",a="2"}',
+    "bad name",
+    "m{a=1}",
+    'm{a="x"',
+]
+VALUES = [
+    "1",
+    "0.5",
+    "-2e3",
+    "+Inf",
+    "-Inf",
+    "NaN",
+    "nan",
+    ".5",
+    "1.",
+    "1.e5",
+    "+.5",
+    "-0",
+    "1e+05",
+    "x",
+    "1_0",
+    "Nan",
+    "1e",
+    "5-",
+    "-",
+    "1.2.3",
+    "e5",
+]
+TIMES = [
+    "1",
+    "2",
+    "3",
+    "10",
+    "10.5",
+    "0.001",
+    "-4",
+    "-0",
+    "007",
+    "1e3",
+    "1e400",
+    "+5",
+    "999999999999",
+    "9999999999999",
+    "99999999999999",
+    "-999999999999",
+    "nan",
+    "x",
+    "1-2",
+    "--3",
+    "1_0",
+]
 OTHERS = ["", "# HELP up Help text", "# TYPE up gauge", "# UNIT up seconds", "# bogus", "#"]
 
 

@@ -42,20 +42,30 @@ def recount(store: Store, budget: dict[str, Any]) -> dict[str, int]:
 pod_names = st.integers(0, 7).map(lambda i: f"p{i}")
 labels = st.dictionaries(st.sampled_from(["app", "tier"]), st.sampled_from(APPS), max_size=2)
 operations = st.one_of(
-    st.tuples(st.just("create"), st.sampled_from(NAMESPACES), pod_names, labels,
-              st.sampled_from([None, *APPS])),
+    st.tuples(
+        st.just("create"),
+        st.sampled_from(NAMESPACES),
+        pod_names,
+        labels,
+        st.sampled_from([None, *APPS]),
+    ),
     st.tuples(st.just("ready"), st.sampled_from(NAMESPACES), pod_names),
     st.tuples(st.just("terminate"), st.sampled_from(NAMESPACES), pod_names),
     st.tuples(st.just("remove"), st.sampled_from(NAMESPACES), pod_names),
     st.tuples(st.just("relabel"), st.sampled_from(NAMESPACES), pod_names, labels),
-    st.tuples(st.just("budget"), st.sampled_from(NAMESPACES), st.sampled_from(APPS),
-              st.one_of(st.just({}), st.sampled_from(APPS).map(lambda a: {"app": a})),
-              st.integers(0, 3)),
+    st.tuples(
+        st.just("budget"),
+        st.sampled_from(NAMESPACES),
+        st.sampled_from(APPS),
+        st.one_of(st.just({}), st.sampled_from(APPS).map(lambda a: {"app": a})),
+        st.integers(0, 3),
+    ),
     st.tuples(st.just("drop-budget"), st.sampled_from(NAMESPACES), st.sampled_from(APPS)),
-    st.tuples(st.just("replicas"), st.sampled_from(NAMESPACES), st.sampled_from(APPS),
-              st.integers(0, 5)),
+    st.tuples(
+        st.just("replicas"), st.sampled_from(NAMESPACES), st.sampled_from(APPS), st.integers(0, 5)
+    ),
     st.tuples(st.just("commit")),
-)  # fmt: skip
+)
 
 
 def apply(sim: SimCluster, op: tuple[Any, ...]) -> None:
@@ -63,9 +73,17 @@ def apply(sim: SimCluster, op: tuple[Any, ...]) -> None:
     kind = op[0]
     if kind == "create":
         _, namespace, name, wanted, owner = op
-        sim.write(pod(name, namespace, owner=owner or "", labels=wanted, node_name="n",
-                      created="2024-05-04T10:00:00Z",
-                      owner_kind="ReplicaSet" if owner else None))  # fmt: skip
+        sim.write(
+            pod(
+                name,
+                namespace,
+                owner=owner or "",
+                labels=wanted,
+                node_name="n",
+                created="2024-05-04T10:00:00Z",
+                owner_kind="ReplicaSet" if owner else None,
+            )
+        )
     elif kind in ("ready", "terminate", "relabel"):
         found = store.get("Pod", op[2], op[1])
         if found is None:
@@ -102,10 +120,13 @@ def test_the_ledger_equals_a_recount_after_every_change(ops: list[tuple[Any, ...
                 assert sim.budget(budget) == recount(store, budget), op
             for found in store.list("Pod"):
                 expected = [
-                    b for b in store.list("PodDisruptionBudget")
+                    b
+                    for b in store.list("PodDisruptionBudget")
                     if b["metadata"]["namespace"] == found["metadata"]["namespace"]
-                    and selects(b["spec"].get("selector") or {}, found["metadata"].get("labels") or {})
-                ]  # fmt: skip
+                    and selects(
+                        b["spec"].get("selector") or {}, found["metadata"].get("labels") or {}
+                    )
+                ]
                 assert sim.budgets_for(found) == expected
         store.close()
 

@@ -121,8 +121,16 @@ def test_a_cluster_indexes_and_counts_its_pods_with_the_collector_paused(
     gc.enable()
     store = Store(tmp_path / "c.db")
     for i in range(30):
-        store.put(pod(f"p-{i}", "ns", owner="app", labels={"app": "app"},
-                      node_name=f"n-{i % 3}", created="2026-01-01T00:00:00Z"))  # fmt: skip
+        store.put(
+            pod(
+                f"p-{i}",
+                "ns",
+                owner="app",
+                labels={"app": "app"},
+                node_name=f"n-{i % 3}",
+                created="2026-01-01T00:00:00Z",
+            )
+        )
     store.put(pdb("app", "ns", {"app": "app"}, {"maxUnavailable": 1}))
     seen: list[bool] = []
 

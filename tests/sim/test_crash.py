@@ -108,8 +108,18 @@ def kill_and_resume(
     chance = random.Random(seed)
     kills = 0
     for _ in range(tries):
-        proc = kupgrade(home, "controller", "run", "--cluster", name, "--speed", str(speed),
-                        "-o", "json", start_new_session=True)  # fmt: skip
+        proc = kupgrade(
+            home,
+            "controller",
+            "run",
+            "--cluster",
+            name,
+            "--speed",
+            str(speed),
+            "-o",
+            "json",
+            start_new_session=True,
+        )
         time.sleep(chance.uniform(*window))
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -22,14 +22,18 @@ from kupgrade.sim.store import Store
 FLEET = {
     "clusters": {
         "admin": {"version": "1.28.500-gke.120", "role": "admin"},
-        "u1": {"version": "1.28.500-gke.120", "role": "user", "managed_by": "admin",
-               "pools": {"np1": "1.28.500-gke.120", "np2": "1.28.500-gke.120"}},
+        "u1": {
+            "version": "1.28.500-gke.120",
+            "role": "user",
+            "managed_by": "admin",
+            "pools": {"np1": "1.28.500-gke.120", "np2": "1.28.500-gke.120"},
+        },
         "u2": {"version": "1.16.9", "role": "user", "managed_by": "admin"},
         "u3": {"version": "1.28.500-gke.120", "role": "user", "managed_by": "admin"},
     },
     "target": "1.29.100-gke.251",
     "available": ["1.28.500-gke.120", "1.29.100-gke.251"],
-}  # fmt: skip
+}
 
 
 KUBE_FLEET = {
@@ -47,9 +51,12 @@ KUBE_FLEET = {
 def _run(home: Path, *args: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, "KUPGRADE_HOME": str(home)}
     return subprocess.Popen(
-        [sys.executable, "-m", "kupgrade", *args], env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, start_new_session=True,
-    )  # fmt: skip
+        [sys.executable, "-m", "kupgrade", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
 
 
 def _finish(home: Path, *args: str) -> str:

@@ -119,13 +119,30 @@ def test_out_of_band_change_stops_the_rehearsal_naming_state_rule_objects(tmp_pa
     """A node re-imaged with an old kubelet while the control plane moves on: the monitor
     sees the state it makes and stops there (exit 1), naming rule and objects."""
     profile = tmp_path / "profile.yaml"
-    profile.write_text(yaml.safe_dump({"spec": {"changes": [{
-        "atMinutes": 2, "kind": "Node", "name": "md0-1",
-        "patch": {"status": {"nodeInfo": {"kubeletVersion": "v1.26.0"}}}}]}}))  # fmt: skip
-    doc = {"platform": "kubernetes", "policy": "k8s-n3", "target": "1.31.0",
-           "available": ["1.30.0", "1.31.0"],
-           "clusters": {"edge": {"cp": "1.29.0", "pools": {"md0": "1.29.0"}}},
-           "simulation": {"nodesPerPool": 2, "profile": "profile.yaml"}}  # fmt: skip
+    profile.write_text(
+        yaml.safe_dump(
+            {
+                "spec": {
+                    "changes": [
+                        {
+                            "atMinutes": 2,
+                            "kind": "Node",
+                            "name": "md0-1",
+                            "patch": {"status": {"nodeInfo": {"kubeletVersion": "v1.26.0"}}},
+                        }
+                    ]
+                }
+            }
+        )
+    )
+    doc = {
+        "platform": "kubernetes",
+        "policy": "k8s-n3",
+        "target": "1.31.0",
+        "available": ["1.30.0", "1.31.0"],
+        "clusters": {"edge": {"cp": "1.29.0", "pools": {"md0": "1.29.0"}}},
+        "simulation": {"nodesPerPool": 2, "profile": "profile.yaml"},
+    }
     (tmp_path / "edge.yaml").write_text(yaml.safe_dump(doc))
     assert run(tmp_path, "fleet", "create", str(tmp_path / "edge.yaml")).returncode == 0
     done = run(tmp_path, "fleet", "rehearse", "-o", "json")
@@ -145,14 +162,30 @@ def test_out_of_band_change_stops_the_rehearsal_naming_state_rule_objects(tmp_pa
 def test_a_plan_the_platform_refuses_stops_at_that_step(tmp_path: Path) -> None:
     """A hand-written plan that upgrades a user cluster before its admin: bmctl's checks
     refuse that step when it would start; nothing of it runs."""
-    doc = {"clusters": {"admin": {"version": "1.28.500-gke.120", "role": "admin"},
-                        "u1": {"version": "1.28.500-gke.120", "role": "user", "managed_by": "admin"}},
-           "simulation": SMALL}  # fmt: skip
+    doc = {
+        "clusters": {
+            "admin": {"version": "1.28.500-gke.120", "role": "admin"},
+            "u1": {"version": "1.28.500-gke.120", "role": "user", "managed_by": "admin"},
+        },
+        "simulation": SMALL,
+    }
     create(tmp_path, doc)
     steps = [
-        {"id": "s1", "object": "cluster/u1", "from": "1.28.500-gke.120", "to": "1.29.100-gke.251", "after": []},
-        {"id": "s2", "object": "cluster/admin", "from": "1.28.500-gke.120", "to": "1.29.100-gke.251", "after": ["s1"]},
-    ]  # fmt: skip
+        {
+            "id": "s1",
+            "object": "cluster/u1",
+            "from": "1.28.500-gke.120",
+            "to": "1.29.100-gke.251",
+            "after": [],
+        },
+        {
+            "id": "s2",
+            "object": "cluster/admin",
+            "from": "1.28.500-gke.120",
+            "to": "1.29.100-gke.251",
+            "after": ["s1"],
+        },
+    ]
     report, events = rehearse(tmp_path, Settings("1.29.100-gke.251", [], "gdc", 0), steps=steps)
     assert report["outcome"] == "stopped"
     assert report["stop"]["kind"] == "refused" and report["stop"]["step"] == "s1"
@@ -166,8 +199,10 @@ def test_max_parallel_holds_steps_and_says_for_what(tmp_path: Path) -> None:
         f"u{i}": {"version": "1.28.500-gke.120", "role": "user", "managed_by": "admin"}
         for i in range(3)
     }
-    doc = {"clusters": {"admin": {"version": "1.28.500-gke.120", "role": "admin"}, **users},
-           "simulation": {"controlPlanes": 1, "nodesPerPool": 1}}  # fmt: skip
+    doc = {
+        "clusters": {"admin": {"version": "1.28.500-gke.120", "role": "admin"}, **users},
+        "simulation": {"controlPlanes": 1, "nodesPerPool": 1},
+    }
     create(tmp_path, doc)
     report, events = rehearse(tmp_path, Settings("1.29.100-gke.251", [], "gdc", 2))
     assert report["outcome"] == "completed"
@@ -198,14 +233,20 @@ def test_kubeadm_policy_cases_rehearse(tmp_path: Path, case: Any) -> None:
     expect = case["expect"]
     mandatory = [(f["id"], f.get("message") or f["message_prefix"]) for f in expect["mandatory"]]
     skippable = [(f["id"], f.get("message") or f["message_prefix"]) for f in expect["skippable"]]
-    tool: dict[str, Any] = {"version": case["kubeadm"], "allowExperimental": case.get("allowExperimental", False),
-                            "allowRCs": case.get("allowRCs", False)}  # fmt: skip
+    tool: dict[str, Any] = {
+        "version": case["kubeadm"],
+        "allowExperimental": case.get("allowExperimental", False),
+        "allowRCs": case.get("allowRCs", False),
+    }
     if case.get("min_control_plane"):
         tool["minControlPlane"] = case["min_control_plane"]
     policy = "k8s-n3" if case["kubelet_skew"] == 3 else "k8s-n2"
     pools = {f"n{i}": k for i, k in enumerate(case["kubelets"])}
-    doc = {"platform": "kubernetes", "simulation": {"nodesPerPool": 1},
-           "clusters": {"k": {"cp": case["cluster"], "pools": pools, "kubeadm": tool}}}  # fmt: skip
+    doc = {
+        "platform": "kubernetes",
+        "simulation": {"nodesPerPool": 1},
+        "clusters": {"k": {"cp": case["cluster"], "pools": pools, "kubeadm": tool}},
+    }
     create(tmp_path, doc)
     new, cluster = parse_kube(case["new"]), parse_kube(case["cluster"])
     try:
@@ -232,11 +273,28 @@ def test_a_drain_a_budget_holds_forever_stops_as_stuck(tmp_path: Path) -> None:
     """Two replicas on a one-node pool with one allowed unavailable: the drain before the
     minor kubelet upgrade can never finish; the rehearsal says so instead of retrying."""
     profile = tmp_path / "db.yaml"
-    profile.write_text(yaml.safe_dump({"spec": {"workloads": [{
-        "name": "db", "namespace": "data", "replicas": 2, "pool": "md0",
-        "pdb": {"maxUnavailable": 1}}]}}))  # fmt: skip
-    doc = {"platform": "kubernetes", "clusters": {"k": {"cp": "1.30.0", "pools": {"md0": "1.30.0"}}},
-           "simulation": {"nodesPerPool": 1, "profile": "db.yaml"}}  # fmt: skip
+    profile.write_text(
+        yaml.safe_dump(
+            {
+                "spec": {
+                    "workloads": [
+                        {
+                            "name": "db",
+                            "namespace": "data",
+                            "replicas": 2,
+                            "pool": "md0",
+                            "pdb": {"maxUnavailable": 1},
+                        }
+                    ]
+                }
+            }
+        )
+    )
+    doc = {
+        "platform": "kubernetes",
+        "clusters": {"k": {"cp": "1.30.0", "pools": {"md0": "1.30.0"}}},
+        "simulation": {"nodesPerPool": 1, "profile": "db.yaml"},
+    }
     create(tmp_path, doc)
     report, _ = rehearse(tmp_path, Settings("1.31.0", [], "k8s-n3", 0))
     stop = report["stop"]
@@ -250,9 +308,13 @@ def test_members_under_way_are_the_rehearsals_alone(tmp_path: Path) -> None:
     """While a rehearsal is under way (here: started, then left), `upgrade` on one of its
     clusters is refused, `fleet status` shows the running steps, and `fleet rehearse`
     with other options is refused while the same options go on."""
-    doc = {"clusters": {"admin": {"version": "1.28.500-gke.120", "role": "admin"},
-                        "u1": {"version": "1.28.500-gke.120", "role": "user", "managed_by": "admin"}},
-           "simulation": {"nodesPerPool": 1}}  # fmt: skip
+    doc = {
+        "clusters": {
+            "admin": {"version": "1.28.500-gke.120", "role": "admin"},
+            "u1": {"version": "1.28.500-gke.120", "role": "user", "managed_by": "admin"},
+        },
+        "simulation": {"nodesPerPool": 1},
+    }
     create(tmp_path, doc)
     with (
         kupgrade_home(tmp_path),
@@ -274,8 +336,12 @@ def test_members_under_way_are_the_rehearsals_alone(tmp_path: Path) -> None:
 def test_a_kubernetes_clusters_pools_roll_out_side_by_side(tmp_path: Path) -> None:
     """Two pool steps of one cluster the plan does not order run at once (each pool
     node by node), each change checked against the live state the other shapes too."""
-    doc = {"platform": "kubernetes", "policy": "k8s-n3", "simulation": {"nodesPerPool": 2},
-           "clusters": {"k": {"cp": "1.30.0", "pools": {"md0": "1.30.0", "md1": "1.28.0"}}}}  # fmt: skip
+    doc = {
+        "platform": "kubernetes",
+        "policy": "k8s-n3",
+        "simulation": {"nodesPerPool": 2},
+        "clusters": {"k": {"cp": "1.30.0", "pools": {"md0": "1.30.0", "md1": "1.28.0"}}},
+    }
     create(tmp_path, doc)
     report, events = rehearse(tmp_path, Settings("1.32.0", ["1.31.0", "1.32.0"], "k8s-n3", 0))
     assert report["outcome"] == "completed"

@@ -15,33 +15,70 @@ from kupgrade.sim.fleet.doc import read_fleet
 from tests.support.cli import kupgrade
 
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-5, 300), st.floats(allow_nan=False, width=32),
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 300),
+    st.floats(allow_nan=False, width=32),
     st.sampled_from(["1.28.500-gke.120", "1.16.9", "v1.30.4", "1.31.0", "admin", "user", "x", ""]),
-)  # fmt: skip
+)
 values = st.recursive(
     scalars,
     lambda inner: st.one_of(
         st.lists(inner, max_size=3),
-        st.dictionaries(st.sampled_from(["version", "role", "managed_by", "pools", "cp",
-                                         "apiservers", "nodes", "kubeadm", "np1", "a"]),
-                        inner, max_size=4),
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "version",
+                    "role",
+                    "managed_by",
+                    "pools",
+                    "cp",
+                    "apiservers",
+                    "nodes",
+                    "kubeadm",
+                    "np1",
+                    "a",
+                ]
+            ),
+            inner,
+            max_size=4,
+        ),
     ),
     max_leaves=12,
-)  # fmt: skip
+)
 cluster = st.fixed_dictionaries(
-    {}, optional={"version": values, "role": values, "managed_by": values, "pools": values,
-                  "cp": values, "apiservers": values, "kubeadm": values},
-)  # fmt: skip
+    {},
+    optional={
+        "version": values,
+        "role": values,
+        "managed_by": values,
+        "pools": values,
+        "cp": values,
+        "apiservers": values,
+        "kubeadm": values,
+    },
+)
 documents = st.fixed_dictionaries(
     {"clusters": st.dictionaries(st.sampled_from(["admin", "u1", "k"]), cluster, max_size=3)},
     optional={
         "platform": st.sampled_from(["kubernetes", "gdc", 3]),
-        "simulation": st.one_of(values, st.fixed_dictionaries({}, optional={
-            "nodesPerPool": values, "controlPlanes": values, "clusters": values,
-            "seed": values, "start": values})),
-        "release_order": values, "target": values,
+        "simulation": st.one_of(
+            values,
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "nodesPerPool": values,
+                    "controlPlanes": values,
+                    "clusters": values,
+                    "seed": values,
+                    "start": values,
+                },
+            ),
+        ),
+        "release_order": values,
+        "target": values,
     },
-)  # fmt: skip
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

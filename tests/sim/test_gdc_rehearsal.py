@@ -36,8 +36,9 @@ def _report(store: Any, spec: Any, outcome: Outcome) -> dict[str, Any]:
 
 
 def test_a_budget_that_never_allows_is_ignored_up_to_1_28(tmp_path: Path) -> None:
-    spec = spec_with(gdc_spec(OLD, pools=[Pool("control-plane", 1), Pool("worker", 3)]),
-                     workloads=TIGHT)  # fmt: skip
+    spec = spec_with(
+        gdc_spec(OLD, pools=[Pool("control-plane", 1), Pool("worker", 3)]), workloads=TIGHT
+    )
     store, outcome = rehearse(tmp_path, "old", spec, MID)
     assert outcome.reason == "completed"
     assert not events(store, "EvictionBlocked", "DrainTimeout")
@@ -48,8 +49,9 @@ def test_a_budget_that_never_allows_is_ignored_up_to_1_28(tmp_path: Path) -> Non
 
 
 def test_from_1_29_the_drain_waits_on_the_budget_and_names_it(tmp_path: Path) -> None:
-    spec = spec_with(gdc_spec(MID, pools=[Pool("control-plane", 1), Pool("worker", 3)]),
-                     workloads=TIGHT)  # fmt: skip
+    spec = spec_with(
+        gdc_spec(MID, pools=[Pool("control-plane", 1), Pool("worker", 3)]), workloads=TIGHT
+    )
     store, outcome = rehearse(tmp_path, "new", spec, NEW)
     assert outcome.reason == "completed"
     blocked = events(store, "EvictionBlocked")
@@ -76,8 +78,9 @@ def test_a_blocking_preflight_finding_stops_before_the_spec_changes(tmp_path: Pa
     check = store.list("PreflightCheck")[0]
     assert check["status"]["pass"] is False
     assert check["status"]["checks"]["network-health"] == {
-        "passed": False, "message": "node 10.0.0.5 cannot reach the VIP",
-    }  # fmt: skip
+        "passed": False,
+        "message": "node 10.0.0.5 cannot reach the VIP",
+    }
     assert "cannot reach the VIP" in sim_loop(store.path.parent, store, spec).failing()  # type: ignore[operator]
     reason = next(c for c in cluster["status"]["conditions"] if c["type"] == "Reconciling")
     assert reason["reason"] == "PreflightCheckFailed" and "VIP" in reason["message"]
@@ -113,9 +116,13 @@ def test_a_bootstrap_cluster_owns_the_resources_during_the_upgrade(tmp_path: Pat
         )
         copies = [c for c in r.transport.store.list("Cluster") if ":" in c["metadata"]["namespace"]]
         if copies:
-            seen.append((own["spec"]["anthosBareMetalVersion"],
-                         copies[0]["spec"]["anthosBareMetalVersion"],
-                         copies[0]["status"]["anthosBareMetalVersion"]))  # fmt: skip
+            seen.append(
+                (
+                    own["spec"]["anthosBareMetalVersion"],
+                    copies[0]["spec"]["anthosBareMetalVersion"],
+                    copies[0]["status"]["anthosBareMetalVersion"],
+                )
+            )
 
     outcome = sim_loop(store.path.parent, store, spec).run(on_step=look)
     assert outcome.reason == "completed"
@@ -166,13 +173,16 @@ def test_left_pools_keep_their_version_and_a_pool_upgrades_alone(tmp_path: Path)
     assert sim_loop(store.path.parent, store, spec).run().reason == "completed"
     assert {n["metadata"]["annotations"][NODE_VERSION] for n in store.list("Node")} == {NEW}
     assert [s for s in stage_times(store) if s.startswith("worker")] == [
-        "worker-node-pool/w1", "worker-node-pool/w2",
-    ]  # fmt: skip
+        "worker-node-pool/w1",
+        "worker-node-pool/w2",
+    ]
 
 
 def test_the_report_measures_downtime_against_the_seeds_table(tmp_path: Path) -> None:
-    spec = spec_with(gdc_spec(MID, role="user", managed_by="admin"),
-                     faults=[Fault(component="stackdriver", slow=4)])  # fmt: skip
+    spec = spec_with(
+        gdc_spec(MID, role="user", managed_by="admin"),
+        faults=[Fault(component="stackdriver", slow=4)],
+    )
     store, outcome = rehearse(tmp_path, "u", spec, NEW)
     report = _report(store, spec, outcome)
     rows = {r["component"]: r for r in report["downtime"]}
@@ -197,15 +207,18 @@ def test_the_report_measures_downtime_against_the_seeds_table(tmp_path: Path) ->
     replicas=st.integers(1, 6),
     target=st.sampled_from([MID, NEW]),
 )
-def test_rollouts_keep_their_limits(tmp_path_factory: Any, concurrent: int, minimum: int,
-                                    nodes: int, replicas: int, target: str) -> None:  # fmt: skip
+def test_rollouts_keep_their_limits(
+    tmp_path_factory: Any, concurrent: int, minimum: int, nodes: int, replicas: int, target: str
+) -> None:
     """Whatever the pool's parallelUpgradeConfig and budgets: control-plane nodes one at
     a time, worker nodes at most min(concurrentNodes, nodes - minimumAvailable) at once,
     every node at the target in the end (or the pool stalls and says why)."""
     home = tmp_path_factory.mktemp("gdc")
     source = OLD if target == MID else MID
-    pools = [Pool("control-plane", 3),
-             Pool("worker", nodes, concurrent_nodes=concurrent, minimum_available=minimum)]  # fmt: skip
+    pools = [
+        Pool("control-plane", 3),
+        Pool("worker", nodes, concurrent_nodes=concurrent, minimum_available=minimum),
+    ]
     work = [Workload("web", "shop", replicas, pool="worker", pdb=Budget(max_unavailable=1))]
     spec = spec_with(gdc_spec(source, pools=pools), workloads=work)
     store, outcome = rehearse(home, "p", spec, target)
@@ -234,14 +247,43 @@ def test_create_get_upgrade_and_run_through_the_cli(tmp_path: Path) -> None:
     def cli(*args: str) -> Any:
         return run_cli(list(args), tmp_path)
 
-    assert cli("cluster", "create", "admin", "--platform", "gdc", "--role", "admin",
-               "--version", MID).exit_code == 0  # fmt: skip
-    made = cli("cluster", "create", "u1", "--platform", "gdc", "--role", "user", "--managed-by",
-               "admin", "--version", MID, "--workers", "3", "-o", "json")  # fmt: skip
+    assert (
+        cli(
+            "cluster", "create", "admin", "--platform", "gdc", "--role", "admin", "--version", MID
+        ).exit_code
+        == 0
+    )
+    made = cli(
+        "cluster",
+        "create",
+        "u1",
+        "--platform",
+        "gdc",
+        "--role",
+        "user",
+        "--managed-by",
+        "admin",
+        "--version",
+        MID,
+        "--workers",
+        "3",
+        "-o",
+        "json",
+    )
     assert made.exit_code == 0 and json.loads(made.stdout)["nodes"] == 6
     clusters = cli("get", "clusters", "--cluster", "u1").stdout.splitlines()
-    assert clusters[0].split() == ["NAMESPACE", "NAME", "ABM", "VERSION", "DESIRED", "ABM",
-                                   "VERSION", "CLUSTER", "STATE", "AGE"]  # fmt: skip
+    assert clusters[0].split() == [
+        "NAMESPACE",
+        "NAME",
+        "ABM",
+        "VERSION",
+        "DESIRED",
+        "ABM",
+        "VERSION",
+        "CLUSTER",
+        "STATE",
+        "AGE",
+    ]
     assert clusters[1].split()[:5] == ["cluster-u1", "u1", MID, MID, "Running"]
     pools = cli("get", "np", "--cluster", "u1")
     assert pools.exit_code == 1  # not a name kubectl knows for node pools
@@ -290,11 +332,21 @@ def test_cli_refuses_what_does_not_fit(tmp_path: Path) -> None:
 
     assert "needs its version" in fails("cluster", "create", "a", "--platform", "gdc")
     assert "no cluster named 'nope'" in fails(
-        "cluster", "create", "u", "--platform", "gdc", "--role", "user", "--managed-by", "nope",
-        "--version", MID,
-    )  # fmt: skip
-    assert "role 'boss'" in fails("cluster", "create", "b", "--platform", "gdc", "--role", "boss",
-                                  "--version", MID)  # fmt: skip
+        "cluster",
+        "create",
+        "u",
+        "--platform",
+        "gdc",
+        "--role",
+        "user",
+        "--managed-by",
+        "nope",
+        "--version",
+        MID,
+    )
+    assert "role 'boss'" in fails(
+        "cluster", "create", "b", "--platform", "gdc", "--role", "boss", "--version", MID
+    )
     assert "--role: applies to --platform gdc" in fails("cluster", "create", "o", "--role", "admin")
     assert (
         run_cli(
@@ -312,8 +364,9 @@ def test_cli_refuses_what_does_not_fit(tmp_path: Path) -> None:
     assert "apply to cluster upgrades" in fails(
         "upgrade", "--cluster", "s", "--to", NEW, "--nodepool", "worker", "--bmctl", NEW
     )
-    assert "has no node pool 'nope'" in fails("upgrade", "--cluster", "s", "--to", NEW,
-                                              "--nodepool", "nope")  # fmt: skip
+    assert "has no node pool 'nope'" in fails(
+        "upgrade", "--cluster", "s", "--to", NEW, "--nodepool", "nope"
+    )
 
 
 def test_a_damaged_request_never_crashes_the_runner(tmp_path: Path) -> None:

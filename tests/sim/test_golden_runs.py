@@ -178,17 +178,32 @@ def _fleet_of(doc: dict[str, Any], settings: Settings, home: Path) -> dict[str, 
 def _kube_fleet(home: Path) -> dict[str, object]:
     """A Kubernetes fleet rehearsed along its plan: one cluster's two pools side by side,
     two minors apart (tests/sim/test_fleet_rehearsal.py's), as _fleet reduces it."""
-    doc = {"platform": "kubernetes", "policy": "k8s-n3", "simulation": {"nodesPerPool": 2},
-           "clusters": {"k": {"cp": "1.30.0", "pools": {"md0": "1.30.0", "md1": "1.28.0"}}}}  # fmt: skip
+    doc = {
+        "platform": "kubernetes",
+        "policy": "k8s-n3",
+        "simulation": {"nodesPerPool": 2},
+        "clusters": {"k": {"cp": "1.30.0", "pools": {"md0": "1.30.0", "md1": "1.28.0"}}},
+    }
     return _fleet_of(doc, Settings("1.32.0", ["1.31.0", "1.32.0"], "k8s-n3", 0), home)
 
 
 def _served(home: Path) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
     """`kupgrade cluster serve-api c --no-controllers` in its own process, and what it said."""
     server = subprocess.Popen(
-        [sys.executable, "-m", "kupgrade", "cluster", "serve-api", "c", "--no-controllers", "-o",
-         "json"], env={**os.environ, "KUPGRADE_HOME": str(home)}, stdout=subprocess.PIPE,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "kupgrade",
+            "cluster",
+            "serve-api",
+            "c",
+            "--no-controllers",
+            "-o",
+            "json",
+        ],
+        env={**os.environ, "KUPGRADE_HOME": str(home)},
+        stdout=subprocess.PIPE,
+    )
     assert server.stdout is not None
     text = b""
     while not text.endswith(b"}\n"):
@@ -211,10 +226,21 @@ def _over_api(
     server, info = _served(home)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "kupgrade", "controller", "run", "--kubeconfig",
-             info["kubeconfig"], "-o", "json"], capture_output=True, check=False,
+            [
+                sys.executable,
+                "-m",
+                "kupgrade",
+                "controller",
+                "run",
+                "--kubeconfig",
+                info["kubeconfig"],
+                "-o",
+                "json",
+            ],
+            capture_output=True,
+            check=False,
             env={**os.environ, "KUPGRADE_HOME": str(home)},
-        )  # fmt: skip
+        )
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)
@@ -283,43 +309,67 @@ SCENARIOS: dict[str, Callable[[Path], dict[str, object]]] = {
 
 GOLDEN: dict[str, dict[str, object]] = {
     "olm-12-subscriptions": {
-        "outcome": "idle", "steps": 21, "events": 666,
-        "event_log": "8d48dbdfe85f2c42", "timeline": "bcbe37787d14e463",
+        "outcome": "idle",
+        "steps": 21,
+        "events": 666,
+        "event_log": "8d48dbdfe85f2c42",
+        "timeline": "bcbe37787d14e463",
         "objects": "5e67b7a69672db30",
     },
     "gdc-fleet-6-users": {
-        "outcome": "completed", "steps": 14, "events": 2143,
-        "event_log": "db073a24a0182e49", "timeline": "68a2c1c7e0bfa4b0",
+        "outcome": "completed",
+        "steps": 14,
+        "events": 2143,
+        "event_log": "db073a24a0182e49",
+        "timeline": "68a2c1c7e0bfa4b0",
         "objects": "35d78de69c2f1711",
     },
     "gdc-fleet-5-users-2-at-a-time": {
-        "outcome": "completed", "steps": 12, "events": 1829,
-        "event_log": "d45be0957c47d61d", "timeline": "646f892c209ba5db",
+        "outcome": "completed",
+        "steps": 12,
+        "events": 1829,
+        "event_log": "d45be0957c47d61d",
+        "timeline": "646f892c209ba5db",
         "objects": "e9e3ad457568f866",
     },
     "gdc-bench-50-seed-7": {
-        "outcome": "completed", "steps": 587, "events": 2425,
-        "event_log": "b3e6de3373f91b27", "timeline": "4117e02849c440d1",
+        "outcome": "completed",
+        "steps": 587,
+        "events": 2425,
+        "event_log": "b3e6de3373f91b27",
+        "timeline": "4117e02849c440d1",
         "objects": "33d35d5027ef6919",
     },
     "gdc-bench-60-seed-5": {
-        "outcome": "completed", "steps": 735, "events": 2946,
-        "event_log": "d228950ab8629e93", "timeline": "a2b4a4ea2c53060f",
+        "outcome": "completed",
+        "steps": 735,
+        "events": 2946,
+        "event_log": "d228950ab8629e93",
+        "timeline": "a2b4a4ea2c53060f",
         "objects": "f478e776ba937ab7",
     },
     "gdc-example-seed-7": {
-        "outcome": "completed", "steps": 114, "events": 135,
-        "event_log": "483dbfda7799825f", "timeline": "5314d6e795bc48f3",
+        "outcome": "completed",
+        "steps": 114,
+        "events": 135,
+        "event_log": "483dbfda7799825f",
+        "timeline": "5314d6e795bc48f3",
         "objects": "c8a399ae17d3c931",
     },
     "kube-bench-40-seed-9": {
-        "outcome": "completed", "steps": 531, "events": 1768,
-        "event_log": "0c9b8761ce920d4e", "timeline": "14e4176cc674ff5d",
+        "outcome": "completed",
+        "steps": 531,
+        "events": 1768,
+        "event_log": "0c9b8761ce920d4e",
+        "timeline": "14e4176cc674ff5d",
         "objects": "84d6d7d774ae1a2c",
     },
     "kube-bench-50-seed-7": {
-        "outcome": "completed", "steps": 573, "events": 2270,
-        "event_log": "f71396483971ac5d", "timeline": "a369ce353a8af118",
+        "outcome": "completed",
+        "steps": 573,
+        "events": 2270,
+        "event_log": "f71396483971ac5d",
+        "timeline": "a369ce353a8af118",
         "objects": "f19d4b03d914c853",
     },
     # Re-recorded when the version controller took the one task-graph scheduler: the
@@ -328,47 +378,71 @@ GOLDEN: dict[str, dict[str, object]] = {
     # and started the next runlevel's nodes early (SPEC D1). The bench's payload has
     # filler manifests over eight runlevels; the other scenarios' graphs are unchanged.
     "openshift-bench-120-seed-3": {
-        "outcome": "completed", "steps": 886, "events": 5884,
-        "event_log": "5a501daab8d89027", "timeline": "d42f8fcf4ad4da73",
+        "outcome": "completed",
+        "steps": 886,
+        "events": 5884,
+        "event_log": "5a501daab8d89027",
+        "timeline": "d42f8fcf4ad4da73",
         "objects": "7cd24f83b287ed37",
     },
     "openshift-bench-50-seed-7": {
-        "outcome": "completed", "steps": 439, "events": 2319,
-        "event_log": "bf46edc7056814bf", "timeline": "f05dd6d2bfde3321",
+        "outcome": "completed",
+        "steps": 439,
+        "events": 2319,
+        "event_log": "bf46edc7056814bf",
+        "timeline": "f05dd6d2bfde3321",
         "objects": "3c021c8d43e57e73",
     },
     "openshift-example-seed-11": {
-        "outcome": "completed", "steps": 28, "events": 71,
-        "event_log": "0f66059d17e66591", "timeline": "b041c4ca71c67158",
+        "outcome": "completed",
+        "steps": 28,
+        "events": 71,
+        "event_log": "0f66059d17e66591",
+        "timeline": "b041c4ca71c67158",
         "objects": "f925a4c4f3e9d8ca",
     },
     "kube-fleet-2-pools": {
-        "outcome": "completed", "steps": 5, "events": 139,
-        "event_log": "9b40cd8a39deabc9", "timeline": "113552bec0498a72",
+        "outcome": "completed",
+        "steps": 5,
+        "events": 139,
+        "event_log": "9b40cd8a39deabc9",
+        "timeline": "113552bec0498a72",
         "objects": "8ca62de8c33881ee",
     },
     # Over the API: the served store's objects carry the API's uid and resourceVersion.
     "openshift-example-seed-7-over-api": {
-        "outcome": "completed", "steps": 27, "events": 71,
-        "event_log": "91730e3b2aec824f", "timeline": "677059bcf1324375",
+        "outcome": "completed",
+        "steps": 27,
+        "events": 71,
+        "event_log": "91730e3b2aec824f",
+        "timeline": "677059bcf1324375",
         "objects": "0369b3900aa2a169",
     },
     "gdc-example-seed-7-over-api": {
-        "outcome": "completed", "steps": 114, "events": 135,
-        "event_log": "52ddc3919451ebb4", "timeline": "48a55af6486bffcd",
+        "outcome": "completed",
+        "steps": 114,
+        "events": 135,
+        "event_log": "52ddc3919451ebb4",
+        "timeline": "48a55af6486bffcd",
         "objects": "1adacd4ee6b7907c",
     },
     "kube-bench-40-seed-9-over-api": {
-        "outcome": "completed", "steps": 531, "events": 1768,
-        "event_log": "0c9b8761ce920d4e", "timeline": "14e4176cc674ff5d",
+        "outcome": "completed",
+        "steps": 531,
+        "events": 1768,
+        "event_log": "0c9b8761ce920d4e",
+        "timeline": "14e4176cc674ff5d",
         "objects": "417de6408a0a107d",
     },
     "openshift-example-seed-7": {
-        "outcome": "completed", "steps": 27, "events": 71,
-        "event_log": "91730e3b2aec824f", "timeline": "677059bcf1324375",
+        "outcome": "completed",
+        "steps": 27,
+        "events": 71,
+        "event_log": "91730e3b2aec824f",
+        "timeline": "677059bcf1324375",
         "objects": "ef8fe3e0a222c435",
     },
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))

@@ -56,8 +56,14 @@ def test_the_schema_describes_the_example_and_refuses_what_the_loader_refuses(
     example["spec"]["pools"][0]["maxUnavalable"] = 1  # a typo the loader refuses
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(example))
-    done = kupgrade("cluster", "create", "x", "--profile", str(bad),
-                    env={**os.environ, "KUPGRADE_HOME": str(tmp_path / "h")})  # fmt: skip
+    done = kupgrade(
+        "cluster",
+        "create",
+        "x",
+        "--profile",
+        str(bad),
+        env={**os.environ, "KUPGRADE_HOME": str(tmp_path / "h")},
+    )
     assert done.returncode != 0 and "maxUnavalable" in done.stderr
 
 

@@ -41,18 +41,27 @@ RULES = ["vector(0)", "vector(1) - 1", "count(up) - 1"]  # distinct queries, non
 
 def _graph() -> bytes:
     nodes = [
-        {"version": v, "payload": f"quay.io/openshift-release-dev/ocp-release@sha256:{c * 64}",
-         "metadata": {"io.openshift.upgrades.graph.release.channels": "stable-4.14"}}
+        {
+            "version": v,
+            "payload": f"quay.io/openshift-release-dev/ocp-release@sha256:{c * 64}",
+            "metadata": {"io.openshift.upgrades.graph.release.channels": "stable-4.14"},
+        }
         for v, c in (("4.13.40", "a"), ("4.14.2", "b"))
-    ]  # fmt: skip
+    ]
     risks = [
-        {"url": f"https://example.com/{i}", "name": f"Risk{i}", "message": f"risk {i}",
-         "matchingRules": [{"type": "PromQL", "promql": {"promql": expr}}]}
+        {
+            "url": f"https://example.com/{i}",
+            "name": f"Risk{i}",
+            "message": f"risk {i}",
+            "matchingRules": [{"type": "PromQL", "promql": {"promql": expr}}],
+        }
         for i, expr in enumerate(RULES)
-    ]  # fmt: skip
-    doc = {"nodes": nodes, "edges": [], "conditionalEdges": [
-        {"edges": [{"from": "4.13.40", "to": "4.14.2"}], "risks": risks}
-    ]}  # fmt: skip
+    ]
+    doc = {
+        "nodes": nodes,
+        "edges": [],
+        "conditionalEdges": [{"edges": [{"from": "4.13.40", "to": "4.14.2"}], "risks": risks}],
+    }
     return json.dumps(doc).encode()
 
 

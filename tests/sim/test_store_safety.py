@@ -266,9 +266,14 @@ def test_a_release_that_failed_to_load_is_retried_once_fixed(home: Path, tmp_pat
 
 @pytest.mark.parametrize(
     "what",
-    ["machineconfigpool", "machineconfigpools", "mcp", "MCP",
-     "machineconfigpools.machineconfiguration.openshift.io"],
-)  # fmt: skip
+    [
+        "machineconfigpool",
+        "machineconfigpools",
+        "mcp",
+        "MCP",
+        "machineconfigpools.machineconfiguration.openshift.io",
+    ],
+)
 def test_get_accepts_the_names_oc_accepts(tmp_path: Path, what: str) -> None:
     home = tmp_path / "home"
     assert kup(home, "cluster", "create", "n").returncode == 0

@@ -65,8 +65,10 @@ def test_gdc_request(case: Any) -> None:
     )
     expect = case["expect"]
     assert (verdict.verdict, verdict.rules, verdict.warnings) == (
-        expect["verdict"], sorted(expect["rules"]), sorted(expect["warnings"]),
-    )  # fmt: skip
+        expect["verdict"],
+        sorted(expect["rules"]),
+        sorted(expect["warnings"]),
+    )
     for finding in verdict.findings:
         assert finding.message and finding.fix  # SPEC X4: every refusal says what to do
 
@@ -134,24 +136,42 @@ def test_cli_check_and_check_step(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("fleet", "needle"),
     [
-        ({"clusters": {"u": {"version": "1.28.0", "role": "user", "managed_by": "nope"}}},
-         "names management cluster 'nope', which the fleet does not list"),
+        (
+            {"clusters": {"u": {"version": "1.28.0", "role": "user", "managed_by": "nope"}}},
+            "names management cluster 'nope', which the fleet does not list",
+        ),
         ({"clusters": {"u": {"version": "1.28.0", "role": "user"}}}, "names no management cluster"),
-        ({"clusters": {"a": {"version": "1.28.0", "role": "standalone"},
-                       "u": {"version": "1.28.0", "role": "user", "managed_by": "a"}}},
-         "only admin and hybrid clusters manage others"),
-        ({"clusters": {"a": {"version": "1.28.0", "role": "admin", "managed_by": "b"},
-                       "b": {"version": "1.28.0", "role": "admin", "managed_by": "a"}}},
-         "management links form a cycle: a -> b -> a"),
-        ({"clusters": {"c": {"version": "1.27.3", "role": "standalone"}}},
-         "clusters.c.version: minor 1.27 is not on the release line"),
-        ({"clusters": {"c": {"version": "one", "role": "standalone"}}},
-         "clusters.c.version: 'one' is not a distributed-cloud version"),
+        (
+            {
+                "clusters": {
+                    "a": {"version": "1.28.0", "role": "standalone"},
+                    "u": {"version": "1.28.0", "role": "user", "managed_by": "a"},
+                }
+            },
+            "only admin and hybrid clusters manage others",
+        ),
+        (
+            {
+                "clusters": {
+                    "a": {"version": "1.28.0", "role": "admin", "managed_by": "b"},
+                    "b": {"version": "1.28.0", "role": "admin", "managed_by": "a"},
+                }
+            },
+            "management links form a cycle: a -> b -> a",
+        ),
+        (
+            {"clusters": {"c": {"version": "1.27.3", "role": "standalone"}}},
+            "clusters.c.version: minor 1.27 is not on the release line",
+        ),
+        (
+            {"clusters": {"c": {"version": "one", "role": "standalone"}}},
+            "clusters.c.version: 'one' is not a distributed-cloud version",
+        ),
         ({"clusters": {"c": {"version": "1.28.0", "role": "boss"}}}, "clusters.c.role"),
         ({"clusters": {"c": {"version": "1.28.0", "pools": {"p": 1.16}}}}, "quote versions"),
         ({"clusters": {}, "release_order": ["1.16.5", "1.16.5"]}, "1.16.5 is listed twice"),
     ],
-)  # fmt: skip
+)
 def test_bad_fleets(tmp_path: Path, fleet: dict[str, Any], needle: str) -> None:
     with pytest.raises(InputError) as err:
         parse_fleet(fleet, "fleet.yaml")
@@ -179,9 +199,17 @@ def test_policy_and_step_mismatch(tmp_path: Path) -> None:
 
 
 _versions = st.sampled_from(
-    ["1.15.12", "1.16.5", "1.16.9", "1.28.100-gke.146", "1.28.500-gke.120", "1.29.0-gke.1449",
-     "1.29.100-gke.251", "1.30.0-gke.1930"]
-)  # fmt: skip
+    [
+        "1.15.12",
+        "1.16.5",
+        "1.16.9",
+        "1.28.100-gke.146",
+        "1.28.500-gke.120",
+        "1.29.0-gke.1449",
+        "1.29.100-gke.251",
+        "1.30.0-gke.1930",
+    ]
+)
 
 
 @given(_versions, st.lists(_versions, min_size=1, max_size=3), st.booleans())
@@ -200,8 +228,11 @@ def test_preview_only_relaxes(cluster: str, pools: list[str], preview: bool) -> 
 @given(_versions, _versions, _versions)
 def test_pool_to_its_cluster_version_is_never_refused(cluster: str, pool: str, other: str) -> None:
     """Moving a pool up to its cluster's version clears every G4 rule for it."""
-    fleet = parse_fleet({"clusters": {"c": {"version": cluster, "pools": {"p": pool, "q": other}}}},
-                        "generated", _history())  # fmt: skip
+    fleet = parse_fleet(
+        {"clusters": {"c": {"version": cluster, "pools": {"p": pool, "q": other}}}},
+        "generated",
+        _history(),
+    )
     to = fleet.clusters["c"].version
     verdict = judge_request(fleet, Request("c", to, pool="p"))
     if fleet.clusters["c"].pools["p"] <= to:

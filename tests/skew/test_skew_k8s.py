@@ -166,8 +166,17 @@ def test_check_step_cli(tmp_path: Path) -> None:
         'apiservers: [{name: a1, version: "1.29.8"}]\n'
         'nodes: [{name: n1, kubelet: "1.29.8"}, {name: n2, kubelet: "1.27.3"}]\n'
     )
-    done = kupgrade("skew", "check-step", str(inv), "--step", "kube-apiserver/a1 -> 1.30.4",
-                    "--policy", "k8s-n3", "-o", "json")  # fmt: skip
+    done = kupgrade(
+        "skew",
+        "check-step",
+        str(inv),
+        "--step",
+        "kube-apiserver/a1 -> 1.30.4",
+        "--policy",
+        "k8s-n3",
+        "-o",
+        "json",
+    )
     assert done.returncode == 0
     answer = json.loads(done.stdout)
     assert (answer["verdict"], answer["rules"], answer["warnings"]) == (

@@ -56,8 +56,18 @@ def test_kubeadm_policy_on_a_control_plane_step(tmp_path: Path) -> None:
     )
 
     def step(to: str, *extra: str) -> tuple[int, dict[str, Any]]:
-        done = kupgrade("skew", "check-step", str(inv), "--step", f"kube-apiserver -> {to}",
-                        "--policy", "kubeadm-1.31", "-o", "json", *extra)  # fmt: skip
+        done = kupgrade(
+            "skew",
+            "check-step",
+            str(inv),
+            "--step",
+            f"kube-apiserver -> {to}",
+            "--policy",
+            "kubeadm-1.31",
+            "-o",
+            "json",
+            *extra,
+        )
         return done.returncode, json.loads(done.stdout)
 
     code, answer = step("1.31.2")
@@ -67,6 +77,13 @@ def test_kubeadm_policy_on_a_control_plane_step(tmp_path: Path) -> None:
     assert (code, answer["verdict"], answer["warnings"]) == (0, "warning", ["P10"])
     code, answer = step("1.32.0", "--force")
     assert code == 1 and {"P4", "P6", "H6.no-minor-skip"} <= set(answer["rules"])
-    done = kupgrade("skew", "check-step", str(inv), "--step", "kube-apiserver -> 1.31.2",
-                    "--policy", "kubeadm-x")  # fmt: skip
+    done = kupgrade(
+        "skew",
+        "check-step",
+        str(inv),
+        "--step",
+        "kube-apiserver -> 1.31.2",
+        "--policy",
+        "kubeadm-x",
+    )
     assert done.returncode == 1 and "unknown skew policy" in done.stderr

@@ -17,8 +17,15 @@ playwright = pytest.importorskip("playwright.sync_api", reason="playwright is no
 CHROMIUM = shutil.which("chromium")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "console"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]  # fmt: skip
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 
 
 @contextmanager
@@ -50,9 +57,22 @@ def install_axe(root: Path) -> Path:
     npm = shutil.which("npm")
     if npm is None:
         pytest.skip("npm is not installed (axe-core comes from the npm registry)")
-    done = subprocess.run([npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix",
-                           str(root), f"axe-core@{AXE_CORE}"], capture_output=True, text=True,
-                          timeout=300, check=False)  # fmt: skip
+    done = subprocess.run(
+        [
+            npm,
+            "install",
+            "--silent",
+            "--no-audit",
+            "--no-fund",
+            "--prefix",
+            str(root),
+            f"axe-core@{AXE_CORE}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     script = root / "node_modules" / "axe-core" / "axe.min.js"
     if done.returncode != 0 or not script.exists():
         pytest.skip(f"axe-core could not be installed from the npm registry: {done.stderr[:200]}")

@@ -97,8 +97,11 @@ def gdc_broken(fleet_doc: dict[str, Any], state: dict[str, dict[str, str]]) -> l
             for boss in bosses:
                 for pool, versions in pools.items() or [("", {None})]:
                     for pv in versions:
-                        doc = {"clusters": {name: {**body, "version": plane,
-                                                   "pools": {pool: pv} if pv else {}}}}  # fmt: skip
+                        doc = {
+                            "clusters": {
+                                name: {**body, "version": plane, "pools": {pool: pv} if pv else {}}
+                            }
+                        }
                         if manager:
                             doc["clusters"][manager] = {
                                 **clusters[manager],

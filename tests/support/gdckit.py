@@ -17,8 +17,9 @@ from kupgrade.sim.store import Store
 from tests.support.sim import runner as sim_loop
 
 
-def gdc_spec(version: str, *, role: str = "standalone", pools: list[Pool] | None = None,
-             **gdc: Any) -> Spec:  # fmt: skip
+def gdc_spec(
+    version: str, *, role: str = "standalone", pools: list[Pool] | None = None, **gdc: Any
+) -> Spec:
     """A distributed-cloud profile: one control-plane node and two workers by default."""
     return Spec(
         version=version,

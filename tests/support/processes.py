@@ -28,9 +28,14 @@ class PrometheusProcess(ChildProcess):
         workdir.mkdir(parents=True, exist_ok=True)
         # No scrape targets; the interval is the default step of subqueries.
         config.write_text(f"global:\n  evaluation_interval: {evaluation_interval}\n")
-        command = ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={self.data}",
-                   "--storage.tsdb.retention.time=100y", f"--web.listen-address=127.0.0.1:{self.port}",
-                   "--log.level=warn"]  # fmt: skip
+        command = [
+            "prometheus",
+            f"--config.file={config}",
+            f"--storage.tsdb.path={self.data}",
+            "--storage.tsdb.retention.time=100y",
+            f"--web.listen-address=127.0.0.1:{self.port}",
+            "--log.level=warn",
+        ]
         super().__init__(command, f"http://127.0.0.1:{self.port}", workdir / "prometheus.log")
 
     def backfill(self, snapshot: Path) -> None:

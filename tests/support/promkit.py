@@ -124,8 +124,11 @@ def rule_snapshot(
     metrics: list[dict[str, Any]], rng: random.Random, end_s: int, id_mode: str, fanout: int = 1
 ) -> str:
     """A cluster (or fleet) shaped like the rules expect; `fanout` multiplies the series."""
-    ids = {"none": [""], "single": ["3eb13b90-4668-4257-bdd6-40fb06671ad1"],
-           "fleet": ["3eb13b90-4668-4257-bdd6-40fb06671ad1", "4d17951e-85f5-44d1-a731-bb3679428f98"]}[id_mode]  # fmt: skip
+    ids = {
+        "none": [""],
+        "single": ["3eb13b90-4668-4257-bdd6-40fb06671ad1"],
+        "fleet": ["3eb13b90-4668-4257-bdd6-40fb06671ad1", "4d17951e-85f5-44d1-a731-bb3679428f98"],
+    }[id_mode]
     series: list[SeriesSpec] = []
     for metric in metrics:
         if rng.random() < 0.15:
@@ -199,9 +202,24 @@ class ExprGen:
         return name + ("{" + ", ".join(matchers) + "}" if matchers else "")
 
     def range_fn(self) -> str:
-        fn = self.pick("max_over_time", "min_over_time", "sum_over_time", "count_over_time",
-                       "avg_over_time", "last_over_time", "present_over_time", "changes", "resets",
-                       "rate", "increase", "delta", "irate", "idelta", "stddev_over_time", "deriv")  # fmt: skip
+        fn = self.pick(
+            "max_over_time",
+            "min_over_time",
+            "sum_over_time",
+            "count_over_time",
+            "avg_over_time",
+            "last_over_time",
+            "present_over_time",
+            "changes",
+            "resets",
+            "rate",
+            "increase",
+            "delta",
+            "irate",
+            "idelta",
+            "stddev_over_time",
+            "deriv",
+        )
         window = self.pick("1m", "5m", "10m", "1h")
         offset = self.pick("", "", "", " offset 5m")
         return f"{fn}({self.selector()}[{window}]{offset})"

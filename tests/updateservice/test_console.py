@@ -28,8 +28,11 @@ pytestmark = needs_chromium
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("console")
-    subprocess.run([sys.executable, "-m", "kupgrade", "sample", "write", str(root / "sample")],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "kupgrade", "sample", "write", str(root / "sample")],
+        check=True,
+        capture_output=True,
+    )
     return root / "sample"
 
 
@@ -49,8 +52,11 @@ def page(base: str) -> Iterator[Any]:
 def test_a_channel_draws_every_version_the_api_returns(page: Any, base: str) -> None:
     page.goto(f"{base}/?channel=stable-4.14")
     page.wait_for_selector(".node")
-    doc = httpx.get(f"{base}/api/upgrades_info/graph", params={"channel": "stable-4.14"},
-                    headers={"Accept": "application/json"}).json()  # fmt: skip
+    doc = httpx.get(
+        f"{base}/api/upgrades_info/graph",
+        params={"channel": "stable-4.14"},
+        headers={"Accept": "application/json"},
+    ).json()
     assert page.locator(".node").count() == len(doc["nodes"])
     assert page.locator(".edge.conditional").count() == sum(
         len(block["edges"]) for block in doc.get("conditionalEdges", [])
@@ -71,16 +77,36 @@ def test_a_path_highlights_the_hops_kupgrade_path_gives(
     page.goto(f"{base}/?channel={channel}&from={start}&to={target}")
     page.wait_for_selector(".hop-item")
     cli = subprocess.run(
-        [sys.executable, "-m", "kupgrade", "path", "--upstream", f"{base}/api/upgrades_info/graph",
-         "--from", start, "--to", target, "--channel", channel, "-o", "json"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "kupgrade",
+            "path",
+            "--upstream",
+            f"{base}/api/upgrades_info/graph",
+            "--from",
+            start,
+            "--to",
+            target,
+            "--channel",
+            channel,
+            "-o",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     hops = [(h["from"], h["to"]) for h in json.loads(cli.stdout)["hops"]]
-    shown = [(li.get_attribute("data-from"), li.get_attribute("data-to"))
-             for li in page.locator(".hop-item").all()]  # fmt: skip
+    shown = [
+        (li.get_attribute("data-from"), li.get_attribute("data-to"))
+        for li in page.locator(".hop-item").all()
+    ]
     assert shown == hops
-    drawn = {(e.get_attribute("data-from"), e.get_attribute("data-to"))
-             for e in page.locator(".edge.hop").all()}  # fmt: skip
+    drawn = {
+        (e.get_attribute("data-from"), e.get_attribute("data-to"))
+        for e in page.locator(".edge.hop").all()
+    }
     assert hops and drawn == set(hops)
     shot(page, f"path-{channel}")
     assert page.errors == []
@@ -125,15 +151,22 @@ def test_blocked_edges_are_drawn_on_request(
     blocked = httpx.get(f"{base}/console/api/blocked", params={"channel": channel}).json()[
         "blocked"
     ]
-    doc = httpx.get(f"{base}/api/upgrades_info/graph", params={"channel": channel},
-                    headers={"Accept": "application/json"}).json()  # fmt: skip
+    doc = httpx.get(
+        f"{base}/api/upgrades_info/graph",
+        params={"channel": channel},
+        headers={"Accept": "application/json"},
+    ).json()
     versions = [n["version"] for n in doc["nodes"]]
     served = {(versions[a], versions[b]) for a, b in doc["edges"]}
     pairs = {(b["from"], b["to"]) for b in blocked}
-    drawn = {(e.get_attribute("data-from"), e.get_attribute("data-to"))
-             for e in page.locator(".edge.blocked").all()}  # fmt: skip
-    listed = {(li.get_attribute("data-from"), li.get_attribute("data-to"))
-              for li in page.locator(".blocked-item").all()}  # fmt: skip
+    drawn = {
+        (e.get_attribute("data-from"), e.get_attribute("data-to"))
+        for e in page.locator(".edge.blocked").all()
+    }
+    listed = {
+        (li.get_attribute("data-from"), li.get_attribute("data-to"))
+        for li in page.locator(".blocked-item").all()
+    }
     assert pairs and drawn == listed == pairs
     assert not pairs & served
     files = _blocked_files(sample / "graph-data")
@@ -142,8 +175,10 @@ def test_blocked_edges_are_drawn_on_request(
             start,
             target,
         )
-    assert all("removed by previous.remove_regex" in li.inner_text()
-               for li in page.locator(".blocked-item").all())  # fmt: skip
+    assert all(
+        "removed by previous.remove_regex" in li.inner_text()
+        for li in page.locator(".blocked-item").all()
+    )
     shot(page, f"blocked-{channel}")
     page.go_back()
     page.wait_for_function("!document.querySelector('#blocked').checked")
@@ -171,22 +206,30 @@ def test_console_api_answers_and_refuses_in_json(base: str) -> None:
     assert api.status_code == 404 and api.content == b""
     known = httpx.get(f"{base}/console/api/channels").json()
     assert "stable-4.14" in known["channels"] and "amd64" in known["arches"]
-    for query in ({"channel": "stable-4.14", "from": "4.14", "to": "4.14.27"},
-                  {"channel": "nonsense", "from": "4.14.4", "to": "4.14.27"},
-                  {"channel": "stable-4.14", "from": "4.14.4", "to": "5.0.0"},
-                  {"channel": "stable-4.14", "from": "\\xff" * 50, "to": "4.14.27"}):  # fmt: skip
+    for query in (
+        {"channel": "stable-4.14", "from": "4.14", "to": "4.14.27"},
+        {"channel": "nonsense", "from": "4.14.4", "to": "4.14.27"},
+        {"channel": "stable-4.14", "from": "4.14.4", "to": "5.0.0"},
+        {"channel": "stable-4.14", "from": "\\xff" * 50, "to": "4.14.27"},
+    ):
         answer = httpx.get(f"{base}/console/api/path", params=query)
         assert answer.status_code == 400, query
         assert "\n" not in answer.json()["error"]
-    for params in ({"channel": "no such channel"}, {"channel": "stable-4.14", "arch": "amd 64"},
-                   {"channel": "\xff" * 300}, {}):  # fmt: skip
+    for params in (
+        {"channel": "no such channel"},
+        {"channel": "stable-4.14", "arch": "amd 64"},
+        {"channel": "\xff" * 300},
+        {},
+    ):
         answer = httpx.get(f"{base}/console/api/blocked", params=params)
         assert answer.status_code == 400, params
         assert "\n" not in answer.json()["error"]
     unknown = httpx.get(f"{base}/console/api/blocked", params={"channel": "stable-9.99"})
     assert unknown.json() == {"blocked": []}  # a channel nobody is in: nothing blocked
-    none = httpx.get(f"{base}/console/api/path",
-                     params={"channel": "stable-4.14", "from": "4.14.27", "to": "4.14.4"}).json()  # fmt: skip
+    none = httpx.get(
+        f"{base}/console/api/path",
+        params={"channel": "stable-4.14", "from": "4.14.27", "to": "4.14.4"},
+    ).json()
     assert none["found"] is False and none["explanation"]
 
 
@@ -205,21 +248,60 @@ def test_a_clusters_known_issues_read_as_kupgrade_updates_says_them(
     page.click("#check")
     page.wait_for_selector("#cluster-result pre")
     cli = subprocess.run(
-        [sys.executable, "-m", "kupgrade", "updates", "--upstream", f"{base}/api/upgrades_info/graph",
-         "--channel", "stable-4.14", "--version", "4.13.40", "--metrics", str(snapshot), "-o", "json"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "kupgrade",
+            "updates",
+            "--upstream",
+            f"{base}/api/upgrades_info/graph",
+            "--channel",
+            "stable-4.14",
+            "--version",
+            "4.13.40",
+            "--metrics",
+            str(snapshot),
+            "-o",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     status = json.loads(cli.stdout)
-    expected = {(u["release"]["version"], r["name"], r["message"])
-                for u in status["conditionalUpdates"] for r in u["risks"]}  # fmt: skip
-    shown = {(d.get_attribute("data-version"), d.get_attribute("data-risk"),
-              d.locator(".message").inner_text()) for d in page.locator(".issue").all()}  # fmt: skip
+    expected = {
+        (u["release"]["version"], r["name"], r["message"])
+        for u in status["conditionalUpdates"]
+        for r in u["risks"]
+    }
+    shown = {
+        (
+            d.get_attribute("data-version"),
+            d.get_attribute("data-risk"),
+            d.locator(".message").inner_text(),
+        )
+        for d in page.locator(".issue").all()
+    }
     assert expected and shown == expected
     text = subprocess.run(
-        [sys.executable, "-m", "kupgrade", "updates", "--upstream", f"{base}/api/upgrades_info/graph",
-         "--channel", "stable-4.14", "--version", "4.13.40", "--metrics", str(snapshot)],
-        capture_output=True, text=True, check=False,
-    ).stdout  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "kupgrade",
+            "updates",
+            "--upstream",
+            f"{base}/api/upgrades_info/graph",
+            "--channel",
+            "stable-4.14",
+            "--version",
+            "4.13.40",
+            "--metrics",
+            str(snapshot),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
     # the command's text, line for line (the page asked the same service)
     assert page.locator("#cluster-result pre").inner_text().strip() == text.strip()
     assert "cluster=4.13.40" in page.url
@@ -247,16 +329,23 @@ def test_cluster_evaluation_refuses_what_it_cannot_read(base: str) -> None:
     # a declared gigabyte is refused from its header, before anything is read
     host, port = base.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as raw:
-        raw.sendall(b"POST /console/api/updates?channel=stable-4.14&version=4.13.40 HTTP/1.1\r\n"
-                    b"Host: x\r\nContent-Length: 1073741824\r\n\r\nxx")  # fmt: skip
+        raw.sendall(
+            b"POST /console/api/updates?channel=stable-4.14&version=4.13.40 HTTP/1.1\r\n"
+            b"Host: x\r\nContent-Length: 1073741824\r\n\r\nxx"
+        )
         head = raw.recv(200).decode("latin-1")
     assert head.startswith("HTTP/1.1 400"), head
 
 
 def test_the_page_follows_the_path_prefix(sample: Path, tmp_path: Path) -> None:
     """Served with --path-prefix, the page asks the graph API there (and draws)."""
-    with running_server(sample / "releases", sample / "graph-data", tmp_path / "serve.log",
-                        "--path-prefix", "/updates/v9") as server:  # fmt: skip
+    with running_server(
+        sample / "releases",
+        sample / "graph-data",
+        tmp_path / "serve.log",
+        "--path-prefix",
+        "/updates/v9",
+    ) as server:
         html = httpx.get(f"{server.base}/", headers={"Accept": "text/html"}).text
         assert 'content="/updates/v9"' in html
         with browser_page(390, 800) as tab:  # a phone

@@ -113,8 +113,9 @@ def test_workers_share_the_port_and_one_metrics_view(sample_dir: Path, tmp_path:
     /metrics, whichever worker answers it, counts every request of both."""
     data = copy_sample(sample_dir, tmp_path)
     gd = data / "graph-data"
-    with running_server(data / "releases", gd, tmp_path / "log", "--workers", "2",
-                        "--refresh", "0.3") as server:  # fmt: skip
+    with running_server(
+        data / "releases", gd, tmp_path / "log", "--workers", "2", "--refresh", "0.3"
+    ) as server:
         wait_for(lambda: metric(server.base, 'kupgrade_graph_refreshes_total{result="built"}') == 2)
         requests = 120
         bodies = set()

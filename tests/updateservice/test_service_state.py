@@ -67,5 +67,8 @@ def test_the_child_renders_every_known_answer_as_the_service_would(
     for (channel, arch), got in generation.renders.items():
         want = Rendered.of(generation.view.filter(channel, arch))
         assert (got.body, got.etag, got.gzip_body, got.gzip_etag) == (
-            want.body, want.etag, want.gzip_body, want.gzip_etag,
-        )  # fmt: skip
+            want.body,
+            want.etag,
+            want.gzip_body,
+            want.gzip_etag,
+        )

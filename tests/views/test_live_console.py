@@ -43,8 +43,13 @@ spec:
 
 
 def _kupgrade(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kupgrade", *args], capture_output=True,
-                          text=True, env={**os.environ, "KUPGRADE_HOME": str(home)}, check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "kupgrade", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KUPGRADE_HOME": str(home)},
+        check=False,
+    )
 
 
 def _ok(home: Path, *args: str) -> str:
@@ -63,9 +68,13 @@ def _openshift(home: Path) -> None:
 
 @contextmanager
 def _running(home: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
-    proc = subprocess.Popen([sys.executable, "-m", "kupgrade", *args], text=True,
-                            env={**os.environ, "KUPGRADE_HOME": str(home)},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kupgrade", *args],
+        text=True,
+        env={**os.environ, "KUPGRADE_HOME": str(home)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         yield proc
     finally:
@@ -92,8 +101,10 @@ def _watched(home: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], An
     console (the parent holds the port: never refused, even mid-handover)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
-    with _running(home, *args, "--console", "--console-port", str(port), "-o", "json") as proc, \
-            browser_page() as page:  # fmt: skip
+    with (
+        _running(home, *args, "--console", "--console-port", str(port), "-o", "json") as proc,
+        browser_page() as page,
+    ):
         _up(url, proc)
         page.goto(url)
         yield proc, page
@@ -132,8 +143,10 @@ def test_a_node_moves_from_draining_to_done_while_controller_run_progresses(
             timeout=90_000,
         )
         shot(page, "live-ended")
-        phases = {r.get_attribute("data-node"): r.get_attribute("data-phase")
-                  for r in page.locator("tr.node-row").all()}  # fmt: skip
+        phases = {
+            r.get_attribute("data-node"): r.get_attribute("data-phase")
+            for r in page.locator("tr.node-row").all()
+        }
         labels = [r.get_attribute("data-label") for r in page.locator(".progress-row").all()]
         operators = {
             o.get_attribute("data-operator") for o in page.locator("[data-operator]").all()
@@ -163,12 +176,36 @@ def test_the_live_document_says_what_the_commands_say(tmp_path: Path, platform: 
     if platform == "openshift":
         _openshift(home)
     elif platform == "gdc":
-        _ok(home, "cluster", "create", "c", "--platform", "gdc", "--role", "standalone",
-            "--version", "1.28.500-gke.120", "--workers", "2")  # fmt: skip
+        _ok(
+            home,
+            "cluster",
+            "create",
+            "c",
+            "--platform",
+            "gdc",
+            "--role",
+            "standalone",
+            "--version",
+            "1.28.500-gke.120",
+            "--workers",
+            "2",
+        )
         _ok(home, "upgrade", "--cluster", "c", "--to", "1.29.200-gke.243")
     else:
-        _ok(home, "cluster", "create", "c", "--platform", "kubernetes", "--version", "v1.30.4",
-            "--control-planes", "2", "--workers", "2")  # fmt: skip
+        _ok(
+            home,
+            "cluster",
+            "create",
+            "c",
+            "--platform",
+            "kubernetes",
+            "--version",
+            "v1.30.4",
+            "--control-planes",
+            "2",
+            "--workers",
+            "2",
+        )
         _ok(home, "upgrade", "--cluster", "c", "--to", "v1.31.2", "--available", "v1.30.9")
     report = json.loads(_ok(home, "controller", "run", "--cluster", "c", "-o", "json"))
     status = json.loads(_ok(home, "upgrade", "--cluster", "c", "-o", "json"))
@@ -201,8 +238,9 @@ def test_the_fleet_view_shows_steps_running_then_done(tmp_path: Path, axe: Path)
     (tmp_path / "lab-fleet.yaml").write_text(LAB_FLEET)
     _ok(home, "fleet", "create", str(tmp_path / "lab-fleet.yaml"))
     with _watched(home, "fleet", "rehearse", "--fleet", "lab-fleet", "--speed", "400") as (
-        proc, page,
-    ):  # fmt: skip
+        proc,
+        page,
+    ):
         page.wait_for_selector('tr.step-row[data-state="running"]', timeout=60_000)
         shot(page, "fleet-running")
         roles = page.locator("#clusters caption").all_inner_texts()
@@ -211,10 +249,14 @@ def test_the_fleet_view_shows_steps_running_then_done(tmp_path: Path, axe: Path)
             timeout=120_000,
         )
         shot(page, "fleet-done")
-        states = {r.get_attribute("data-step"): r.get_attribute("data-state")
-                  for r in page.locator("tr.step-row").all()}  # fmt: skip
-        clusters = {r.get_attribute("data-cluster"): r.locator("td").nth(2).inner_text()
-                    for r in page.locator("tr.cluster-row").all()}  # fmt: skip
+        states = {
+            r.get_attribute("data-step"): r.get_attribute("data-state")
+            for r in page.locator("tr.step-row").all()
+        }
+        clusters = {
+            r.get_attribute("data-cluster"): r.locator("td").nth(2).inner_text()
+            for r in page.locator("tr.cluster-row").all()
+        }
         violations = axe_violations(page, axe)
         errors = list(page.errors)
         proc.communicate(timeout=60)
@@ -273,8 +315,20 @@ def test_the_event_stream_sends_each_new_look_once_and_says_when_the_run_ended()
 
 def test_a_console_port_in_use_is_refused_in_one_line(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    _ok(home, "cluster", "create", "c", "--platform", "kubernetes", "--version", "v1.30.4",
-        "--control-planes", "1", "--workers", "1")  # fmt: skip
+    _ok(
+        home,
+        "cluster",
+        "create",
+        "c",
+        "--platform",
+        "kubernetes",
+        "--version",
+        "v1.30.4",
+        "--control-planes",
+        "1",
+        "--workers",
+        "1",
+    )
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()

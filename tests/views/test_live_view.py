@@ -13,15 +13,22 @@ from hypothesis import strategies as st
 from kupgrade.sim.openshift.platform import OPENSHIFT
 from kupgrade.views.live import HOLDS, PHASE_OF, _pools
 
-REFUSAL = ("pod/{ns}/web-0: Cannot evict pod as it would violate the pod's disruption budget. "
-           "The disruption budget {name} needs 3 healthy pods and has 3 currently")  # fmt: skip
+REFUSAL = (
+    "pod/{ns}/web-0: Cannot evict pod as it would violate the pod's disruption budget. "
+    "The disruption budget {name} needs 3 healthy pods and has 3 currently"
+)
 REASONS = [*PHASE_OF, "Evicted", "Rendered", "SetDesiredConfig"]
 
 
 def _node(name: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "labels": {"node-role.kubernetes.io/worker": ""}},
-            "spec": {}, "status": {"nodeInfo": {"kubeletVersion": "v1.27.0"},
-                                   "conditions": [{"type": "Ready", "status": "True"}]}}  # fmt: skip
+    return {
+        "metadata": {"name": name, "labels": {"node-role.kubernetes.io/worker": ""}},
+        "spec": {},
+        "status": {
+            "nodeInfo": {"kubeletVersion": "v1.27.0"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
 
 
 events = st.lists(
@@ -35,11 +42,18 @@ def test_a_nodes_phase_is_its_last_lifecycle_events(
     drawn: list[tuple[float, str, str]], since: float, allowed: bool
 ) -> None:
     log = sorted(
-        ({"at": at, "kind": "Normal", "object": "node/w-0", "reason": reason,
-          "message": REFUSAL.format(ns=ns, name="web") if reason in HOLDS else reason}
-         for at, reason, ns in drawn),
+        (
+            {
+                "at": at,
+                "kind": "Normal",
+                "object": "node/w-0",
+                "reason": reason,
+                "message": REFUSAL.format(ns=ns, name="web") if reason in HOLDS else reason,
+            }
+            for at, reason, ns in drawn
+        ),
         key=lambda e: e["at"],
-    )  # fmt: skip
+    )
     budgets = {"shop/web": int(allowed), "data/web": int(allowed)}
     (pool,) = _pools([_node("w-0")], log, since, budgets, OPENSHIFT.pool_of)
     (row,) = pool["nodes"]

@@ -34,11 +34,23 @@ from tests.support.sim import TARGET, runner, start
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(0, "now"), (4, "4s"), (90, "1m30s"), (844, "14m4s"), (300, "5m"), (3600, "1h"),
-     (3660, "1h1m"), (3723, "1h2m3s"), (12660, "3h31m"), (5.7, "5s"), (-300, "-5m"),
-     # Under a second Go's Duration.String counts milliseconds: no "." to truncate at.
-     (-0.4, "-400ms"), (0.5, "500ms")],
-)  # fmt: skip
+    [
+        (0, "now"),
+        (4, "4s"),
+        (90, "1m30s"),
+        (844, "14m4s"),
+        (300, "5m"),
+        (3600, "1h"),
+        (3660, "1h1m"),
+        (3723, "1h2m3s"),
+        (12660, "3h31m"),
+        (5.7, "5s"),
+        (-300, "-5m"),
+        # Under a second Go's Duration.String counts milliseconds: no "." to truncate at.
+        (-0.4, "-400ms"),
+        (0.5, "500ms"),
+    ],
+)
 def test_short_duration_is_gos_duration_text_trimmed(seconds: float, text: str) -> None:
     assert short_duration(seconds) == text
 
@@ -60,8 +72,13 @@ def test_the_estimate_uses_the_baseline_until_progress_is_measured() -> None:
     assert estimate_completion(3600, 60, 600, 1.0) == 0
 
 
-@given(st.lists(st.lists(st.text(alphabet="ab ", max_size=6), min_size=1, max_size=4),
-                min_size=1, max_size=5))  # fmt: skip
+@given(
+    st.lists(
+        st.lists(st.text(alphabet="ab ", max_size=6), min_size=1, max_size=4),
+        min_size=1,
+        max_size=5,
+    )
+)
 def test_tabulate_pads_every_cell_but_the_last_to_its_column(rows: list[list[str]]) -> None:
     lines = tabulate(rows)
     for row, line in zip(rows, lines, strict=True):
@@ -76,10 +93,12 @@ def test_tabulate_pads_every_cell_but_the_last_to_its_column(rows: list[list[str
 
 SPEC = Spec(
     seed=3,
-    pools=[Pool(name="master", nodes=3, max_unavailable=1),
-           Pool(name="worker", nodes=4, max_unavailable=2)],
+    pools=[
+        Pool(name="master", nodes=3, max_unavailable=1),
+        Pool(name="worker", nodes=4, max_unavailable=2),
+    ],
     workloads=[Workload(name="web", namespace="shop", replicas=3, pdb=Budget(max_unavailable=1))],
-)  # fmt: skip
+)
 
 
 def _expected_rows(r: Loop[Local], pool: str) -> dict[str, dict[str, str]]:
@@ -100,8 +119,11 @@ def _expected_rows(r: Loop[Local], pool: str) -> dict[str, dict[str, str]]:
         current = releases[notes[mco.CURRENT]]
         updated = current == latest
         updating = not updated and notes[mco.DESIRED] == wanted and notes[mco.CURRENT] != wanted
-        out[node["metadata"]["name"]] = {"version": current, "updated": str(updated),
-                                         "updating": str(updating)}  # fmt: skip
+        out[node["metadata"]["name"]] = {
+            "version": current,
+            "updated": str(updated),
+            "updating": str(updating),
+        }
     return out
 
 
@@ -133,8 +155,17 @@ def test_every_step_of_a_rehearsal_is_assessed_from_its_objects(tmp_path: Path) 
                     assert row.assessment in ("Progressing", "Degraded")
                 seen_phases.add(row.phase)
             assert pool.total - pool.outdated == sum(r.phase == "Updated" for r in pool.rows)
-            ranks = [("Degraded", "Unavailable", "Progressing", "Excluded", "Outdated",
-                      "Completed").index(r.assessment) for r in pool.rows]  # fmt: skip
+            ranks = [
+                (
+                    "Degraded",
+                    "Unavailable",
+                    "Progressing",
+                    "Excluded",
+                    "Outdated",
+                    "Completed",
+                ).index(r.assessment)
+                for r in pool.rows
+            ]
             assert ranks == sorted(ranks)
         seen_texts.append(render(status, {"nodes"}))
 
@@ -151,11 +182,13 @@ def test_every_step_of_a_rehearsal_is_assessed_from_its_objects(tmp_path: Path) 
 def test_a_drain_that_never_ends_degrades_the_node_and_says_so(tmp_path: Path) -> None:
     spec = Spec(
         seed=4,
-        pools=[Pool(name="master", nodes=1, max_unavailable=1),
-               Pool(name="worker", nodes=2, max_unavailable=1)],
+        pools=[
+            Pool(name="master", nodes=1, max_unavailable=1),
+            Pool(name="worker", nodes=2, max_unavailable=1),
+        ],
         workloads=[Workload(name="stuck", namespace="shop", replicas=1, pool="worker")],
         faults=[Fault(pod="shop/stuck")],
-    )  # fmt: skip
+    )
     root, store = start(tmp_path, spec)
     r = runner(root, store, spec)
     r.run(max_seconds=6 * 3600)
@@ -179,8 +212,13 @@ def test_a_drain_that_never_ends_degrades_the_node_and_says_so(tmp_path: Path) -
 
 
 def test_a_paused_pool_is_excluded_with_a_warning(tmp_path: Path) -> None:
-    spec = Spec(seed=5, pools=[Pool(name="master", nodes=1, max_unavailable=1),
-                               Pool(name="worker", nodes=2, paused=True)])  # fmt: skip
+    spec = Spec(
+        seed=5,
+        pools=[
+            Pool(name="master", nodes=1, max_unavailable=1),
+            Pool(name="worker", nodes=2, paused=True),
+        ],
+    )
     root, store = start(tmp_path, spec)
     r = runner(root, store, spec)
     r.run(until="idle", max_seconds=4 * 3600)
@@ -196,8 +234,13 @@ def test_a_paused_pool_is_excluded_with_a_warning(tmp_path: Path) -> None:
 
 
 def _kupgrade(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kupgrade", *args], capture_output=True, text=True,
-                          env={**os.environ, "KUPGRADE_HOME": str(home)}, check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "kupgrade", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KUPGRADE_HOME": str(home)},
+        check=False,
+    )
 
 
 def _mid_update(tmp_path: Path) -> str:
@@ -233,8 +276,13 @@ def test_a_draining_worker_reads_as_oc_prints_it(tmp_path: Path) -> None:
 
 
 def _kupgrade(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kupgrade", *args], capture_output=True, text=True,
-                          env={**os.environ, "KUPGRADE_HOME": str(home)}, check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "kupgrade", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KUPGRADE_HOME": str(home)},
+        check=False,
+    )
 
 
 def test_upgrade_status_on_the_cluster_and_through_its_api_agree(tmp_path: Path) -> None:
@@ -246,12 +294,16 @@ def test_upgrade_status_on_the_cluster_and_through_its_api_agree(tmp_path: Path)
     assert "= Worker Upgrade =" in local.stdout and "Draining" in local.stdout
     with _served(tmp_path, "--no-controllers") as info:  # a stepped clock: nothing moves
         kubeconfig = info["kubeconfig"]
-        remote = _kupgrade(tmp_path, "upgrade", "status", "--kubeconfig", kubeconfig,
-                           "--details", "all")  # fmt: skip
+        remote = _kupgrade(
+            tmp_path, "upgrade", "status", "--kubeconfig", kubeconfig, "--details", "all"
+        )
         assert remote.returncode == 0, remote.stderr
         assert remote.stdout == local.stdout
-        data = json.loads(_kupgrade(tmp_path, "upgrade", "status", "--kubeconfig", kubeconfig,
-                                    "-o", "json").stdout)  # fmt: skip
+        data = json.loads(
+            _kupgrade(
+                tmp_path, "upgrade", "status", "--kubeconfig", kubeconfig, "-o", "json"
+            ).stdout
+        )
     assert data["updating"] is True
     assert data["controlPlane"]["targetVersion"] == f"{TARGET} (from 4.13.40)"
     assert any(n["phase"] == "Draining" for p in data["workerPools"] for n in p["nodes"])

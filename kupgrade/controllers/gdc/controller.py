@@ -47,9 +47,15 @@ from kupgrade.plan.stages import SELF_MANAGED, Stage, StageCluster, stages
 from kupgrade.versions.times import parse_rfc3339, rfc3339
 
 COMPONENT_STAGES = frozenset(
-    {"preflight-check-operator", "lifecycle-controllers", "cluster-operator",
-     "control-plane-load-balancer", "connect-agent", "cluster-addons"}
-)  # fmt: skip
+    {
+        "preflight-check-operator",
+        "lifecycle-controllers",
+        "cluster-operator",
+        "control-plane-load-balancer",
+        "connect-agent",
+        "cluster-addons",
+    }
+)
 F_CP = "controlPlaneNodepoolStatus"
 F_LIFECYCLE = "anthosBareMetalLifecycleControllersManifestsVersion"
 F_MANIFESTS = "anthosBareMetalManifestsVersion"
@@ -142,10 +148,14 @@ class GdcController:
             worker = f"worker-node-pool/{st['pool']}"
             return [
                 Stage("preflight", [], "cluster upgrade, network health and node checks", "none"),
-                Stage(worker, ["preflight"], "worker nodes (kubelet, container runtime)",
-                      "user workloads, drained node by node"),
+                Stage(
+                    worker,
+                    ["preflight"],
+                    "worker nodes (kubelet, container runtime)",
+                    "user workloads, drained node by node",
+                ),
                 Stage("health-checks", [worker], "repeated until every check passes", "none"),
-            ]  # fmt: skip
+            ]
         cluster = self.cluster(st)
         pools = self.pools(st)
         shape = StageCluster(
@@ -276,10 +286,14 @@ class GdcController:
         cluster["status"]["clusterState"] = "Reconciling"
         set_condition(
             cluster["status"].setdefault("conditions", []),
-            {"type": "Reconciling", "status": "True", "reason": "ClusterUpgradeInProgress",
-             "message": f"upgrading to {st['target']}"},
+            {
+                "type": "Reconciling",
+                "status": "True",
+                "reason": "ClusterUpgradeInProgress",
+                "message": f"upgrading to {st['target']}",
+            },
             rfc3339(self.api.now()),
-        )  # fmt: skip
+        )
         self.api.write(cluster)
         for pool in self.pools(st):
             if pool_role(pool) == WORKER and pool["metadata"]["name"] not in st["leavePools"]:
@@ -296,8 +310,10 @@ class GdcController:
         done = PoolRollout(self.api, pool, self.members(name), st["target"], wake).step()
         self._note_changes()
         if name in self._changed:
-            status = {**pool_status(self.members(name), st["target"]),
-                      "conditions": pool["status"].get("conditions") or []}  # fmt: skip
+            status = {
+                **pool_status(self.members(name), st["target"]),
+                "conditions": pool["status"].get("conditions") or [],
+            }
             if pool["status"] != status:
                 pool["status"] = status
                 self.api.write(pool)
@@ -340,10 +356,14 @@ class GdcController:
         cluster = self.cluster(st)
         set_condition(
             cluster["status"].setdefault("conditions", []),
-            {"type": "Reconciling", "status": "False", "reason": "PreflightCheckFailed",
-             "message": why},
+            {
+                "type": "Reconciling",
+                "status": "False",
+                "reason": "PreflightCheckFailed",
+                "message": why,
+            },
             rfc3339(self.api.now()),
-        )  # fmt: skip
+        )
         self.api.write(cluster)
         self.api.record(f"cluster/{st['cluster']}", "UpgradeBlocked", why)
 
@@ -359,14 +379,16 @@ class GdcController:
         cluster = self.cluster(st)
         pools = {pool_role(p): p for p in self.pools(st) if pool_role(p) != WORKER}
         wanted: list[tuple[str, bool, Any]] = [
-            (F_CP, "control-plane-node-pool" in done,
-             lambda: dict(pools[CONTROL_PLANE]["status"])),
-        ]  # fmt: skip
+            (F_CP, "control-plane-node-pool" in done, lambda: dict(pools[CONTROL_PLANE]["status"])),
+        ]
         second: list[tuple[str, bool, Any]] = [
             (F_MANIFESTS, "cluster-addons" in done, lambda: st["target"]),
-            (F_LB, "load-balancer-node-pool" in done or "load-balancer-node-pool" not in ids,
-             lambda: dict(pools[LOAD_BALANCER]["status"]) if LOAD_BALANCER in pools else {}),
-        ]  # fmt: skip
+            (
+                F_LB,
+                "load-balancer-node-pool" in done or "load-balancer-node-pool" not in ids,
+                lambda: dict(pools[LOAD_BALANCER]["status"]) if LOAD_BALANCER in pools else {},
+            ),
+        ]
         if cluster["spec"].get("type") in SELF_MANAGED:
             second.insert(0, (F_LIFECYCLE, True, lambda: st["target"]))
         pools_done = all(i in done for i in ids if rolls_a_pool(i))
@@ -433,10 +455,11 @@ class GdcController:
                 nodes = self.members(self.pool(st, stage.id)["metadata"]["name"])
                 total = len(nodes)
                 done = sum(
-                    1 for n in nodes
+                    1
+                    for n in nodes
                     if node_version(n) == st["target"]
                     and not (n["metadata"].get("annotations") or {}).get(NODE_STATE)
-                )  # fmt: skip
+                )
             elif stage.id in COMPONENT_STAGES:
                 parts = [
                     d["metadata"].get("annotations") or {}

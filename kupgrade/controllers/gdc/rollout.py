@@ -131,10 +131,11 @@ class PoolRollout:
         if waited > CAP:
             held = notes.get(HELD_BY) or f"{len(left)} pods had not stopped"
             self.api.record(
-                key_of(node), "DrainTimeout",
+                key_of(node),
+                "DrainTimeout",
                 f"drained for more than {GDC_DRAIN_CAP_MINUTES} minutes ({held}); "
                 "the node goes into maintenance anyway",
-            )  # fmt: skip
+            )
             self._drained(node, f"gave up after {waited / 60:.1f} min: {held}")
             return
         reason, held = self._evict(left)
@@ -168,10 +169,11 @@ class PoolRollout:
             notes[HELD_BY] = "stalled"
             self.api.write(self.pool)
             self.api.record(
-                f"nodepool/{name}", "PoolStalled",
+                f"nodepool/{name}",
+                "PoolStalled",
                 "minimumAvailable leaves no node to upgrade; lower it in the pool's "
                 "upgradeStrategy.parallelUpgradeConfig",
-            )  # fmt: skip
+            )
 
 
 def _state(node: Obj) -> str:
@@ -185,8 +187,13 @@ def _version(node: Obj) -> str:
 def pool_status(nodes: list[Obj], target: str | None) -> dict[str, Any]:
     """A NodePool's status: node counts by state and the versions its nodes run."""
     versions: dict[str, int] = {}
-    counts = {"readyNodes": 0, "reconcilingNodes": 0, "stalledNodes": 0,
-              "underMaintenanceNodes": 0, "unknownNodes": 0}  # fmt: skip
+    counts = {
+        "readyNodes": 0,
+        "reconcilingNodes": 0,
+        "stalledNodes": 0,
+        "underMaintenanceNodes": 0,
+        "unknownNodes": 0,
+    }
     for node in nodes:
         version = _version(node)
         versions[version] = versions.get(version, 0) + 1

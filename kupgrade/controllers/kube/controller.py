@@ -67,8 +67,13 @@ def steps_progress(api: Backend) -> list[Progress]:
     index = int(state.get("index", 0))
     out = []
     for i, step in enumerate(state.get("steps") or []):
-        said = ("done" if i < index or state.get("completed") else
-                (state.get("blocked") or "under way") if i == index else "pending")  # fmt: skip
+        said = (
+            "done"
+            if i < index or state.get("completed")
+            else (state.get("blocked") or "under way")
+            if i == index
+            else "pending"
+        )
         out.append(_step_row(str(step.get("id", f"s{i + 1}")), step, said))
     return out
 
@@ -179,8 +184,11 @@ class KubeController:
         text = f"{first.id}: {first.message}; {first.fix}"
         if state.get("blocked") != text:
             state["blocked"] = text
-            self.api.record("upgrade/cluster", "UpgradeBlocked", f"{change[0]} on {change[1]} to "
-                            f"{v(change[2])} would break {text}")  # fmt: skip
+            self.api.record(
+                "upgrade/cluster",
+                "UpgradeBlocked",
+                f"{change[0]} on {change[1]} to {v(change[2])} would break {text}",
+            )
         return True
 
     def _kubeadm(self, state: dict[str, Any], step: dict[str, Any]) -> bool:
@@ -190,13 +198,18 @@ class KubeController:
         target = step["to"]
         tool = state.get("kubeadm") or {}
         kubeadm = tool.get("version") or target
-        found = enforce(Upgrade(
-            cluster=v(step["from"]), kubelets=[v(k) for k in kubelets], kubeadm=v(kubeadm),
-            new=v(target), kubelet_skew=kubelet_skew_of(parse_kube(kubeadm)),
-            min_control_plane=tool.get("minControlPlane"),
-            allow_experimental=bool(tool.get("allowExperimental")),
-            allow_rcs=bool(tool.get("allowRCs")),
-        ))  # fmt: skip
+        found = enforce(
+            Upgrade(
+                cluster=v(step["from"]),
+                kubelets=[v(k) for k in kubelets],
+                kubeadm=v(kubeadm),
+                new=v(target),
+                kubelet_skew=kubelet_skew_of(parse_kube(kubeadm)),
+                min_control_plane=tool.get("minControlPlane"),
+                allow_experimental=bool(tool.get("allowExperimental")),
+                allow_rcs=bool(tool.get("allowRCs")),
+            )
+        )
         # P10 is kubeadm's own, coarser kubelet check (one minor before kubeadm 1.29): the
         # controller checks every kubelet against the chosen skew rules before each change
         # itself, so it runs `kubeadm upgrade apply --force` past that one, and says so;
@@ -206,9 +219,13 @@ class KubeController:
         if forced and not found.mandatory and not skippable and not state.get("forced"):
             state["forced"] = True
             ids = ", ".join(f.id for f in forced)
-            self.api.record("upgrade/cluster", "KubeadmForced", f"kubeadm {ids} passed with "
-                            f"--force: {forced[0].message}; the kubelets are held to the "
-                            f"{state.get('policy', 'auto')} skew rules instead")  # fmt: skip
+            self.api.record(
+                "upgrade/cluster",
+                "KubeadmForced",
+                f"kubeadm {ids} passed with "
+                f"--force: {forced[0].message}; the kubelets are held to the "
+                f"{state.get('policy', 'auto')} skew rules instead",
+            )
         if not found.mandatory and not skippable:
             return False
         first = (found.mandatory or skippable)[0]
@@ -220,8 +237,10 @@ class KubeController:
 
     def _control_plane(self, state: dict[str, Any], step: dict[str, Any]) -> bool:
         target = step["to"]
-        planes = sorted((n for n in self.api.list("Node") if is_control_plane(n)),
-                        key=lambda n: n["metadata"]["name"])  # fmt: skip
+        planes = sorted(
+            (n for n in self.api.list("Node") if is_control_plane(n)),
+            key=lambda n: n["metadata"]["name"],
+        )
         if state.get("phase") is None:
             if self._kubeadm(state, step):
                 return False

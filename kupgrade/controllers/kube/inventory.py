@@ -51,5 +51,9 @@ def plane_of(
             if change is not None and change[:2] == (component, node):
                 version = change[2]
             plane[component].append(Instance(node, version))
-    return Inventory(apiservers=plane[APISERVER], kube_controller_manager=plane[CONTROLLERS[0]],
-                     kube_scheduler=plane[CONTROLLERS[1]], cloud_controller_manager=plane[CLOUD])  # fmt: skip
+    return Inventory(
+        apiservers=plane[APISERVER],
+        kube_controller_manager=plane[CONTROLLERS[0]],
+        kube_scheduler=plane[CONTROLLERS[1]],
+        cloud_controller_manager=plane[CLOUD],
+    )

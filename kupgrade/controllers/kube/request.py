@@ -44,22 +44,35 @@ def in_progress(api: Backend) -> dict[str, Any] | None:
 
 
 def request_upgrade(
-    api: Backend, target: str, available: list[str], policy: str,
+    api: Backend,
+    target: str,
+    available: list[str],
+    policy: str,
     kubeadm: dict[str, Any] | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Plan the upgrade and record it for the controller."""
     if in_progress(api) is not None:
-        raise InputError("an upgrade is already in progress",
-                         hint="wait for it (`kupgrade upgrade --cluster NAME` shows it)")  # fmt: skip
+        raise InputError(
+            "an upgrade is already in progress",
+            hint="wait for it (`kupgrade upgrade --cluster NAME` shows it)",
+        )
     to = parse_kube(target)
     offered = sorted({parse_kube(a) for a in [*available, target]})
     plan = plan_cluster(current(api), to, offered, policy)
     if plan.refused is not None:
         refusal = plan.refused
-        raise InputError(f"no upgrade path keeps every state legal: {', '.join(refusal.rules)}: "
-                         f"{refusal.message}", hint=refusal.fix)  # fmt: skip
-    state = {"target": str(to), "policy": policy, "index": 0, "started": api.now(),
-             "steps": [s.to_json() for s in plan.steps]}  # fmt: skip
+        raise InputError(
+            f"no upgrade path keeps every state legal: {', '.join(refusal.rules)}: "
+            f"{refusal.message}",
+            hint=refusal.fix,
+        )
+    state = {
+        "target": str(to),
+        "policy": policy,
+        "index": 0,
+        "started": api.now(),
+        "steps": [s.to_json() for s in plan.steps],
+    }
     if kubeadm:
         state["kubeadm"] = kubeadm
     api.set_state(STATE, state)
@@ -75,8 +88,10 @@ def request_step(
     state = dict(api.state(STATE) or {})
     if PARALLEL not in state:
         if in_progress(api) is not None:
-            raise InputError("an upgrade is already in progress",
-                             hint="wait for it (`kupgrade upgrade --cluster NAME` shows it)")  # fmt: skip
+            raise InputError(
+                "an upgrade is already in progress",
+                hint="wait for it (`kupgrade upgrade --cluster NAME` shows it)",
+            )
         state = {PARALLEL: {}}
     entries = dict(state[PARALLEL])
     if step["id"] in entries and entries[step["id"]].get("done") is None:

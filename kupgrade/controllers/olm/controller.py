@@ -42,8 +42,14 @@ from kupgrade.versions.times import rfc3339, stamp_or_zero
 CatalogLoader = Callable[[Obj, bool], CatalogIndex]
 INSTALL_TIMEOUT = 300.0  # seconds a CSV may wait for its deployment before it fails
 # The ClusterVersion too: its current release decides which CSVs block the next minor.
-WATCHED = ("Subscription", "InstallPlan", "ClusterServiceVersion", "CatalogSource", "Deployment",
-           "ClusterVersion")  # fmt: skip
+WATCHED = (
+    "Subscription",
+    "InstallPlan",
+    "ClusterServiceVersion",
+    "CatalogSource",
+    "Deployment",
+    "ClusterVersion",
+)
 
 
 def parse_interval(text: str) -> float:
@@ -117,9 +123,14 @@ def resolution_reason(error_class: str) -> str:
 
 class OlmController:
     def __init__(
-        self, api: Backend, catalogs: CatalogLoader, *, policy: str = "documented",
-        global_namespace: str = "olm", install_timeout: float = INSTALL_TIMEOUT,
-    ) -> None:  # fmt: skip
+        self,
+        api: Backend,
+        catalogs: CatalogLoader,
+        *,
+        policy: str = "documented",
+        global_namespace: str = "olm",
+        install_timeout: float = INSTALL_TIMEOUT,
+    ) -> None:
         self.api = api
         self.catalogs = catalogs
         self.policy = policy
@@ -182,9 +193,14 @@ class OlmController:
         if phase == "RequiresApproval":
             if not plan["spec"].get("approved"):
                 status["state"] = "UpgradePending"
-                self._condition(status, "InstallPlanPending", "True", "RequiresApproval",
-                                f"install plan {plan['metadata']['name']} waits for approval: "
-                                f"kupgrade olm approve {plan['metadata']['name']}")  # fmt: skip
+                self._condition(
+                    status,
+                    "InstallPlanPending",
+                    "True",
+                    "RequiresApproval",
+                    f"install plan {plan['metadata']['name']} waits for approval: "
+                    f"kupgrade olm approve {plan['metadata']['name']}",
+                )
                 return False
             phase = self._set_plan_phase(plan, "Installing")
         if phase == "Installing":
@@ -194,23 +210,35 @@ class OlmController:
     def _installing(self, sub: Obj, status: Obj, plan: Obj) -> bool:
         name = plan_csv(plan)
         if not name:
-            self._condition(status, "InstallPlanFailed", "True", "InvalidInstallPlan",
-                            f"install plan {plan['metadata']['name']} names no CSV; delete it "
-                            "to resolve again")  # fmt: skip
+            self._condition(
+                status,
+                "InstallPlanFailed",
+                "True",
+                "InvalidInstallPlan",
+                f"install plan {plan['metadata']['name']} names no CSV; delete it to resolve again",
+            )
             return False
         namespace = plan["metadata"]["namespace"]
         csv = self.api.get("ClusterServiceVersion", name, namespace)
         if csv is None:
             lookup = (plan["status"].get("bundleLookups") or [{}])[0]
-            self.api.write(csv_object(
-                name, namespace, package=sub["spec"]["name"], version=lookup.get("version", ""),
-                replaces=lookup.get("replaces", ""), skips=[],
-                properties=_properties(lookup.get("properties")),
-                image=lookup.get("path", ""), created=self._stamp(),
-            ))  # fmt: skip
+            self.api.write(
+                csv_object(
+                    name,
+                    namespace,
+                    package=sub["spec"]["name"],
+                    version=lookup.get("version", ""),
+                    replaces=lookup.get("replaces", ""),
+                    skips=[],
+                    properties=_properties(lookup.get("properties")),
+                    image=lookup.get("path", ""),
+                    created=self._stamp(),
+                )
+            )
             self.api.record(key_of(plan), "CreatingCSV", f"creating {name}")
-            self._condition(status, "InstallPlanPending", "True", "Installing",
-                            f"installing {name}")  # fmt: skip
+            self._condition(
+                status, "InstallPlanPending", "True", "Installing", f"installing {name}"
+            )
             return False
         phase = csv["status"].get("phase")
         if phase == "Succeeded":
@@ -221,9 +249,14 @@ class OlmController:
             remove(status["conditions"], "InstallPlanFailed")
             return True
         if phase == "Failed":
-            self._condition(status, "InstallPlanFailed", "True", str(csv["status"].get("reason", "")),
-                            f"{name} failed: {csv['status'].get('message', '')}; fix the operator's "
-                            "deployment or delete the CSV and the install plan to resolve again")  # fmt: skip
+            self._condition(
+                status,
+                "InstallPlanFailed",
+                "True",
+                str(csv["status"].get("reason", "")),
+                f"{name} failed: {csv['status'].get('message', '')}; fix the operator's "
+                "deployment or delete the CSV and the install plan to resolve again",
+            )
             return False
         return False
 
@@ -252,10 +285,12 @@ class OlmController:
             if last and now < stamp_or_zero(last) + interval:
                 continue
             source = copied(found)
-            source.setdefault("status", {}).update({
-                "latestImageRegistryPoll": self._stamp(),
-                "connectionState": {"lastObservedState": "READY", "lastConnect": self._stamp()},
-            })  # fmt: skip
+            source.setdefault("status", {}).update(
+                {
+                    "latestImageRegistryPoll": self._stamp(),
+                    "connectionState": {"lastObservedState": "READY", "lastConnect": self._stamp()},
+                }
+            )
             self.api.write(source)
             meta = found["metadata"]
             self.api.requeue_at(now + interval, "CatalogSource", meta["name"], meta["namespace"])
@@ -283,11 +318,21 @@ class OlmController:
         """The catalogs a subscription resolves against; their health in its status."""
         sources, broken = self._load()
         if broken:
-            self._condition(status, "CatalogSourcesUnhealthy", "True", "UnhealthyCatalogSourceFound",
-                            "; ".join(broken))  # fmt: skip
+            self._condition(
+                status,
+                "CatalogSourcesUnhealthy",
+                "True",
+                "UnhealthyCatalogSourceFound",
+                "; ".join(broken),
+            )
         else:
-            self._condition(status, "CatalogSourcesUnhealthy", "False", "AllCatalogSourcesHealthy",
-                            "all available catalogsources are healthy")  # fmt: skip
+            self._condition(
+                status,
+                "CatalogSourcesUnhealthy",
+                "False",
+                "AllCatalogSourcesHealthy",
+                "all available catalogsources are healthy",
+            )
         return sources
 
     def _resolve(self, sub: Obj, status: Obj) -> None:
@@ -297,16 +342,26 @@ class OlmController:
         if status.get("installedCSV") and installed is None:
             return  # the installed CSV is not done yet
         model = Subscription(
-            spec["name"], spec.get("channel", ""), spec["source"],
-            spec.get("sourceNamespace", meta["namespace"]), meta["namespace"],
-            spec.get("installPlanApproval", "Automatic"), spec.get("startingCSV", ""), meta["name"],
-        )  # fmt: skip
+            spec["name"],
+            spec.get("channel", ""),
+            spec["source"],
+            spec.get("sourceNamespace", meta["namespace"]),
+            meta["namespace"],
+            spec.get("installPlanApproval", "Automatic"),
+            spec.get("startingCSV", ""),
+            meta["name"],
+        )
         try:
             found = resolve(sources, model, installed, self.policy, self.global_namespace)
         except ResolutionError as exc:
-            self._condition(status, "ResolutionFailed", "True", resolution_reason(exc.error_class),
-                            f"{exc.message}; check the subscription's package, channel and "
-                            "source against its catalog")  # fmt: skip
+            self._condition(
+                status,
+                "ResolutionFailed",
+                "True",
+                resolution_reason(exc.error_class),
+                f"{exc.message}; check the subscription's package, channel and "
+                "source against its catalog",
+            )
             return
         remove(status["conditions"], "ResolutionFailed")
         if found.next is None:
@@ -318,9 +373,14 @@ class OlmController:
         if found.next in walk or (installed is not None and found.next == installed.name):
             # The resolver would install a CSV this subscription has had before: a loop
             # in the catalog's graph that OLM would follow for ever (SPEC F9).
-            self._condition(status, "ResolutionFailed", "True", "UpgradeCycle",
-                            f"the walk returns to {found.next} after {' -> '.join(walk)}; fix "
-                            "the catalog's replaces, skips or skipRange")  # fmt: skip
+            self._condition(
+                status,
+                "ResolutionFailed",
+                "True",
+                "UpgradeCycle",
+                f"the walk returns to {found.next} after {' -> '.join(walk)}; fix "
+                "the catalog's replaces, skips or skipRange",
+            )
             return
         self._new_plan(sub, status, found.next, found.source)
 
@@ -352,35 +412,59 @@ class OlmController:
         generation = _int(status.get("installPlanGeneration")) + 1
         name = plan_name(meta["namespace"], meta["name"], csv, generation)
         approval = sub["spec"].get("installPlanApproval", "Automatic")
-        plan = install_plan(name, meta["namespace"], csv, approval=approval, generation=generation,
-                            created=self._stamp(), subscription=meta["name"])  # fmt: skip
+        plan = install_plan(
+            name,
+            meta["namespace"],
+            csv,
+            approval=approval,
+            generation=generation,
+            created=self._stamp(),
+            subscription=meta["name"],
+        )
         package = source.index.packages.get(sub["spec"]["name"]) if source else None
         version = package.versions.get(csv) if package else None
-        plan["status"]["bundleLookups"] = [{
-            "identifier": csv, "path": package.images.get(csv, "") if package else "",
-            "replaces": status.get("installedCSV", ""), "version": str(version or "0.0.0"),
-            "properties": json.dumps(package.properties.get(csv, []) if package else []),
-            "catalogSourceRef": {"name": source.name if source else "",
-                                 "namespace": source.namespace if source else ""},
-        }]  # fmt: skip
+        plan["status"]["bundleLookups"] = [
+            {
+                "identifier": csv,
+                "path": package.images.get(csv, "") if package else "",
+                "replaces": status.get("installedCSV", ""),
+                "version": str(version or "0.0.0"),
+                "properties": json.dumps(package.properties.get(csv, []) if package else []),
+                "catalogSourceRef": {
+                    "name": source.name if source else "",
+                    "namespace": source.namespace if source else "",
+                },
+            }
+        ]
         self.api.write(plan)
         if self._walks is not None:  # the plan joins (or replaces its name in) its group
             group = self._walks.setdefault(_owner(plan), [])
             at = bisect.bisect_left(group, name, key=_name)
             group[at : at + (at < len(group) and _name(group[at]) == name)] = [plan]
         self.api.record(key_of(sub), "InstallPlanCreated", f"{name} installs {csv}")
-        status.update({
-            "state": "UpgradePending", "currentCSV": csv, "installPlanGeneration": generation,
-            "installPlanRef": {"apiVersion": GROUP_VERSION, "kind": "InstallPlan", "name": name,
-                               "namespace": meta["namespace"]},
-            "installplan": {"apiVersion": GROUP_VERSION, "kind": "InstallPlan", "name": name},
-        })  # fmt: skip
+        status.update(
+            {
+                "state": "UpgradePending",
+                "currentCSV": csv,
+                "installPlanGeneration": generation,
+                "installPlanRef": {
+                    "apiVersion": GROUP_VERSION,
+                    "kind": "InstallPlan",
+                    "name": name,
+                    "namespace": meta["namespace"],
+                },
+                "installplan": {"apiVersion": GROUP_VERSION, "kind": "InstallPlan", "name": name},
+            }
+        )
         reason = "Installing" if approval == "Automatic" else "RequiresApproval"
         self._condition(status, "InstallPlanPending", "True", reason, f"{name} installs {csv}")
 
     def _condition(self, status: Obj, kind: str, value: str, reason: str, message: str) -> None:
-        set_condition(status["conditions"], {"type": kind, "status": value, "reason": reason,
-                                             "message": message}, self._stamp())  # fmt: skip
+        set_condition(
+            status["conditions"],
+            {"type": kind, "status": value, "reason": reason, "message": message},
+            self._stamp(),
+        )
 
     # --- CSVs ---------------------------------------------------------------------------
 
@@ -405,8 +489,12 @@ class OlmController:
                 "installing: waiting for deployment to become ready",
             )
             status["installingSince"] = self._stamp()
-            self.api.requeue_at(self.api.now() + self.install_timeout, "ClusterServiceVersion",
-                                csv["metadata"]["name"], csv["metadata"]["namespace"])  # fmt: skip
+            self.api.requeue_at(
+                self.api.now() + self.install_timeout,
+                "ClusterServiceVersion",
+                csv["metadata"]["name"],
+                csv["metadata"]["namespace"],
+            )
         elif phase == "Installing":
             if self._ready(csv):
                 self._phase(
@@ -432,8 +520,14 @@ class OlmController:
 
     def _phase(self, csv: Obj, phase: str, reason: str, message: str) -> None:
         status = csv["status"]
-        status.update({"phase": phase, "reason": reason, "message": message,
-                       "lastTransitionTime": self._stamp()})  # fmt: skip
+        status.update(
+            {
+                "phase": phase,
+                "reason": reason,
+                "message": message,
+                "lastTransitionTime": self._stamp(),
+            }
+        )
         status.setdefault("conditions", []).append(
             {
                 "phase": phase,
@@ -454,10 +548,15 @@ class OlmController:
         name = self._deployment_name(csv)
         existing = self.api.get("Deployment", name, meta["namespace"])
         fresh: Obj = {
-            "apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": name, "namespace": meta["namespace"], "creationTimestamp": self._stamp()},
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {
+                "name": name,
+                "namespace": meta["namespace"],
+                "creationTimestamp": self._stamp(),
+            },
             "status": {},
-        }  # fmt: skip
+        }
         deployment: Obj = copied(existing) if existing else fresh
         deployment["metadata"].setdefault("labels", {})[OWNER] = meta["name"]
         deployment["spec"] = {**spec, "selector": {"matchLabels": {"app": name}}}
@@ -513,10 +612,12 @@ class OlmController:
         current = next((h["version"] for h in history if h.get("state") == "Completed"), "")
         found = self.api.get("ClusterOperator", OLM_OPERATOR)
         fresh: Obj = {
-            "apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
-            "metadata": {"name": OLM_OPERATOR, "creationTimestamp": self._stamp()}, "spec": {},
+            "apiVersion": "config.openshift.io/v1",
+            "kind": "ClusterOperator",
+            "metadata": {"name": OLM_OPERATOR, "creationTimestamp": self._stamp()},
+            "spec": {},
             "status": {"conditions": [], "versions": [{"name": "operator", "version": current}]},
-        }  # fmt: skip
+        }
         co: Obj = copied(found) if found else fresh
         csvs = [
             c

@@ -245,10 +245,14 @@ class VersionController:
         except KupgradeError as exc:
             text = f"The update cannot be verified: {exc.message}"
             if not force:
-                raise _RefusedError(self._refuse(
-                    state, image, release_accepted("RetrievePayload", version, image, failure=text),
-                    UpdateError("ImageVerificationFailed", text),
-                )) from None  # fmt: skip
+                raise _RefusedError(
+                    self._refuse(
+                        state,
+                        image,
+                        release_accepted("RetrievePayload", version, image, failure=text),
+                        UpdateError("ImageVerificationFailed", text),
+                    )
+                ) from None
             # updatepayload.go RetrievePayload: a forced update goes on, and says so.
             risks.append(
                 f"Target release version={go_quote(version)} image={go_quote(image)} cannot "
@@ -263,44 +267,67 @@ class VersionController:
             payload = self._extract(image, version)
         except KupgradeError as exc:
             text = exc.message if not exc.file else str(exc)
-            raise _RefusedError(self._refuse(
-                state, image, release_accepted("LoadPayload", version, image, failure=text),
-                UpdateError("UpdatePayloadIntegrity", text),
-            )) from None  # fmt: skip
+            raise _RefusedError(
+                self._refuse(
+                    state,
+                    image,
+                    release_accepted("LoadPayload", version, image, failure=text),
+                    UpdateError("UpdatePayloadIntegrity", text),
+                )
+            ) from None
         if version and payload.version != version:
             # sync_worker.go syncPayload: the payload must be the release that was asked for.
             text = (
                 f"release image version {payload.version} does not match the expected "
                 f"upstream version {version}"
             )
-            raise _RefusedError(self._refuse(
-                state, image, release_accepted("VerifyPayloadVersion", version, image, failure=text),
-                UpdateError("VerifyPayloadVersion", text),
-            ))  # fmt: skip
+            raise _RefusedError(
+                self._refuse(
+                    state,
+                    image,
+                    release_accepted("VerifyPayloadVersion", version, image, failure=text),
+                    UpdateError("VerifyPayloadVersion", text),
+                )
+            )
         return payload
 
     def _preconditions(
-        self, cv: dict[str, Any], state: dict[str, Any], image: str, version: str, *,
-        force: bool, risks: list[str],
-    ) -> None:  # fmt: skip
+        self,
+        cv: dict[str, Any],
+        state: dict[str, Any],
+        image: str,
+        version: str,
+        *,
+        force: bool,
+        risks: list[str],
+    ) -> None:
         """C6: preconditions, only when updating from a completed release."""
         history = cv["status"].get("history") or []
         if not any(e.get("state") == "Completed" for e in history):
             return
         summary = pre.summarize(pre.run_checks(cv, version), force)
         if summary.blocking:
-            raise _RefusedError(self._refuse(
-                state, image,
-                release_accepted("PreconditionChecks", version, image, failure=summary.error or ""),
-                UpdateError("UpgradePreconditionCheckFailed", summary.error or ""),
-            ))  # fmt: skip
+            raise _RefusedError(
+                self._refuse(
+                    state,
+                    image,
+                    release_accepted(
+                        "PreconditionChecks", version, image, failure=summary.error or ""
+                    ),
+                    UpdateError("UpgradePreconditionCheckFailed", summary.error or ""),
+                )
+            )
         if summary.error:
             risks.append(summary.error)
 
     def _record(
-        self, cv: dict[str, Any], state: dict[str, Any], payload: Payload,
-        release: tuple[str, str, bool], risks: list[str],
-    ) -> dict[str, Any]:  # fmt: skip
+        self,
+        cv: dict[str, Any],
+        state: dict[str, Any],
+        payload: Payload,
+        release: tuple[str, str, bool],
+        risks: list[str],
+    ) -> dict[str, Any]:
         """C7: the release recorded, with its task graph to apply (release, version, and
         whether it was verified)."""
         image, version, verified = release

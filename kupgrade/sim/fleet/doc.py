@@ -101,22 +101,32 @@ def read_fleet(data: Any, where: str) -> FleetFile:
     sim = _simulation(data.get(SIMULATION), where)
     doc = {k: v for k, v in data.items() if k != SIMULATION}
     if "clusters" in doc and not (isinstance(doc["clusters"], dict) and doc["clusters"]):
-        raise InputError("clusters is a mapping of cluster names to clusters, and not empty",
-                         file=where, field="clusters",
-                         hint="see `kupgrade skew reference fleet` for the format")  # fmt: skip
+        raise InputError(
+            "clusters is a mapping of cluster names to clusters, and not empty",
+            file=where,
+            field="clusters",
+            hint="see `kupgrade skew reference fleet` for the format",
+        )
     base = Path(where).parent
     common = _profile(sim.profile, base)
     unknown = sorted(set(sim.clusters) - set(doc.get("clusters") or {}))
     if unknown:
-        raise InputError(f"simulation.clusters names {unknown[0]!r}, which the fleet does not "
-                         "list", file=where, field=f"simulation.clusters.{unknown[0]}")  # fmt: skip
+        raise InputError(
+            f"simulation.clusters names {unknown[0]!r}, which the fleet does not list",
+            file=where,
+            field=f"simulation.clusters.{unknown[0]}",
+        )
     if is_kube_fleet(doc) or doc.get("platform") == KUBERNETES:
         platform, specs = KUBERNETES, _kube_specs(doc, where)
     elif is_fleet_document(doc):
         platform, specs = GDC, _gdc_specs(doc, where)
     else:
-        raise InputError("a fleet file lists `clusters`", file=where, field="clusters",
-                         hint="see `kupgrade skew reference fleet` for the format")  # fmt: skip
+        raise InputError(
+            "a fleet file lists `clusters`",
+            file=where,
+            field="clusters",
+            hint="see `kupgrade skew reference fleet` for the format",
+        )
     if len(specs) > MAX_CLUSTERS:
         raise InputError(f"{len(specs)} clusters; a fleet has at most {MAX_CLUSTERS}", file=where)
     members = []
@@ -128,26 +138,35 @@ def read_fleet(data: Any, where: str) -> FleetFile:
         )
     available = doc.get("available") or []
     return FleetFile(
-        platform, members, doc, str(doc["target"]) if doc.get("target") else None,
+        platform,
+        members,
+        doc,
+        str(doc["target"]) if doc.get("target") else None,
         [str(v) for v in available] if isinstance(available, list) else [],
         str(doc["policy"]) if doc.get("policy") else None,
-    )  # fmt: skip
+    )
 
 
 def _simulation(raw: Any, where: str) -> Simulation:
     try:
         sim = msgspec.convert(raw or {}, Simulation)
     except msgspec.ValidationError as exc:
-        raise InputError(str(exc).replace("`$", "`simulation"), file=where,
-                         hint="simulation has start, seed, controlPlanes, nodesPerPool, "
-                         "profile and clusters {NAME: {...}}") from None  # fmt: skip
+        raise InputError(
+            str(exc).replace("`$", "`simulation"),
+            file=where,
+            hint="simulation has start, seed, controlPlanes, nodesPerPool, "
+            "profile and clusters {NAME: {...}}",
+        ) from None
     for name, sizes in [("", sim), *sim.clusters.items()]:
         at = f"simulation.clusters.{name}." if name else "simulation."
-        for key, value, top in (("controlPlanes", sizes.control_planes, 7),
-                                ("nodesPerPool", sizes.nodes_per_pool, MAX_NODES)):  # fmt: skip
+        for key, value, top in (
+            ("controlPlanes", sizes.control_planes, 7),
+            ("nodesPerPool", sizes.nodes_per_pool, MAX_NODES),
+        ):
             if value is not None and not 1 <= value <= top:
-                raise InputError(f"{key} is {value}; it is from 1 to {top}", file=where,
-                                 field=f"{at}{key}")  # fmt: skip
+                raise InputError(
+                    f"{key} is {value}; it is from 1 to {top}", file=where, field=f"{at}{key}"
+                )
     return sim
 
 
@@ -199,9 +218,12 @@ def _kube_shape(body: Any, where: str, at: str) -> Shape:
     try:
         doc = msgspec.convert(body, KubeDoc)
     except msgspec.ValidationError as exc:
-        raise InputError(str(exc).replace("`$", f"`{at}"), file=where,
-                         hint="a Kubernetes cluster is {cp: VERSION, pools: {NAME: VERSION}} "
-                         "or a skew inventory") from None  # fmt: skip
+        raise InputError(
+            str(exc).replace("`$", f"`{at}"),
+            file=where,
+            hint="a Kubernetes cluster is {cp: VERSION, pools: {NAME: VERSION}} "
+            "or a skew inventory",
+        ) from None
     for field_name, version in [("cp", doc.cp), *((f"pools.{p}", v) for p, v in doc.pools.items())]:
         _kube_version(version, where, f"{at}.{field_name}")
     kube = None
@@ -209,9 +231,11 @@ def _kube_shape(body: Any, where: str, at: str) -> Shape:
         try:
             kube = Kube(kubeadm=msgspec.convert(doc.kubeadm, KubeadmTool))
         except msgspec.ValidationError as exc:
-            raise InputError(str(exc).replace("`$", f"`{at}.kubeadm"), file=where,
-                             hint="kubeadm has version, force, allowExperimental, allowRCs "
-                             "and minControlPlane") from None  # fmt: skip
+            raise InputError(
+                str(exc).replace("`$", f"`{at}.kubeadm"),
+                file=where,
+                hint="kubeadm has version, force, allowExperimental, allowRCs and minControlPlane",
+            ) from None
     return Shape(doc.cp.lstrip("v"), {p: v.lstrip("v") for p, v in doc.pools.items()}, kube=kube)
 
 
@@ -236,17 +260,28 @@ def _inventory_shape(body: dict[str, Any], where: str) -> Shape:
         kubelets.setdefault(name, version)
     workers = [n.name for n in inventory.nodes if n.name not in static]
     pools = {name: str(parse_kube(kubelets[name])) for name in [*planes, *workers]}
-    return Shape(version, pools, kube=Kube(static_pods=static, kube_proxy=proxies),
-                 nodes={n: [n] for n in pools}, planes=planes)  # fmt: skip
+    return Shape(
+        version,
+        pools,
+        kube=Kube(static_pods=static, kube_proxy=proxies),
+        nodes={n: [n] for n in pools},
+        planes=planes,
+    )
 
 
 # --- one member's profile ---------------------------------------------------------------
 
 
 def _member(
-    name: str, shape: Shape, *, given: Profile | None, sim: Simulation, own: Sizes, i: int,
+    name: str,
+    shape: Shape,
+    *,
+    given: Profile | None,
+    sim: Simulation,
+    own: Sizes,
+    i: int,
     where: str,
-) -> Profile:  # fmt: skip
+) -> Profile:
     spec = given.spec if given is not None else Spec()
     planes = own.control_planes or sim.control_planes or 1
     per_pool = own.nodes_per_pool or sim.nodes_per_pool or 3
@@ -272,15 +307,25 @@ def _member(
     if shape.gdc is not None:
         base = spec.gdc or Gdc()
         gdc = msgspec.structs.replace(
-            base, role=shape.gdc.role, managed_by=shape.gdc.managed_by,
+            base,
+            role=shape.gdc.role,
+            managed_by=shape.gdc.managed_by,
             annotations={**base.annotations, **shape.gdc.annotations},
-        )  # fmt: skip
+        )
     platform = GDC if shape.gdc is not None else KUBERNETES
     made_spec = msgspec.structs.replace(
-        spec, platform=platform, version=shape.version, seed=seed + i,
-        start=sim.start or spec.start, pools=pools, workloads=workloads, gdc=gdc,
-        kube=shape.kube, olm=None, operators=None,
-    )  # fmt: skip
+        spec,
+        platform=platform,
+        version=shape.version,
+        seed=seed + i,
+        start=sim.start or spec.start,
+        pools=pools,
+        workloads=workloads,
+        gdc=gdc,
+        kube=shape.kube,
+        olm=None,
+        operators=None,
+    )
     profile = Profile(metadata={"name": name}, spec=made_spec)
     check_profile(profile, f"{where} (cluster {name})")
     return profile
@@ -296,5 +341,6 @@ def _pool(known: Pool | None, name: str, nodes: int, version: str | None, role: 
 def _default_workload(pool: str, nodes: int) -> Workload:
     """A replica per node and a budget of one unavailable: every node drains (a budget
     that a single-node pool could never satisfy would hold its drain forever)."""
-    return Workload(f"app-{pool}", namespace="apps", replicas=nodes, pool=pool,
-                    pdb=Budget(max_unavailable=1))  # fmt: skip
+    return Workload(
+        f"app-{pool}", namespace="apps", replicas=nodes, pool=pool, pdb=Budget(max_unavailable=1)
+    )

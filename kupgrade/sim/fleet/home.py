@@ -39,27 +39,37 @@ def fleet_names() -> list[str]:
 
 
 def fleet_root(name: str | None) -> Path:
-    return fleets_root() / pick("fleet", fleet_names(), name, "--fleet",
-                                "kupgrade fleet create FLEET.yaml")  # fmt: skip
+    return fleets_root() / pick(
+        "fleet", fleet_names(), name, "--fleet", "kupgrade fleet create FLEET.yaml"
+    )
 
 
 def create_fleet(name: str, fleet: FleetFile) -> Path:
     if not CLUSTER_NAME.fullmatch(name):
-        raise InputError(f"invalid fleet name {name!r}", field="--name",
-                         hint="use letters, digits and dashes")  # fmt: skip
+        raise InputError(
+            f"invalid fleet name {name!r}", field="--name", hint="use letters, digits and dashes"
+        )
     root = fleets_root() / name
     if root.exists():
-        raise InputError(f"fleet {name!r} already exists", file=str(root),
-                         hint=f"delete it first: `kupgrade fleet delete {name}`")  # fmt: skip
+        raise InputError(
+            f"fleet {name!r} already exists",
+            file=str(root),
+            hint=f"delete it first: `kupgrade fleet delete {name}`",
+        )
     for member in fleet.members:
         if not CLUSTER_NAME.fullmatch(member.name):
-            raise InputError(f"invalid cluster name {member.name!r}", field=f"clusters.{member.name}",
-                             hint="a simulated cluster's name has letters, digits, dots and dashes")  # fmt: skip
+            raise InputError(
+                f"invalid cluster name {member.name!r}",
+                field=f"clusters.{member.name}",
+                hint="a simulated cluster's name has letters, digits, dots and dashes",
+            )
     taken = sorted({m.name for m in fleet.members} & set(cluster_names()))
     if taken:
-        raise InputError(f"a cluster named {taken[0]!r} already exists", field="clusters",
-                         hint=f"delete it (`kupgrade cluster delete {taken[0]}`) or rename it "
-                         "in the fleet file")  # fmt: skip
+        raise InputError(
+            f"a cluster named {taken[0]!r} already exists",
+            field="clusters",
+            hint=f"delete it (`kupgrade cluster delete {taken[0]}`) or rename it in the fleet file",
+        )
     made: list[Path] = []
     tmp = fleets_root() / f".{name}.creating"
     try:
@@ -71,10 +81,17 @@ def create_fleet(name: str, fleet: FleetFile) -> Path:
         store = Store(tmp / FLEET_DB)
         try:
             start = min(float(_clock_of(p)) for p in made)
-            store.set_meta(INFO, {"platform": fleet.platform,
-                                  "members": [m.name for m in fleet.members],
-                                  "document": fleet.document, "target": fleet.target,
-                                  "available": fleet.available, "policy": fleet.policy})  # fmt: skip
+            store.set_meta(
+                INFO,
+                {
+                    "platform": fleet.platform,
+                    "members": [m.name for m in fleet.members],
+                    "document": fleet.document,
+                    "target": fleet.target,
+                    "available": fleet.available,
+                    "policy": fleet.policy,
+                },
+            )
             store.set_meta("now", start)
             store.commit()
         finally:
@@ -136,10 +153,12 @@ def opened_fleet(
                 try:
                     cluster_root(member)
                 except InputError:
-                    raise InputError(f"cluster {member} of fleet {root.name} is gone",
-                                     file=str(root / FLEET_DB),
-                                     hint=f"delete the fleet (`kupgrade fleet delete {root.name}`) "
-                                     "and create it again") from None  # fmt: skip
+                    raise InputError(
+                        f"cluster {member} of fleet {root.name} is gone",
+                        file=str(root / FLEET_DB),
+                        hint=f"delete the fleet (`kupgrade fleet delete {root.name}`) "
+                        "and create it again",
+                    ) from None
                 members[member] = stack.enter_context(opened(member))
             yield root, store, info, members
     finally:

@@ -38,8 +38,15 @@ class Finding:
 
     def to_json(self) -> dict[str, Any]:
         v = self.violation
-        return {"at": self.at, "cluster": self.cluster, "change": self.change, "rule": v.id,
-                "objects": [v.object, *v.related], "message": v.message, "fix": v.fix}  # fmt: skip
+        return {
+            "at": self.at,
+            "cluster": self.cluster,
+            "change": self.change,
+            "rule": v.id,
+            "objects": [v.object, *v.related],
+            "message": v.message,
+            "fix": v.fix,
+        }
 
 
 def unique(found: Any) -> list[Violation]:

@@ -115,9 +115,10 @@ def split_object(obj: str) -> tuple[str, str, str | None]:
         return parts[1], "control-plane", None
     if parts[0] == "nodepool" and len(parts) == 3:
         return parts[1], "pool", parts[2]
-    raise InputError(f"plan step object {obj!r} names no cluster of the fleet",
-                     hint="plan steps name cluster/NAME, control-plane/NAME or "
-                     "nodepool/NAME/POOL")  # fmt: skip
+    raise InputError(
+        f"plan step object {obj!r} names no cluster of the fleet",
+        hint="plan steps name cluster/NAME, control-plane/NAME or nodepool/NAME/POOL",
+    )
 
 
 class Rehearsal:
@@ -136,8 +137,10 @@ class Rehearsal:
         seen = {n: FleetMember(m.store, m.spec, m.runner.api) for n, m in self.members.items()}
         run = platform_named(self.platform, "platform").fleet(seen, info["document"])
         if run is None:
-            raise InputError(f"a fleet of {self.platform} clusters cannot be rehearsed",
-                             hint="rehearse each cluster with `kupgrade controller run`")  # fmt: skip
+            raise InputError(
+                f"a fleet of {self.platform} clusters cannot be rehearsed",
+                hint="rehearse each cluster with `kupgrade controller run`",
+            )
         self.part: FleetRun = run  # the platform's part of the rehearsal
         rules = run.rules(str((self.state or {}).get("policy") or "auto"))
         self.monitor = Monitor(rules, run.components, self._record)
@@ -177,9 +180,11 @@ class Rehearsal:
         for name in self.members:
             busy = self.part.busy(name)
             if busy is not None:
-                raise InputError(f"cluster {name} has an upgrade to {busy} in progress that the "
-                                 "fleet did not start",
-                                 hint=f"let it finish: `kupgrade controller run --cluster {name}`")  # fmt: skip
+                raise InputError(
+                    f"cluster {name} has an upgrade to {busy} in progress that the "
+                    "fleet did not start",
+                    hint=f"let it finish: `kupgrade controller run --cluster {name}`",
+                )
         self.monitor.rules = self.part.rules(settings.policy)
         self.monitor.load(self.names)
         broken = self.monitor.check_all(self.names)
@@ -195,23 +200,42 @@ class Rehearsal:
         for step in steps:
             cluster, kind, pool = split_object(step["object"])
             if cluster not in self.members:
-                raise InputError(f"plan step {step['id']} names cluster {cluster!r}, which is not "
-                                 "in the fleet", field="--plan")  # fmt: skip
-            records[step["id"]] = {**step, "cluster": cluster, "kind": kind, "pool": pool,
-                                   "leavePools": step.get("leave_pools", [])}  # fmt: skip
+                raise InputError(
+                    f"plan step {step['id']} names cluster {cluster!r}, which is not in the fleet",
+                    field="--plan",
+                )
+            records[step["id"]] = {
+                **step,
+                "cluster": cluster,
+                "kind": kind,
+                "pool": pool,
+                "leavePools": step.get("leave_pools", []),
+            }
         serial = int((self.state or {}).get("serial", 0)) + 1
-        self.fleet.set_meta(REHEARSAL, {
-            "serial": serial, "status": "running", "target": settings.target,
-            "available": settings.available, "policy": settings.policy,
-            "maxParallel": settings.max_parallel, "startedAt": now,
-            "order": [s["id"] for s in steps], "statesChecked": plan.states_checked,
-        })  # fmt: skip
+        self.fleet.set_meta(
+            REHEARSAL,
+            {
+                "serial": serial,
+                "status": "running",
+                "target": settings.target,
+                "available": settings.available,
+                "policy": settings.policy,
+                "maxParallel": settings.max_parallel,
+                "startedAt": now,
+                "order": [s["id"] for s in steps],
+                "statesChecked": plan.states_checked,
+            },
+        )
         self.fleet.set_meta(STEPS, records)
         self.fleet.set_meta("now", now)
         self.fleet.set_meta("progressAt", now)
-        self._record(now, "fleet", "RehearsalStarted",
-                     f"{len(steps)} steps to {settings.target}, up to "
-                     f"{settings.max_parallel or 'any number of'} at once")  # fmt: skip
+        self._record(
+            now,
+            "fleet",
+            "RehearsalStarted",
+            f"{len(steps)} steps to {settings.target}, up to "
+            f"{settings.max_parallel or 'any number of'} at once",
+        )
         self.monitor.first(self.names, now)
         self._schedule(now)
         self.commit()
@@ -263,8 +287,10 @@ class Rehearsal:
             return state or {}
         wall, start = time.monotonic(), self.now
         while self.state_status() == "running":
-            at = min((t for m in self.members.values() if (t := m.store.next_at()) is not None),
-                     default=None)  # fmt: skip
+            at = min(
+                (t for m in self.members.values() if (t := m.store.next_at()) is not None),
+                default=None,
+            )
             if at is None:
                 self._idle(self.now)
                 break
@@ -353,8 +379,11 @@ class Rehearsal:
             return False
         if "readyAt" not in record:
             record["readyAt"] = at
-            last = max(record["after"], key=lambda a: (records[a]["finishedAt"], step_order(a)),
-                       default=None)  # fmt: skip
+            last = max(
+                record["after"],
+                key=lambda a: (records[a]["finishedAt"], step_order(a)),
+                default=None,
+            )
             record["waitedFor"] = last
             self.fleet.set_meta(STEPS, records)
         return True
@@ -387,8 +416,9 @@ class Rehearsal:
         record["ticket"] = self._ask(member, record, at)
         record["startedAt"] = at
         self.fleet.set_meta(STEPS, records)
-        self.decisions.append({"cluster": member.name, "advances": member.advances,
-                               "at": at, "step": step_id})  # fmt: skip
+        self.decisions.append(
+            {"cluster": member.name, "advances": member.advances, "at": at, "step": step_id}
+        )
         self._record(at, f"step/{step_id}", "StepStarted", _what(record))
         return self._observe(member.name, at) and self._progress(member.name, at)
 
@@ -407,8 +437,12 @@ class Rehearsal:
         ]
         step_id, record = running[0] if running else ("", {})
         why = record.get("blocked") or "nothing changed"
-        self._stop(at, "stuck", step=step_id, why=f"no progress for {STALL / 3600:.0f} simulated "
-                   f"hours: {why}")  # fmt: skip
+        self._stop(
+            at,
+            "stuck",
+            step=step_id,
+            why=f"no progress for {STALL / 3600:.0f} simulated hours: {why}",
+        )
 
     def _progress_all(self, at: float) -> None:
         for name in self.names:
@@ -444,18 +478,25 @@ class Rehearsal:
             stop["state"] = first.change
         state.update(status="stopped", stop=stop, finishedAt=at)
         self.fleet.set_meta(REHEARSAL, state)
-        self._warn(at, f"step/{details['step']}" if "step" in details else "fleet",
-                   "RehearsalStopped", f"{kind}: {stop.get('why', '')}")  # fmt: skip
+        self._warn(
+            at,
+            f"step/{details['step']}" if "step" in details else "fleet",
+            "RehearsalStopped",
+            f"{kind}: {stop.get('why', '')}",
+        )
 
     def commit(self) -> None:
         """The fleet's store first (with the window), then every member (see module)."""
         with self.pace.committing():
             tick = int(self.fleet.meta("tick", 0)) + 1
             self.fleet.set_meta("tick", tick)
-            self.fleet.set_meta("window", {
-                "decisions": self.decisions,
-                "advances": {n: m.advances for n, m in self.members.items()},
-            })  # fmt: skip
+            self.fleet.set_meta(
+                "window",
+                {
+                    "decisions": self.decisions,
+                    "advances": {n: m.advances for n, m in self.members.items()},
+                },
+            )
             self.fleet.commit()
             for name in self.names:
                 self.members[name].commit(tick, self.now)

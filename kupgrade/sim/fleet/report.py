@@ -56,14 +56,25 @@ def step_rows(rehearsal: Rehearsal, start: float) -> list[dict[str, Any]]:
     steps = []
     for step_id in (rehearsal.state or {}).get("order", []):
         r = records[step_id]
-        steps.append({
-            "id": step_id, "object": r["object"], "cluster": r["cluster"], "from": r["from"],
-            "to": r["to"], "after": r["after"], "state": step_state(r),
-            "readyAt": _rel(r.get("readyAt"), start), "startedAt": _rel(r.get("startedAt"), start),
-            "finishedAt": _rel(r.get("finishedAt"), start), "waitedFor": r.get("waitedFor"),
-            "freedBy": r.get("freedBy"), "heldBy": r.get("heldBy"), "blocked": r.get("blocked"),
-            **({"leavePools": r["leavePools"]} if r.get("leavePools") else {}),
-        })  # fmt: skip
+        steps.append(
+            {
+                "id": step_id,
+                "object": r["object"],
+                "cluster": r["cluster"],
+                "from": r["from"],
+                "to": r["to"],
+                "after": r["after"],
+                "state": step_state(r),
+                "readyAt": _rel(r.get("readyAt"), start),
+                "startedAt": _rel(r.get("startedAt"), start),
+                "finishedAt": _rel(r.get("finishedAt"), start),
+                "waitedFor": r.get("waitedFor"),
+                "freedBy": r.get("freedBy"),
+                "heldBy": r.get("heldBy"),
+                "blocked": r.get("blocked"),
+                **({"leavePools": r["leavePools"]} if r.get("leavePools") else {}),
+            }
+        )
     return steps
 
 
@@ -77,10 +88,15 @@ def fleet_report(rehearsal: Rehearsal, name: str, wall: float | None = None) -> 
     for member in rehearsal.names:
         own = [s for s in steps if s["cluster"] == member]
         store = rehearsal.members[member].store
-        clusters.append({
-            "name": member, "versions": versions(rehearsal, member),
-            "steps": [s["id"] for s in own], **_span(own), "downtime": measured(store, now),
-        })  # fmt: skip
+        clusters.append(
+            {
+                "name": member,
+                "versions": versions(rehearsal, member),
+                "steps": [s["id"] for s in own],
+                **_span(own),
+                "downtime": measured(store, now),
+            }
+        )
     path = critical_path(records)
     out: dict[str, Any] = {
         "fleet": name,
@@ -110,14 +126,19 @@ def _span(own: list[dict[str, Any]]) -> dict[str, float | None]:
     """A cluster's start (its first step's) and finish (its last step's, once all are done)."""
     began = [s["startedAt"] for s in own if s["startedAt"] is not None]
     ended = [s["finishedAt"] for s in own if s["finishedAt"] is not None]
-    return {"start": min(began) if began else None,
-            "finish": max(ended) if len(ended) == len(own) and own else None}  # fmt: skip
+    return {
+        "start": min(began) if began else None,
+        "finish": max(ended) if len(ended) == len(own) and own else None,
+    }
 
 
 def _path_row(record: dict[str, Any], step_id: str, start: float) -> dict[str, Any]:
-    return {"id": step_id, "object": record["object"],
-            "startedAt": _rel(record.get("startedAt"), start),
-            "finishedAt": _rel(record.get("finishedAt"), start)}  # fmt: skip
+    return {
+        "id": step_id,
+        "object": record["object"],
+        "startedAt": _rel(record.get("startedAt"), start),
+        "finishedAt": _rel(record.get("finishedAt"), start),
+    }
 
 
 def fleet_view(rehearsal: Rehearsal, name: str) -> dict[str, Any]:
@@ -131,18 +152,26 @@ def fleet_view(rehearsal: Rehearsal, name: str) -> dict[str, Any]:
     for member in rehearsal.names:
         own = [s for s in steps if s["cluster"] == member]
         role, managed = rehearsal.part.role(member)
-        clusters.append({
-            "name": member, "role": role, "managedBy": managed,
-            "versions": versions(rehearsal, member),
-            "running": [s["id"] for s in own if s["state"] in ("running", "blocked")],
-            **_span(own),
-        })  # fmt: skip
+        clusters.append(
+            {
+                "name": member,
+                "role": role,
+                "managedBy": managed,
+                "versions": versions(rehearsal, member),
+                "running": [s["id"] for s in own if s["state"] in ("running", "blocked")],
+                **_span(own),
+            }
+        )
     out: dict[str, Any] = {
-        "kind": "fleet", "fleet": name, "platform": rehearsal.platform,
-        "outcome": state.get("status", "not started"), "target": state.get("target"),
+        "kind": "fleet",
+        "fleet": name,
+        "platform": rehearsal.platform,
+        "outcome": state.get("status", "not started"),
+        "target": state.get("target"),
         "simulatedSeconds": round(rehearsal.now - start, 3) if state else 0.0,
-        "steps": steps, "clusters": clusters,
-    }  # fmt: skip
+        "steps": steps,
+        "clusters": clusters,
+    }
     if state.get("stop"):
         out["stop"] = {**state["stop"], "at": _rel(state["stop"].get("at"), start)}
     return out

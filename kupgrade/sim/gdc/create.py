@@ -34,12 +34,17 @@ def populate_gdc(store: Store, name: str, profile: Profile) -> None:
     roles = [pool_role(p) for p in spec.pools]
     store.put(
         g.cluster_object(
-            name, gdc.role, spec.version, stamp,
-            managed_by=gdc.managed_by, annotations=gdc.annotations,
-            load_balancer_pool=g.LOAD_BALANCER in roles, load_balancer_mode=gdc.load_balancer,
+            name,
+            gdc.role,
+            spec.version,
+            stamp,
+            managed_by=gdc.managed_by,
+            annotations=gdc.annotations,
+            load_balancer_pool=g.LOAD_BALANCER in roles,
+            load_balancer_mode=gdc.load_balancer,
             concurrent_node_pools=gdc.concurrent_node_pools,
         )
-    )  # fmt: skip
+    )
     for pool, role in zip(spec.pools, roles, strict=True):
         pool_name = g.pool_name(name, role, pool.name)
         version = pool.version or spec.version
@@ -54,9 +59,14 @@ def populate_gdc(store: Store, name: str, profile: Profile) -> None:
                 pool.created[i] if i < len(pool.created) else rfc3339(now - 86400 + i)
             )
             node = _node(
-                machine.name, pool.name, pool_name, role, zone=zone, version=version,
+                machine.name,
+                pool.name,
+                pool_name,
+                role,
+                zone=zone,
+                version=version,
                 created=created,
-            )  # fmt: skip
+            )
             store.put(node)
             nodes.append(node)
         nodepool = g.node_pool(name, pool_name, role, version, created=stamp, upgrade=upgrade)

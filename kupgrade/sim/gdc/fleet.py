@@ -173,8 +173,11 @@ class GdcFleetRun:
 
     def policy(self, given: str | None) -> str:
         if given not in (None, "gdc", "auto"):
-            raise InputError(f"policy {given!r} does not apply to a distributed-cloud fleet",
-                             field="--policy", hint="use --policy gdc")  # fmt: skip
+            raise InputError(
+                f"policy {given!r} does not apply to a distributed-cloud fleet",
+                field="--policy",
+                hint="use --policy gdc",
+            )
         return given or "gdc"
 
     def fleet(self) -> Fleet:
@@ -191,8 +194,13 @@ class GdcFleetRun:
         return plan_fleet(self.fleet(), Goal.of(target, available, self.history))
 
     def start(self, name: str, step: dict[str, Any], policy: str) -> dict[str, Any]:
-        made = request_upgrade(self.members[name].api, step["to"], bmctl=step["to"],
-                               pool=step.get("pool"), leave_pools=step.get("leavePools") or [])  # fmt: skip
+        made = request_upgrade(
+            self.members[name].api,
+            step["to"],
+            bmctl=step["to"],
+            pool=step.get("pool"),
+            leave_pools=step.get("leavePools") or [],
+        )
         return {"serial": made["serial"]}
 
     def outcome(self, name: str, ticket: dict[str, Any]) -> tuple[str, str]:
@@ -212,14 +220,21 @@ class GdcFleetRun:
     def refusal(self, record: dict[str, Any]) -> dict[str, Any] | None:
         """What `bmctl upgrade` checks before it changes anything (SPEC G3, X4)."""
         to = self.history.parse(record["to"])
-        request = Request(record["cluster"], to, pool=record.get("pool"), bmctl=to,
-                          leave_pools=tuple(record.get("leavePools") or ()))  # fmt: skip
+        request = Request(
+            record["cluster"],
+            to,
+            pool=record.get("pool"),
+            bmctl=to,
+            leave_pools=tuple(record.get("leavePools") or ()),
+        )
         verdict = judge_request(self.fleet(), request)
         if not verdict.rules:
             return None
         first = verdict.findings[0]
-        return {"why": f"{', '.join(verdict.rules)}: {first.message}; {first.fix}",
-                "objects": [first.object, *first.related]}  # fmt: skip
+        return {
+            "why": f"{', '.join(verdict.rules)}: {first.message}; {first.fix}",
+            "objects": [first.object, *first.related],
+        }
 
     def versions(self, name: str) -> str:
         entry = fleet_entry(self.members[name].store)

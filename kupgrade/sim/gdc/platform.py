@@ -135,8 +135,11 @@ class DistributedCloud:
 
     def upgrade(self, root: Path, store: Store, spec: Spec, ask: UpgradeAsk) -> Said:
         if ask.image:
-            raise InputError(f"a {self.title} cluster upgrades to a version", field="--to-image",
-                             hint="use --to VERSION")  # fmt: skip
+            raise InputError(
+                f"a {self.title} cluster upgrades to a version",
+                field="--to-image",
+                hint="use --to VERSION",
+            )
         return request(store, ask) if ask.to else status(store)
 
     def upgrade_api(self, api: Backend, ask: UpgradeAsk) -> Said:

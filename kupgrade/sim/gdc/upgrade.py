@@ -52,23 +52,34 @@ def request(store: Store, ask: UpgradeAsk) -> Said:
     fleet = gdc_fleet(load_history(ask.releases) if ask.releases else None)
     target = fleet.history.field(str(ask.to), "--to")
     tool = fleet.history.field(ask.bmctl, "--bmctl") if ask.bmctl else None
-    wanted = Request(cluster["metadata"]["name"], target, pool=ask.nodepool, bmctl=tool,
-                     leave_pools=ask.leave_pools)  # fmt: skip
+    wanted = Request(
+        cluster["metadata"]["name"],
+        target,
+        pool=ask.nodepool,
+        bmctl=tool,
+        leave_pools=ask.leave_pools,
+    )
     verdict = judge_request(fleet, wanted)
     if verdict.rules:
         return refusal(verdict, wanted.object, str(target))
     warnings = [f"warning: {f.id} {f.message}; {f.fix}" for f in verdict.findings]
     recorded = request_upgrade(
-        api, str(target), bmctl=str(tool or target), pool=ask.nodepool,
-        leave_pools=list(ask.leave_pools), method="bootstrap" if ask.use_bootstrap else "in-place",
-    )  # fmt: skip
+        api,
+        str(target),
+        bmctl=str(tool or target),
+        pool=ask.nodepool,
+        leave_pools=list(ask.leave_pools),
+        method="bootstrap" if ask.use_bootstrap else "in-place",
+    )
     store.commit()
     return Said(
         doc={"verdict": verdict.to_json(), "request": recorded},
-        lines=[f"Requested upgrade of {wanted.object} to {target}; run `kupgrade controller "
-               "run` to carry it out."],
+        lines=[
+            f"Requested upgrade of {wanted.object} to {target}; run `kupgrade controller "
+            "run` to carry it out."
+        ],
         errors=warnings,
-    )  # fmt: skip
+    )
 
 
 def _check(cluster: dict[str, Any], ask: UpgradeAsk) -> None:
@@ -89,7 +100,9 @@ def refusal(verdict: Verdict, obj: str, target: str) -> Said:
     """The refusal as `skew check-step` words it; nothing was changed (exit 1)."""
     errors = [f"refused: {obj} -> {target}; nothing was changed"]
     for f in verdict.findings:
-        errors += [f"  {f.id}  {', '.join([f.object, *f.related])}: {f.message}",
-                   f"      fix: {f.fix}"]  # fmt: skip
+        errors += [
+            f"  {f.id}  {', '.join([f.object, *f.related])}: {f.message}",
+            f"      fix: {f.fix}",
+        ]
     errors.append(f"(`kupgrade explain {verdict.findings[0].id}` says what a rule means)")
     return Said(doc={"verdict": verdict.to_json(), "changed": False}, errors=errors, exit=1)

@@ -198,10 +198,14 @@ class GdcWorld(World):
     def _ready(self, node: dict[str, Any], ready: bool, message: str) -> None:
         set_condition(
             node["status"]["conditions"],
-            {"type": "Ready", "status": "True" if ready else "False",
-             "reason": "KubeletReady" if ready else "KubeletNotReady", "message": message},
+            {
+                "type": "Ready",
+                "status": "True" if ready else "False",
+                "reason": "KubeletReady" if ready else "KubeletNotReady",
+                "message": message,
+            },
             self._stamp(),
-        )  # fmt: skip
+        )
         self.sim.write(node)
 
     # --- the checkers -------------------------------------------------------------------

@@ -85,9 +85,12 @@ class KubeFleetRun:
         member = self.members[name]
         obj = "control-plane" if step["kind"] == "control-plane" else f"nodepool/{step.get('pool')}"
         tool = member.spec.kube.kubeadm if member.spec.kube else None
-        request_step(member.api, {"id": step["id"], "object": obj, "from": step["from"],
-                                  "to": step["to"], "after": []}, policy,
-                     msgspec.to_builtins(tool) if tool else None)  # fmt: skip
+        request_step(
+            member.api,
+            {"id": step["id"], "object": obj, "from": step["from"], "to": step["to"], "after": []},
+            policy,
+            msgspec.to_builtins(tool) if tool else None,
+        )
         return {"id": step["id"]}
 
     def outcome(self, name: str, ticket: dict[str, Any]) -> tuple[str, str]:

@@ -40,9 +40,17 @@ class Kubernetes:
     title = "Kubernetes"
     retry_hint = "fix the cause and request the upgrade again with `kupgrade upgrade`"
     upgrade_flags = frozenset(
-        {"to", "image", "kubeadm", "allow_experimental", "allow_rcs", "force", "available",
-         "policy"}
-    )  # fmt: skip
+        {
+            "to",
+            "image",
+            "kubeadm",
+            "allow_experimental",
+            "allow_rcs",
+            "force",
+            "available",
+            "policy",
+        }
+    )
     verbs: frozenset[str] = frozenset()
     create_flags = frozenset({"control_planes"})
 
@@ -146,8 +154,11 @@ class Kubernetes:
 
     def upgrade(self, root: Path, store: Store, spec: Spec, ask: UpgradeAsk) -> Said:
         if ask.image:
-            raise InputError(f"a {self.title} cluster upgrades to a version", field="--to-image",
-                             hint="use --to VERSION")  # fmt: skip
+            raise InputError(
+                f"a {self.title} cluster upgrades to a version",
+                field="--to-image",
+                hint="use --to VERSION",
+            )
         return request(store, ask) if ask.to else status(store)
 
     def upgrade_api(self, api: Backend, ask: UpgradeAsk) -> Said:

@@ -19,22 +19,36 @@ def check_kube(spec: Spec, where: str) -> None:
     try:
         parse_kube(spec.version)
     except VersionError as exc:
-        raise InputError(f"{spec.version!r} is not a Kubernetes version: {exc.message}",
-                         file=where, field="spec.version", hint="e.g. v1.30.4") from None  # fmt: skip
+        raise InputError(
+            f"{spec.version!r} is not a Kubernetes version: {exc.message}",
+            file=where,
+            field="spec.version",
+            hint="e.g. v1.30.4",
+        ) from None
     if not any("control-plane" in (p.name, p.role) for p in spec.pools):
-        raise InputError("a Kubernetes cluster needs a control-plane pool", file=where,
-                         field="spec.pools", hint="name a pool control-plane")  # fmt: skip
+        raise InputError(
+            "a Kubernetes cluster needs a control-plane pool",
+            file=where,
+            field="spec.pools",
+            hint="name a pool control-plane",
+        )
     for section, value in (("gdc", spec.gdc), ("olm", spec.olm), ("operators", spec.operators)):
         if value is not None:
-            raise InputError(f"{section} applies to OpenShift or distributed-cloud clusters",
-                             file=where, field=f"spec.{section}")  # fmt: skip
+            raise InputError(
+                f"{section} applies to OpenShift or distributed-cloud clusters",
+                file=where,
+                field=f"spec.{section}",
+            )
     if spec.kube is not None:
         _check_kube_shape(spec, spec.kube, where)
 
 
 KUBE_COMPONENTS = (
-    "kube-apiserver", "kube-controller-manager", "kube-scheduler", "cloud-controller-manager",
-)  # fmt: skip
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "cloud-controller-manager",
+)
 
 
 def _check_kube_shape(spec: Spec, kube: Kube, where: str) -> None:
@@ -44,8 +58,11 @@ def _check_kube_shape(spec: Spec, kube: Kube, where: str) -> None:
     for node, components in kube.static_pods.items():
         for component, version in components.items():
             if component not in KUBE_COMPONENTS:
-                raise InputError(f"{component!r} is not one of {', '.join(KUBE_COMPONENTS)}",
-                                 file=where, field=f"spec.kube.staticPods.{node}")  # fmt: skip
+                raise InputError(
+                    f"{component!r} is not one of {', '.join(KUBE_COMPONENTS)}",
+                    file=where,
+                    field=f"spec.kube.staticPods.{node}",
+                )
             versions.append((f"spec.kube.staticPods.{node}.{component}", node, version, planes))
     tool = kube.kubeadm or KubeadmTool()
     for key, given in (("version", tool.version), ("minControlPlane", tool.min_control_plane)):
@@ -58,8 +75,11 @@ def _check_kube_shape(spec: Spec, kube: Kube, where: str) -> None:
                 ) from None
     for field, node, version, known in versions:
         if node not in known:
-            raise InputError(f"{node} is not a {'control-plane ' if known is planes else ''}node "
-                             "of the profile", file=where, field=field)  # fmt: skip
+            raise InputError(
+                f"{node} is not a {'control-plane ' if known is planes else ''}node of the profile",
+                file=where,
+                field=field,
+            )
         try:
             parse_kube(version)
         except VersionError as exc:
@@ -70,8 +90,11 @@ def shape_kube(spec: Spec, ask: CreateAsk) -> Spec:
     """`cluster create --platform kubernetes`: the version it needs, a control-plane pool
     (the profile's master pool, renamed) of --control-planes nodes."""
     if not ask.version_given:
-        raise InputError("a Kubernetes cluster needs its version", field="--version",
-                         hint="pass --version, e.g. --version v1.30.4")  # fmt: skip
+        raise InputError(
+            "a Kubernetes cluster needs its version",
+            field="--version",
+            hint="pass --version, e.g. --version v1.30.4",
+        )
     pools = []
     for given in spec.pools:
         pool = given

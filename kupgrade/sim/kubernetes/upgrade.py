@@ -20,28 +20,39 @@ from kupgrade.versions import parse_kube
 def request(store: Store, ask: UpgradeAsk) -> Said:
     """Plan the upgrade on the live state and record it for `controller run`; the kubeadm
     binary and flags its control-plane steps run with."""
-    tool = {"version": str(kube_field(ask.kubeadm, "--kubeadm")) if ask.kubeadm else None,
-            "force": ask.force, "allowExperimental": ask.allow_experimental,
-            "allowRCs": ask.allow_rcs}  # fmt: skip
+    tool = {
+        "version": str(kube_field(ask.kubeadm, "--kubeadm")) if ask.kubeadm else None,
+        "force": ask.force,
+        "allowExperimental": ask.allow_experimental,
+        "allowRCs": ask.allow_rcs,
+    }
     kubeadm = {k: val for k, val in tool.items() if val}
-    state = request_upgrade(SimCluster(store), str(ask.to), list(ask.available),
-                            ask.policy or "auto", kubeadm)  # fmt: skip
+    state = request_upgrade(
+        SimCluster(store), str(ask.to), list(ask.available), ask.policy or "auto", kubeadm
+    )
     store.commit()
     steps = ", ".join(f"{s['object']} {v(s['from'])} -> {v(s['to'])}" for s in state["steps"])
     return Said(
         doc={"target": v(state["target"]), "steps": state["steps"]},
-        lines=[f"Requested upgrade to {v(state['target'])}: {steps}; run `kupgrade controller "
-               "run` to carry it out."],
-    )  # fmt: skip
+        lines=[
+            f"Requested upgrade to {v(state['target'])}: {steps}; run `kupgrade controller "
+            "run` to carry it out."
+        ],
+    )
 
 
 def status(store: Store) -> Said:
     """Versions as the cluster reports them, and the upgrade's progress."""
     sim = SimCluster(store)
     state: dict[str, Any] = sim.state(STATE) or {}
-    apiservers = sorted({image_version(p) for p in sim.list("Pod")
-                         if (p["metadata"].get("labels") or {}).get("component") == "kube-apiserver"},
-                        key=parse_kube)  # fmt: skip
+    apiservers = sorted(
+        {
+            image_version(p)
+            for p in sim.list("Pod")
+            if (p["metadata"].get("labels") or {}).get("component") == "kube-apiserver"
+        },
+        key=parse_kube,
+    )
     kubelets = sorted({kubelet_of(n) for n in sim.list("Node")}, key=parse_kube)
     planes, nodes = [v(a) for a in apiservers], [v(k) for k in kubelets]
     doc = {"apiservers": planes, "kubelets": nodes, "upgrade": state or None}

@@ -60,18 +60,30 @@ class KubeWorld(World):
             status = pod["status"]
             if status.get("runningImage") == image or status.get("restartingTo") == image:
                 continue
-            self._restart(pod, image, ("Restarting", f"static pod restarts on {image}"),
-                          self.sim.uniform(STATIC_RESTART), StaticReady(namespace, name, image))  # fmt: skip
+            self._restart(
+                pod,
+                image,
+                ("Restarting", f"static pod restarts on {image}"),
+                self.sim.uniform(STATIC_RESTART),
+                StaticReady(namespace, name, image),
+            )
 
     def _restart(
-        self, obj: dict[str, Any], target: str, said: tuple[str, str], seconds: float,
+        self,
+        obj: dict[str, Any],
+        target: str,
+        said: tuple[str, str],
+        seconds: float,
         then: Event,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """A pod or a node going down to come back at `target`: not ready until `then`
         fires, `seconds` from now."""
         obj["status"]["restartingTo"] = target
-        set_condition(obj["status"]["conditions"], {"type": "Ready", "status": "False",
-                                                    "reason": said[0]}, self._stamp())  # fmt: skip
+        set_condition(
+            obj["status"]["conditions"],
+            {"type": "Ready", "status": "False", "reason": said[0]},
+            self._stamp(),
+        )
         self.sim.write(obj)
         self.sim.record(key_of(obj), *said)
         self.schedule(self.sim.now() + seconds, then)
@@ -99,8 +111,13 @@ class KubeWorld(World):
                 continue
             timing = self.spec.node_phases.overrides.get(name)
             seconds = timing.reboot if timing else self.sim.uniform(self.spec.node_phases.reboot)
-            self._restart(node, target, ("KubeletRestarting", f"kubelet restarts at {v(target)}"),
-                          seconds, KubeletReady(name, target))  # fmt: skip
+            self._restart(
+                node,
+                target,
+                ("KubeletRestarting", f"kubelet restarts at {v(target)}"),
+                seconds,
+                KubeletReady(name, target),
+            )
 
     def _on_kubelet_ready(self, e: KubeletReady) -> None:
         name, target = e.name, e.target
@@ -110,8 +127,11 @@ class KubeWorld(World):
         status: dict[str, Any] = node["status"]
         status.pop("restartingTo", None)
         status["nodeInfo"].update({"kubeletVersion": v(target), "kubeProxyVersion": v(target)})
-        set_condition(status["conditions"], {"type": "Ready", "status": "True",
-                                             "reason": "KubeletReady"}, self._stamp())  # fmt: skip
+        set_condition(
+            status["conditions"],
+            {"type": "Ready", "status": "True", "reason": "KubeletReady"},
+            self._stamp(),
+        )
         self.sim.write(node)
         for pod in self.sim.pods_on(name):
             if (pod["metadata"].get("labels") or {}).get("k8s-app") == "kube-proxy":

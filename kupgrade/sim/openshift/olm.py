@@ -30,13 +30,17 @@ def add_source(
     or image."""
     stamp = rfc3339(sim.now())
     if looks_like_image(where):
-        obj = catalog_source(name, namespace, image=where, priority=priority, poll=poll,
-                             created=stamp)  # fmt: skip
+        obj = catalog_source(
+            name, namespace, image=where, priority=priority, poll=poll, created=stamp
+        )
     else:
         path = Path(where).resolve()
         if not path.exists():
-            raise InputError(f"catalog {where} does not exist", field="--source",
-                             hint="give a file-based catalog (file or directory) or an image")  # fmt: skip
+            raise InputError(
+                f"catalog {where} does not exist",
+                field="--source",
+                hint="give a file-based catalog (file or directory) or an image",
+            )
         obj = catalog_source(name, namespace, path=str(path), priority=priority, created=stamp)
     return sim.apply(obj)
 
@@ -49,23 +53,43 @@ def package_of(where: str, package: str) -> str:
         return package
     names = sorted(CatalogIndex.build(load_catalog(where)).packages)
     if len(names) != 1:
-        raise InputError(f"catalog {where} has {len(names)} packages: {', '.join(names[:10])}",
-                         field="--package", hint="choose one with --package")  # fmt: skip
+        raise InputError(
+            f"catalog {where} has {len(names)} packages: {', '.join(names[:10])}",
+            field="--package",
+            hint="choose one with --package",
+        )
     return names[0]
 
 
 def subscribe(
-    sim: SimCluster, *, package: str, source: str, source_namespace: str, namespace: str,
-    channel: str = "", approval: str = "Automatic", starting_csv: str = "",
-) -> Obj:  # fmt: skip
+    sim: SimCluster,
+    *,
+    package: str,
+    source: str,
+    source_namespace: str,
+    namespace: str,
+    channel: str = "",
+    approval: str = "Automatic",
+    starting_csv: str = "",
+) -> Obj:
     if approval not in ("Automatic", "Manual"):
         raise InputError("approval must be Automatic or Manual", field="--approval")
     if sim.get("Subscription", package, namespace) is not None:
-        raise InputError(f"subscription {namespace}/{package} already exists",
-                         hint="delete it first, or subscribe in another --namespace")  # fmt: skip
-    obj = subscription(package, namespace, package=package, channel=channel, source=source,
-                       source_namespace=source_namespace, approval=approval,
-                       starting_csv=starting_csv, created=rfc3339(sim.now()))  # fmt: skip
+        raise InputError(
+            f"subscription {namespace}/{package} already exists",
+            hint="delete it first, or subscribe in another --namespace",
+        )
+    obj = subscription(
+        package,
+        namespace,
+        package=package,
+        channel=channel,
+        source=source,
+        source_namespace=source_namespace,
+        approval=approval,
+        starting_csv=starting_csv,
+        created=rfc3339(sim.now()),
+    )
     sim.write(obj)
     return obj
 
@@ -74,11 +98,15 @@ def approve(sim: SimCluster, name: str, namespace: str = "") -> Obj:
     """Approve a Manual install plan (spec.approved), as `oc patch installplan` does.
     A plan its subscription no longer waits on (the catalog moved on and a newer plan
     replaced it) is refused with the plan to approve instead."""
-    plans = [p for p in sim.list("InstallPlan") if p["metadata"]["name"] == name
-             and namespace in ("", p["metadata"].get("namespace"))]  # fmt: skip
+    plans = [
+        p
+        for p in sim.list("InstallPlan")
+        if p["metadata"]["name"] == name and namespace in ("", p["metadata"].get("namespace"))
+    ]
     if not plans:
-        raise InputError(f"install plan {name} not found",
-                         hint="`kupgrade get installplans -A` lists them")  # fmt: skip
+        raise InputError(
+            f"install plan {name} not found", hint="`kupgrade get installplans -A` lists them"
+        )
     if len(plans) > 1:
         raise InputError(f"install plan {name} is in several namespaces", field="--namespace")
     plan = plans[0]
@@ -88,8 +116,10 @@ def approve(sim: SimCluster, name: str, namespace: str = "") -> Obj:
     sub = sim.get("Subscription", owner, plan["metadata"]["namespace"])
     current = ((sub or {}).get("status") or {}).get("installPlanRef", {}).get("name")
     if current and current != name:
-        raise InputError(f"install plan {name} is stale: subscription {owner} now waits on {current}",
-                         hint=f"approve {current}")  # fmt: skip
+        raise InputError(
+            f"install plan {name} is stale: subscription {owner} now waits on {current}",
+            hint=f"approve {current}",
+        )
     plan["spec"]["approved"] = True
     sim.write(plan)
     return plan
@@ -99,9 +129,22 @@ def start_with(sim: SimCluster, olm: Olm) -> None:
     """A profile's catalogs and subscriptions, created with the cluster."""
     for catalog in olm.catalogs:
         where = catalog.image or catalog.path or ""
-        add_source(sim, catalog.name, where, namespace=catalog.namespace,
-                   priority=catalog.priority, poll=catalog.poll or "")  # fmt: skip
+        add_source(
+            sim,
+            catalog.name,
+            where,
+            namespace=catalog.namespace,
+            priority=catalog.priority,
+            poll=catalog.poll or "",
+        )
     for sub in olm.subscriptions:
-        subscribe(sim, package=sub.package, source=sub.source,
-                  source_namespace=sub.source_namespace, namespace=sub.namespace,
-                  channel=sub.channel, approval=sub.approval, starting_csv=sub.starting_csv)  # fmt: skip
+        subscribe(
+            sim,
+            package=sub.package,
+            source=sub.source,
+            source_namespace=sub.source_namespace,
+            namespace=sub.namespace,
+            channel=sub.channel,
+            approval=sub.approval,
+            starting_csv=sub.starting_csv,
+        )

@@ -59,9 +59,18 @@ class OpenShift:
     title = "OpenShift"
     retry_hint = "fix the cause and run `kupgrade controller run` again (it retries)"
     upgrade_flags = frozenset(
-        {"to", "image", "latest", "clear", "explicit", "include_not_recommended",
-         "allow_not_recommended", "with_warnings", "force"}
-    )  # fmt: skip
+        {
+            "to",
+            "image",
+            "latest",
+            "clear",
+            "explicit",
+            "include_not_recommended",
+            "allow_not_recommended",
+            "with_warnings",
+            "force",
+        }
+    )
     verbs = frozenset({"upgrade status", "upgrade channel", "upgrade --kubeconfig", "operators"})
     create_flags: frozenset[str] = frozenset()
 
@@ -155,8 +164,11 @@ class OpenShift:
 
     def pool_of(self, node: Obj) -> str:
         labels = node["metadata"].get("labels") or {}
-        roles = sorted(k.removeprefix("node-role.kubernetes.io/") for k in labels
-                       if k.startswith("node-role.kubernetes.io/"))  # fmt: skip
+        roles = sorted(
+            k.removeprefix("node-role.kubernetes.io/")
+            for k in labels
+            if k.startswith("node-role.kubernetes.io/")
+        )
         return "master" if "master" in roles else roles[0] if roles else "worker"
 
     def report(

@@ -44,8 +44,10 @@ def answer(api: Backend, ask: UpgradeAsk, then: str) -> Said:
     that says an update was requested."""
     cv = api.get("ClusterVersion", "version")
     if cv is None:
-        raise InputError("the cluster has no ClusterVersion (it is not OpenShift)",
-                         hint="use `kupgrade skew check --kubeconfig`")  # fmt: skip
+        raise InputError(
+            "the cluster has no ClusterVersion (it is not OpenShift)",
+            hint="use `kupgrade skew check --kubeconfig`",
+        )
     if ask.clear:
         return _info(clear_request(api), api)
     if not ask.target:
@@ -91,12 +93,18 @@ def _target(cv: dict[str, Any], ask: UpgradeAsk, said: Said) -> dict[str, Any] |
         desired = requested_release(cv, ask.to, ask.image, ask.explicit, allow)
         risk = bypassed_risk(cv, desired)
     if risk is not None:
-        _warn(said, f"with --allow-not-recommended you have accepted the risks with "
-              f"{desired['version']} and bypassed Recommended={risk.get('status', '')} "
-              f"{risk.get('reason', '')}: {risk.get('message', '')}")  # fmt: skip
+        _warn(
+            said,
+            f"with --allow-not-recommended you have accepted the risks with "
+            f"{desired['version']} and bypassed Recommended={risk.get('status', '')} "
+            f"{risk.get('reason', '')}: {risk.get('message', '')}",
+        )
     if ask.image and not desired["version"]:  # taken by --allow-explicit-upgrade alone
-        _warn(said, "The requested upgrade image is not one of the available updates. You have "
-              "used --allow-explicit-upgrade for the update to proceed anyway")  # fmt: skip
+        _warn(
+            said,
+            "The requested upgrade image is not one of the available updates. You have "
+            "used --allow-explicit-upgrade for the update to proceed anyway",
+        )
     return dict(desired)
 
 
@@ -107,8 +115,9 @@ def _guards(cv: dict[str, Any], ask: UpgradeAsk, said: Said) -> None:
         _warn(said, FORCE_WARNING)
     problem = check_for_upgrade(cv)
     if problem is not None and not (ask.with_warnings or ask.force):
-        raise InputError(problem, hint="If you want to upgrade anyway, use "
-                         "--allow-upgrade-with-warnings")  # fmt: skip
+        raise InputError(
+            problem, hint="If you want to upgrade anyway, use --allow-upgrade-with-warnings"
+        )
     if problem is not None and ask.with_warnings:
         _warn(said, f"--allow-upgrade-with-warnings is bypassing: {problem}")
 
@@ -128,5 +137,8 @@ def channel(api: Backend, name: str, allow_explicit: bool) -> Said:
     """`upgrade channel [CHANNEL]`: spec.channel set or cleared (oc prints nothing when it
     set the channel)."""
     text, warnings = set_channel(api, name, allow_explicit)
-    return Said(doc={"channel": name, "message": text}, lines=[text] if text else [],
-                errors=[f"warning: {w}" for w in warnings])  # fmt: skip
+    return Said(
+        doc={"channel": name, "message": text},
+        lines=[text] if text else [],
+        errors=[f"warning: {w}" for w in warnings],
+    )
