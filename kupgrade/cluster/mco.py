@@ -1,4 +1,11 @@
-"""Machine-config annotations and labels on nodes and pools (the daemon's vocabulary, SPEC E3)."""
+"""Machine-config annotations and labels on nodes and pools (the daemon's vocabulary, SPEC E3),
+and which pool a node belongs to."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kupgrade.cluster.selectors import matches
 
 PREFIX = "machineconfiguration.openshift.io/"
 CURRENT = PREFIX + "currentConfig"
@@ -24,3 +31,19 @@ WORKING = "Working"
 DEGRADED = "Degraded"
 UNRECONCILABLE = "Unreconcilable"
 REBOOTING = "Rebooting"
+
+
+def pool_of(node: dict[str, Any], pools: list[dict[str, Any]]) -> str:
+    """The pool a node belongs to, as oc's whichPool and the machine-config controller's
+    GetPoolsForNode decide it (openshift/oc pkg/cli/admin/upgrade/status/status.go;
+    machine-config-operator pkg/controller/common/helpers.go): the master pool when it
+    selects the node; otherwise the first custom pool by name that does (a node in two
+    custom pools the controller refuses to update; oc shows the first); otherwise the
+    worker pool; "" when no pool selects it."""
+    labels = node["metadata"].get("labels") or {}
+    by_name = {p["metadata"]["name"]: p for p in pools}
+    order = ["master", *sorted(n for n in by_name if n not in ("master", "worker")), "worker"]
+    for name in order:
+        if name in by_name and matches(by_name[name]["spec"].get("nodeSelector"), labels):
+            return str(name)
+    return ""

@@ -14,20 +14,15 @@ on the next ask. The evictions that read it honour budgets as SPEC E3 and G11 sa
 from __future__ import annotations
 
 import weakref
-from typing import Any
 
 from kupgrade.cluster.backend import Key
 from kupgrade.cluster.disruption import budget_status
 from kupgrade.cluster.objects import is_ready_pod, key_of
+from kupgrade.cluster.selectors import matches
 from kupgrade.collector import paused
 from kupgrade.sim.store import Obj, Store
 
 PDB = "PodDisruptionBudget"
-
-
-def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
-    wanted = (selector or {}).get("matchLabels") or {}
-    return all(labels.get(k) == v for k, v in wanted.items())
 
 
 def _selector_labels(pdb: Obj) -> list[str]:
@@ -112,7 +107,7 @@ class BudgetLedger:
         return tuple(
             (PDB, b["metadata"].get("namespace", ""), b["metadata"]["name"])
             for _, b in sorted(candidates.items())
-            if selects(b["spec"].get("selector"), labels)
+            if matches(b["spec"].get("selector"), labels)
         )
 
     def _pod_changed(self, key: Key, pod: Obj | None) -> None:

@@ -682,22 +682,6 @@ class Status:
     healthy: bool  # no insight: "Update is proceeding well"
 
 
-def _selects(selector: Obj | None, labels: dict[str, str]) -> bool:
-    wanted = (selector or {}).get("matchLabels") or {}
-    return all(labels.get(k) == v for k, v in wanted.items())
-
-
-def _pool_of(node: Obj, pools: list[Obj]) -> str:
-    """status.go whichPool: master first, then custom pools, then worker."""
-    labels = node["metadata"].get("labels") or {}
-    by_name = {p["metadata"]["name"]: p for p in pools}
-    order = ["master", *sorted(n for n in by_name if n not in ("master", "worker")), "worker"]
-    for name in order:
-        if name in by_name and _selects(by_name[name]["spec"].get("nodeSelector"), labels):
-            return str(name)
-    return ""
-
-
 @dataclass
 class Objects:
     """What oc reads: the ClusterVersion, ClusterOperators, MachineConfigPools, Nodes,
@@ -731,7 +715,7 @@ def assess(objects: Objects, now: float) -> Status | None:
     }
     per_pool: dict[str, list[Obj]] = {}
     for node in objects.nodes:
-        per_pool.setdefault(_pool_of(node, pools), []).append(node)
+        per_pool.setdefault(mco.pool_of(node, pools), []).append(node)
     insights: list[Insight] = []
     masters, workers = None, []
     for pool in pools:

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from kupgrade.cluster.disruption import budget_status
 from kupgrade.cluster.objects import is_ready_pod, pdb, pod
-from kupgrade.sim.budgets import ledger, selects
+from kupgrade.cluster.selectors import matches
+from kupgrade.sim.budgets import ledger
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.loop import COMMIT_EVERY, COMMIT_SHARE, CommitPace
 from kupgrade.sim.store import Store
@@ -31,7 +32,7 @@ def recount(store: Store, budget: dict[str, Any]) -> dict[str, int]:
         p
         for p in store.list("Pod")
         if p["metadata"].get("namespace", "") == namespace
-        and selects(budget["spec"].get("selector") or {}, p["metadata"].get("labels") or {})
+        and matches(budget["spec"].get("selector") or {}, p["metadata"].get("labels") or {})
     ]
     owners = {o["name"] for p in pods for o in p["metadata"].get("ownerReferences") or []}
     expected = sum(int(store.meta(f"replicas:{namespace}/{o}") or 0) for o in owners)
@@ -123,7 +124,7 @@ def test_the_ledger_equals_a_recount_after_every_change(ops: list[tuple[Any, ...
                     b
                     for b in store.list("PodDisruptionBudget")
                     if b["metadata"]["namespace"] == found["metadata"]["namespace"]
-                    and selects(
+                    and matches(
                         b["spec"].get("selector") or {}, found["metadata"].get("labels") or {}
                     )
                 ]

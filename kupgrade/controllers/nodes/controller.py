@@ -29,12 +29,6 @@ RETRY_SLOW = 300.0
 DRAIN_TIMEOUT = 3600.0
 
 
-def selects_node(pool: dict[str, Any], node: dict[str, Any]) -> bool:
-    wanted = (pool["spec"].get("nodeSelector") or {}).get("matchLabels") or {}
-    labels = node["metadata"].get("labels", {})
-    return all(labels.get(k) == v for k, v in wanted.items())
-
-
 def pool_progress(api: Backend) -> list[Progress]:
     """(pool, nodes at the target, nodes) per pool.
 
@@ -133,7 +127,7 @@ class NodeController:
         }
         self.pool_of = {}
         for node in self.api.list("Node"):
-            owner = next((p["metadata"]["name"] for p in pools if selects_node(p, node)), "")
+            owner = mco.pool_of(node, pools)
             self.pool_of[node["metadata"]["name"]] = owner
             if owner:
                 self.trackers[owner].put(node)
