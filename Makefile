@@ -20,6 +20,7 @@ test: lint typecheck unit
 lint: $(STAMP)
 	$(BIN)/ruff check kupgrade tests bench
 	$(BIN)/ruff format --check kupgrade tests bench
+	@! grep -rn "fmt: skip" kupgrade tests bench || (echo "the formatter's output is the house style: no fmt: skip" && false)
 	$(BIN)/lint-imports
 
 typecheck: $(STAMP)

@@ -22,6 +22,7 @@ from kupgrade.sim.openshift.upgrade import channel as set_channel
 from kupgrade.sim.platform import Said, UpgradeAsk
 from kupgrade.sim.platforms import platform_of
 from kupgrade.sim.upgrades import upgrade_cluster, upgrade_over_api
+from kupgrade.views.upgrade_status import read_capture
 
 
 class UpgradeAction(StrEnum):
@@ -112,6 +113,14 @@ ExperimentalOpt = Annotated[
 RcsOpt = Annotated[
     bool, _flag("--allow-release-candidate-upgrades", "kubernetes: kubeadm's, for rcs.")
 ]
+CaptureOpt = Annotated[
+    Path | None,
+    _flag(
+        "--mock-clusterversion",
+        "status: a captured cluster, NAME-cv.yaml, with NAME-co.yaml, "
+        "-mcp.yaml, -mc.yaml and -node.yaml beside it (oc's own flag).",
+    ),
+]
 DetailsOpt = Annotated[
     Details,
     _flag(
@@ -152,6 +161,7 @@ def upgrade_command(
     allow_experimental: ExperimentalOpt = False,
     allow_rcs: RcsOpt = False,
     details: DetailsOpt = Details.none,
+    mock_clusterversion: CaptureOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     output: OutputOpt = Format.text,
@@ -182,6 +192,7 @@ def upgrade_command(
     kupgrade upgrade channel stable-4.14 --cluster demo
     kupgrade upgrade status --cluster demo --details nodes
     kupgrade upgrade status --context prod -o json
+    kupgrade upgrade status --mock-clusterversion captured/prod-cv.yaml --details all
     ```
     """
     ask = UpgradeAsk(
@@ -206,9 +217,11 @@ def upgrade_command(
         policy,
     )
     live = kubeconfig is not None or context is not None
-    _check_action(action, channel, allow_explicit_channel, ask)
+    _check_action(action, channel, allow_explicit_channel, ask, mock_clusterversion)
     if action is UpgradeAction.channel:
         _channel(cluster, channel or "", allow_explicit_channel, kubeconfig, context, output)
+    elif action is UpgradeAction.status and mock_clusterversion is not None:
+        show_status(read_capture(mock_clusterversion), details, output)
     elif action is UpgradeAction.status:
         _status(cluster, details, kubeconfig, context, output)
     elif live:
@@ -220,7 +233,11 @@ def upgrade_command(
 
 
 def _check_action(
-    action: UpgradeAction | None, channel: str | None, explicit: bool, ask: UpgradeAsk
+    action: UpgradeAction | None,
+    channel: str | None,
+    explicit: bool,
+    ask: UpgradeAsk,
+    capture: Path | None = None,
 ) -> None:
     """What goes with `upgrade channel` and `upgrade status`, and what does not."""
     if channel is not None and action is not UpgradeAction.channel:
@@ -228,6 +245,10 @@ def _check_action(
             f"unexpected argument {channel!r}",
             field="ACTION",
             hint="`upgrade channel CHANNEL` sets the channel",
+        )
+    if capture and action is not UpgradeAction.status:
+        raise InputError(
+            "--mock-clusterversion goes with `upgrade status`", field="--mock-clusterversion"
         )
     if explicit and action is not UpgradeAction.channel:
         raise InputError(

@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from kupgrade import intake
 from kupgrade.cluster import mco
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import find
+from kupgrade.cluster.fake import MemoryBackend
 from kupgrade.errors import InputError
 from kupgrade.versions import go_duration, go_truncate
-from kupgrade.versions.times import stamp_or_zero
+from kupgrade.versions.times import parse_time, stamp_or_zero
 
 Obj = dict[str, Any]
 MINUTE = 60.0
@@ -790,3 +793,55 @@ def read_objects(api: Backend) -> Objects:
         api.list("MachineConfig"),
         str(image),
     )
+
+
+# A capture's clock is the latest condition change in it, a little after (oc's mock mode:
+# "add some nanoseconds to exercise rounding").
+CAPTURE_SLACK = 368975e-9
+CAPTURED = {"co": True, "mcp": True, "mc": True, "node": True, "mco-deployment": False}
+
+
+def read_capture(cv_path: Path) -> MemoryBackend:
+    """A cluster captured as oc's own examples are: `oc get clusterversion -o yaml` in
+    NAME-cv.yaml and, beside it, the ClusterOperators (NAME-co.yaml), MachineConfigPools
+    (-mcp.yaml), MachineConfigs (-mc.yaml), Nodes (-node.yaml) and the machine-config
+    operator's Deployment when there is one (-mco-deployment.yaml): what `oc adm upgrade
+    status --mock-clusterversion` reads (openshift/oc pkg/cli/admin/upgrade/status
+    status.go Complete, mockresources.go)."""
+    name = str(cv_path)
+    if not name.endswith("-cv.yaml"):
+        raise InputError(
+            "a capture's ClusterVersion file is named NAME-cv.yaml",
+            file=name,
+            hint="the other files are found beside it by that name",
+        )
+    objects = _captured(cv_path)
+    for suffix, required in CAPTURED.items():
+        path = Path(name.removesuffix("-cv.yaml") + f"-{suffix}.yaml")
+        if required or path.exists():
+            objects += _captured(path)
+    conditions = [
+        c
+        for o in objects
+        if o.get("kind") in ("ClusterVersion", "ClusterOperator")
+        for c in (o.get("status") or {}).get("conditions") or []
+    ]
+    stamps = [parse_time(c.get("lastTransitionTime")) for c in conditions]
+    return MemoryBackend(objects, max(stamps, default=0.0) + CAPTURE_SLACK)
+
+
+def _captured(path: Path) -> list[Obj]:
+    """The objects of one captured file: an object, or the items of a List."""
+    doc = intake.load_yaml(intake.read_file(path, "captured objects"), str(path))
+    if not isinstance(doc, dict):
+        raise InputError("is not a Kubernetes object or List", file=str(path))
+    items = doc.get("items") if str(doc.get("kind", "")).endswith("List") else [doc]
+    if not isinstance(items, list) or not all(
+        isinstance(o, dict) and isinstance(o.get("metadata"), dict) and o.get("kind") for o in items
+    ):
+        raise InputError(
+            "holds something that is not a Kubernetes object",
+            file=str(path),
+            hint="capture it with `oc get KIND -o yaml`",
+        )
+    return items

@@ -33,7 +33,7 @@ from kupgrade.cli.main import app
 from kupgrade.sim.openshift.releases import build_release
 from kupgrade.sim.profile import Spec
 from kupgrade.updateservice.process import free_port
-from tests.support.conformance import needs_gpg, needs_registry
+from tests.support.conformance import SHARED, needs_gpg, needs_registry
 from tests.support.processes import RegistryProcess
 
 Command = Any
@@ -166,6 +166,9 @@ simulation: {nodesPerPool: 2}
 """
 
 
+OC_CAPTURES = SHARED / "peer" / "oc" / "status-examples"
+
+
 def _workspace(root: Path) -> None:
     """The files the examples name that no earlier example writes."""
     sample = root / "sample"
@@ -214,6 +217,10 @@ def _workspace(root: Path) -> None:
         (root / name).mkdir()
         (root / name / "catalog.json").write_text(_catalog(package, channel, bundles))
     shutil.copy(root / "catalog" / "catalog.json", root / "catalog.json")
+    # A captured cluster, as `oc get clusterversion,... -o yaml` writes it (oc's own).
+    (root / "captured").mkdir()
+    for found in sorted(OC_CAPTURES.glob("4.14.1-degraded-*.yaml")):
+        shutil.copy(found, root / "captured" / found.name.replace("4.14.1-degraded", "prod"))
     # A directory of manifests: the model release's, with its own release-metadata.
     layout = root / "model-release"
     build_release(Spec(), "4.16.3", layout)
