@@ -17,6 +17,7 @@ a user needs to hear before emptyDir data is deleted.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -58,26 +59,40 @@ class DrainPod(NamedTuple):
 def drain_pod(pod: dict[str, Any], now: float) -> DrainPod:
     """A Pod object as the filters see it: its controller's kind, emptyDir, mirror, phase."""
     meta = pod["metadata"]
+    return DrainPod(meta["name"], meta.get("namespace", "default"), *_traits(pod, now))
+
+
+def _traits(pod: dict[str, Any], now: float | None) -> tuple[str, bool, str, bool, int | None]:
+    """What the filters look at (DrainPod's fields after the name): written for speed, as
+    a rehearsal reads ~1,000,000 pods this way at 500 nodes (plain lookups, no generator).
+    `now` None: the caller's flags never look at how long ago a pod was deleted."""
+    meta = pod["metadata"]
     owner = "none"
     for ref in meta.get("ownerReferences") or ():
         if ref.get("controller"):
             owner = ref.get("kind", "none")
             break
-    volumes = pod.get("spec", {}).get("volumes") or []
+    empty_dir = False
+    for volume in (pod.get("spec") or {}).get("volumes") or ():
+        if isinstance(volume, dict) and "emptyDir" in volume:
+            empty_dir = True
+            break
+    notes = meta.get("annotations")
     deleted = meta.get("deletionTimestamp")
-    return DrainPod(
-        name=meta["name"],
-        namespace=meta.get("namespace", "default"),
-        owner=owner,
-        empty_dir=any("emptyDir" in v for v in volumes if isinstance(v, dict)),
-        phase=pod.get("status", {}).get("phase", "Running"),
-        mirror=MIRROR_ANNOTATION in (meta.get("annotations") or {}),
-        deleted_seconds_ago=int(now - parse_rfc3339(deleted)) if deleted else None,
+    status = pod.get("status")
+    return (
+        owner,
+        empty_dir,
+        status.get("phase", "Running") if status else "Running",
+        MIRROR_ANNOTATION in notes if notes else False,
+        int(now - parse_rfc3339(deleted)) if deleted and now is not None else None,
     )
 
 
-@dataclass(frozen=True)
-class Flags:
+class Flags(NamedTuple):
+    """`kubectl drain`'s flags that decide which pods go. A tuple: it is half of the key
+    under which a drain's verdicts are cached (hashed once per pod)."""
+
     ignore_daemonsets: bool = False
     delete_emptydir_data: bool = False
     force: bool = False
@@ -171,26 +186,46 @@ class DrainResult:
 
 def drain(pods: list[DrainPod], flags: Flags) -> DrainResult:
     """kubectl drain's decision for every pod on the node."""
+    result, chosen = _decide(pods, flags)
+    if not result.errors:
+        result.evicted = [pods[i].key for i in chosen]
+    return result
+
+
+def _decide(pods: list[DrainPod], flags: Flags) -> tuple[DrainResult, list[int]]:
+    """The filters' errors and warnings, and the indices of the pods they let go."""
     result = DrainResult()
     chosen = []
-    for pod in pods:
-        status = OKAY
-        for check in FILTERS:
-            status = check(pod, flags)
-            if status.reason == "Warning":
-                result.warnings.setdefault(status.message, []).append(pod.key)
-            if not status.delete:
-                break
-        if status.reason == "Error":
-            message = status.message
+    for index, pod in enumerate(pods):
+        final, warnings = _verdict(pod[2:], flags)
+        for message in warnings:
+            result.warnings.setdefault(message, []).append(pod.key)
+        if final.reason == "Error":
+            message = final.message
             if not message.lower().startswith("cannot delete"):
                 message = f"cannot delete {message}"
             result.errors.setdefault(message, []).append(pod.key)
-        elif status.delete:
-            chosen.append(pod.key)
-    if not result.errors:
-        result.evicted = chosen
-    return result
+        elif final.delete:
+            chosen.append(index)
+    return result, chosen
+
+
+# The filters look at a pod's traits, never at its name: pods alike are judged alike, and a
+# rehearsal drains ~1,000,000 pods of a few dozen kinds at 500 nodes. So the filter chain
+# runs once per kind of pod (and set of flags), its verdict cached.
+@functools.lru_cache(maxsize=4096)
+def _verdict(traits: tuple[Any, ...], flags: Flags) -> tuple[Status, tuple[str, ...]]:
+    """The last filter's status for a pod with these traits, and the warnings raised on
+    the way (the first filter that refuses the pod decides for it)."""
+    pod = DrainPod("", "", *traits)
+    status, warnings = OKAY, []
+    for check in FILTERS:
+        status = check(pod, flags)
+        if status.reason == "Warning":
+            warnings.append(status.message)
+        if not status.delete:
+            break
+    return status, tuple(warnings)
 
 
 # What the distributed cloud's maintenance mode and the simulated kubeadm clusters' drain
@@ -202,9 +237,16 @@ EVERY_POD = Flags(ignore_daemonsets=True, delete_emptydir_data=True, force=True)
 def evictable(pods: list[Obj], now: float, flags: Flags = EVERY_POD) -> list[Obj]:
     """The pods a drain with `flags` evicts, in the order given (none when the drain is
     refused: `drain` says why)."""
-    seen = [drain_pod(p, now) for p in pods]
-    chosen = set(drain(seen, flags).evicted)
-    return [p for p, d in zip(pods, seen, strict=True) if d.key in chosen]
+    going = []
+    # Only --skip-wait-for-delete-timeout asks how long ago a pod was deleted.
+    since = now if flags.skip_wait_for_delete_timeout > 0 else None
+    for pod in pods:
+        final = _verdict(_traits(pod, since), flags)[0]
+        if final.delete:
+            going.append(pod)
+        elif final.reason == "Error":
+            return []
+    return going
 
 
 def cordoned(node: Obj) -> Obj:
@@ -239,7 +281,7 @@ class Round:
     """One eviction round over a node's pods."""
 
     blocked: list[Blocked] = field(default_factory=list)  # refused, in pod order
-    terminating: list[str] = field(default_factory=list)  # asked before, not gone yet
+    terminating: list[Obj] = field(default_factory=list)  # asked before, not gone yet
     left: int = 0  # pods that must still leave, this round's evictions included
 
 
@@ -251,7 +293,7 @@ def evict_round(api: Backend, pods: list[Obj], *, budgets: bool = True) -> Round
     for pod in pods:
         meta = pod["metadata"]
         if meta.get("deletionTimestamp"):
-            done.terminating.append(key_of(pod))
+            done.terminating.append(pod)
         elif not budgets:
             api.delete("Pod", meta["name"], meta.get("namespace", ""))
         else:

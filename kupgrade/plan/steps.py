@@ -113,6 +113,12 @@ class Plan:
         }
 
 
+def step_order(step_id: str) -> tuple[int, str]:
+    """Plan order of step ids (s1, s2, ..., s10), as `number` gives them."""
+    digits = step_id.lstrip("s")
+    return (int(digits), step_id) if digits.isdigit() else (0, step_id)
+
+
 def number(steps: list[tuple[Any, PlanStep]]) -> list[PlanStep]:
     """Sort by key (a topological order) and give ids s1, s2, ... rewriting `after`."""
     ordered = [step for _, step in sorted(steps, key=lambda item: item[0])]

@@ -9,7 +9,7 @@ from typing import Any
 from kupgrade.cluster import mco
 from kupgrade.cluster.drain import cordoned, evict_round, evictable, uncordoned
 from kupgrade.cluster.fake import MemoryBackend
-from kupgrade.cluster.objects import machine_config, pdb, pod
+from kupgrade.cluster.objects import key_of, machine_config, pdb, pod
 from kupgrade.controllers.nodes.controller import pool_progress
 from kupgrade.controllers.protocol import Progress
 
@@ -51,7 +51,7 @@ def test_without_budgets_a_round_deletes_and_waits_for_what_is_terminating() -> 
     kept = _pod("web-1")
     api = MemoryBackend([going, kept, pdb("web", "app", {"app": "web"}, {"minAvailable": 2})])
     done = evict_round(api, [going, kept], budgets=False)
-    assert done.terminating == ["pod/app/web-0"] and not done.blocked
+    assert [key_of(p) for p in done.terminating] == ["pod/app/web-0"] and not done.blocked
     assert api.get("Pod", "web-1", "app") is None  # deleted outright: the budget is not asked
 
 

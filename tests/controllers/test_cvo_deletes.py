@@ -11,6 +11,11 @@ from typing import Any
 from kupgrade.cluster.conditions import find
 from kupgrade.controllers.version import upgradeable
 from kupgrade.controllers.version.controller import VersionController
+from kupgrade.controllers.version.record import (
+    VersionState,
+    save_version_state,
+    version_state,
+)
 from kupgrade.release.manifest import Manifest, ResourceId
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
@@ -59,7 +64,7 @@ def test_a_deletion_held_by_a_finalizer_is_in_progress(tmp_path: Path) -> None:
             "metadata": {"name": "plain", "namespace": "openshift-x"},
         }
     )
-    state: dict[str, Any] = {}
+    state = VersionState()
     delete = {"release.openshift.io/delete": "true"}
     assert version._apply_one(manifest("old", delete), state) is None
     assert version._apply_one(manifest("plain", delete), state) is None
@@ -83,8 +88,8 @@ def test_a_deletion_held_by_a_finalizer_is_in_progress(tmp_path: Path) -> None:
 def test_create_only_is_created_when_missing_and_never_updated(tmp_path: Path) -> None:
     version, api = controller(tmp_path)
     only = {"release.openshift.io/create-only": "true"}
-    version._apply_one(manifest("seed", only, data="first"), {})
-    version._apply_one(manifest("seed", only, data="second"), {})
+    version._apply_one(manifest("seed", only, data="first"), VersionState())
+    version._apply_one(manifest("seed", only, data="second"), VersionState())
     found = api.get("ConfigMap", "seed", "openshift-x")
     assert found is not None and found["data"] == {"k": "first"}
 
@@ -98,9 +103,9 @@ def test_the_controller_reports_deletes_in_progress_in_upgradeable(tmp_path: Pat
             "metadata": {"name": "gone-soon", "finalizers": ["x.io/hold"]},
         }
     )
-    state = dict(api.state("version") or {})
-    state["deletes"] = [["ClusterRole", "", "gone-soon"]]
-    api.set_state("version", state)
+    state = version_state(api)
+    state.deletes = [("ClusterRole", "", "gone-soon")]
+    save_version_state(api, state)
     cv = api.get("ClusterVersion", "version")
     assert cv is not None
     version._write_status(cv, state, [])
@@ -122,7 +127,7 @@ def test_admin_gates_hold_back_until_acknowledged(tmp_path: Path) -> None:
     def upgradeable_now() -> dict[str, Any] | None:
         cv = api.get("ClusterVersion", "version")
         assert cv is not None
-        version._write_status(cv, dict(api.state("version") or {}), [])
+        version._write_status(cv, version_state(api), [])
         written = api.get("ClusterVersion", "version")
         assert written is not None
         return find(written["status"]["conditions"], "Upgradeable")

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from kupgrade.controllers.version.controller import VersionController
+from kupgrade.controllers.version.record import VersionState
 from kupgrade.release.manifest import Manifest, ResourceId
 from kupgrade.release.taskgraph import (
     Task,
@@ -70,15 +71,14 @@ def test_the_controller_applies_in_the_cases_order(
     graph.split(is_job)
     graph.parallelize(BREAK_FNS[case["break_fn"]])
     index = {t.file: i for i, t in enumerate(tasks)}
-    state: dict[str, Any] = {
-        "version": "4.14.0",
-        "mode": "Updating",
-        "waiting": {},
-        "workers": 1,
-        "nodes": [[index[t.file] for t in node.tasks] for node in graph.nodes],
-        "deps": [list(node.into) for node in graph.nodes],
-        "cursor": [0] * len(graph.nodes),
-    }
+    state = VersionState(
+        version="4.14.0",
+        mode="Updating",
+        workers=1,
+        nodes=[[index[t.file] for t in node.tasks] for node in graph.nodes],
+        deps=[list(node.into) for node in graph.nodes],
+        cursor=[0] * len(graph.nodes),
+    )
     spec = Spec(pools=[])
     root = create_cluster(tmp_path, "c", Profile(spec=spec))
     api = SimCluster(Store(root / "cluster.db"))
@@ -91,9 +91,9 @@ def test_the_controller_applies_in_the_cases_order(
         api, "apply", lambda obj: applied.append(obj["metadata"]["name"]) or apply(obj)
     )
     for _ in range(len(graph.nodes) + 1):
-        if state.get("completed"):
+        if state.completed:
             break
         controller._apply(state)
-    assert state.get("completed")
+    assert state.completed
     names = {m.obj["metadata"]["name"]: m.file for m in payload.included}
     assert [names[n] for n in applied] == case["expect"]["sequential_execution_order"]

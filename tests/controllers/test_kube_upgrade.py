@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from kupgrade.cluster.kubeadm import APISERVER, CONTROLLERS, image_version, kubelet_of
-from kupgrade.controllers.kube.controller import STATE
 from kupgrade.controllers.kube.findings import LiveFindings
 from kupgrade.controllers.kube.inventory import inventory
+from kupgrade.controllers.kube.record import upgrade_record
 from kupgrade.controllers.kube.request import request_upgrade
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
@@ -53,7 +53,7 @@ def _versions(sim: SimCluster, component: str) -> list[str]:
 def test_an_upgrade_follows_the_plan_and_every_state_keeps_the_rules(tmp_path: Path) -> None:
     store, r = _cluster(tmp_path)
     state = request_upgrade(r.transport.sim, "v1.31.2", ["1.30.9"], "auto")
-    assert [(s["object"], s["to"]) for s in state["steps"]] == [
+    assert [(s.object, s.to) for s in state.steps] == [
         ("control-plane", "1.30.9"),
         ("control-plane", "1.31.2"),
         ("nodepool/worker", "1.31.2"),
@@ -235,11 +235,11 @@ def test_a_change_that_would_break_the_rules_is_not_made(tmp_path: Path) -> None
     store.commit()
     outcome = r.run(max_seconds=4 * 3600)
     assert outcome.reason in ("idle", "limit")
-    state = r.transport.sim.state(STATE)
-    assert state is not None and not state.get("completed")
-    assert state["blocked"].startswith("H3")  # the kubelet skew rule, named
-    assert "worker-1" in state["blocked"] or "1.28" in state["blocked"]
-    assert r.failing() == state["blocked"]
+    state = upgrade_record(r.transport.sim)
+    assert state is not None and not state.completed and state.blocked is not None
+    assert state.blocked.startswith("H3")  # the kubelet skew rule, named
+    assert "worker-1" in state.blocked or "1.28" in state.blocked
+    assert r.failing() == state.blocked
     assert _versions(r.transport.sim, APISERVER) == ["1.30.4"]  # the change was not made
     store.close()
 

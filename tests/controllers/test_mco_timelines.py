@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from kupgrade.cluster import mco
+from kupgrade.controllers.nodes.drains import drain_state
 from kupgrade.controllers.nodes.pool import is_unavailable, is_updated, mcp_columns
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
@@ -310,14 +311,14 @@ def _drain_view(r: Loop[Local], node: str) -> Obj:
     found = r.transport.store.get("Node", node)
     assert found is not None
     notes = found["metadata"]["annotations"]
-    drain = r.transport.sim.state(f"drain:{node}") or {}
+    drain = drain_state(r.transport.sim, node)
     pool = r.transport.store.get("MachineConfigPool", "worker")
     assert pool is not None
     return {
         "draining": notes.get(mco.DESIRED_DRAIN) != notes.get(mco.LAST_APPLIED_DRAIN)
         and str(notes.get(mco.DESIRED_DRAIN, "")).startswith("drain-"),
         "node_state": notes.get(mco.STATE),
-        "drain_retry_every_minutes": drain.get("retry", 60.0) / 60,
+        "drain_retry_every_minutes": (drain.retry if drain and drain.retry else 60.0) / 60,
         "drain_threshold_event_seen": any(
             e["reason"] == "DrainThresholdExceeded" for e in r.transport.store.events()
         ),

@@ -5,18 +5,20 @@ pools left behind, and what the report says."""
 
 from __future__ import annotations
 
-import copy
 import itertools
 import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kupgrade.cluster.gdc import NODE_STATE, NODE_VERSION, pool_of
 from kupgrade.controllers.gdc.request import request_upgrade
 from kupgrade.controllers.gdc.rollout import max_parallel
+from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.loop import Outcome
 from kupgrade.sim.profile import Budget, Fault, Pool, Workload
@@ -369,15 +371,31 @@ def test_cli_refuses_what_does_not_fit(tmp_path: Path) -> None:
     )
 
 
-def test_a_damaged_request_never_crashes_the_runner(tmp_path: Path) -> None:
-    """A request recorded by an older kupgrade, or edited: the run still ends cleanly."""
+def test_a_request_an_older_kupgrade_recorded_is_carried_out(tmp_path: Path) -> None:
+    """A request with fewer fields than today's record (and one it no longer has): the
+    missing ones take their defaults and the run ends cleanly."""
     store = make(tmp_path, "c", gdc_spec(MID))
-    state = request_upgrade(SimCluster(store), NEW, bmctl=NEW, leave_pools=["worker"])
-    store.set_meta("state:gdc", copy.deepcopy(state))
+    made = request_upgrade(SimCluster(store), NEW, bmctl=NEW, leave_pools=["worker"])
+    state = msgspec.to_builtins(made)
+    for key in ("stages", "fields", "from", "method", "wakeAt", "pivoted", "failed"):
+        del state[key]
+    state["retired"] = "a field this kupgrade no longer keeps"
+    store.set_meta("state:gdc", state)
     store.commit()
     outcome = sim_loop(store.path.parent, store, gdc_spec(MID)).run()
     assert outcome.reason == "completed"
     assert "worker-node-pool/worker" not in stage_times(store)
+
+
+def test_a_request_of_the_wrong_shape_is_named(tmp_path: Path) -> None:
+    """An edited request whose fields have the wrong types: the error names the state and
+    what to do, rather than a controller failing deep inside."""
+    store = make(tmp_path, "c", gdc_spec(MID))
+    made = msgspec.to_builtins(request_upgrade(SimCluster(store), NEW, bmctl=NEW))
+    store.set_meta("state:gdc", {**made, "serial": "first", "stages": []})
+    store.commit()
+    with pytest.raises(InputError, match=r"upgrade state 'gdc' .* not readable: .*serial"):
+        sim_loop(store.path.parent, store, gdc_spec(MID)).run()
 
 
 def test_profiles_that_mix_platforms_or_break_the_shape_are_refused(tmp_path: Path) -> None:

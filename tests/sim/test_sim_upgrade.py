@@ -10,6 +10,7 @@ import pytest
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.objects import merge_patch
 from kupgrade.controllers.version.progress import runlevel_rows
+from kupgrade.controllers.version.record import version_state
 from kupgrade.sim.openshift.releases import model_image
 from kupgrade.sim.profile import (
     Budget,
@@ -211,7 +212,7 @@ def test_live_view_counts_each_runlevel_in_order(tmp_path: Path) -> None:
         started = [i for i, (_, done, _) in enumerate(rows) if done > 0]
         if started:
             assert all(done == total for _, done, total in rows[: started[-1]]), rows
-    final = runlevel_rows(r.transport.sim.state("version") or {})
+    final = runlevel_rows(version_state(r.transport.sim))
     assert [label for label, _, _ in final] == sorted(label for label, _, _ in final)
     assert all(done == total for _, done, total in final) and sum(t for *_, t in final) > 20
 

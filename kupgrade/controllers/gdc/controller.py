@@ -39,8 +39,15 @@ from kupgrade.cluster.gdc import (
     pool_of,
     pool_role,
 )
-from kupgrade.cluster.objects import Obj, copied
-from kupgrade.controllers.gdc.request import STATE, in_progress
+from kupgrade.cluster.objects import Obj
+from kupgrade.controllers import saved
+from kupgrade.controllers.gdc.request import (
+    STATE,
+    GdcUpgrade,
+    StageRecord,
+    in_progress,
+    upgrade_record,
+)
 from kupgrade.controllers.gdc.rollout import PoolRollout, pool_status
 from kupgrade.controllers.protocol import Progress
 from kupgrade.plan.stages import SELF_MANAGED, Stage, StageCluster, stages
@@ -103,49 +110,48 @@ class GdcController:
         running = in_progress(self.api)
         if running is None:
             return
-        # A copy to work on (the stored state is compared with it when saved).
-        st: dict[str, Any] = copied(running)
+        st = running  # read anew from the store: the stored state is compared with it when saved
         wake: list[float] = []
         self._note_changes()
         for _ in range(50):  # a finished stage lets the next start at the same moment
-            if not self._pass(st, wake) or st.get("completed") or st.get("failed"):
+            if not self._pass(st, wake) or not st.running:
                 break
         self._save(st, wake)
 
-    def _save(self, st: dict[str, Any], wake: list[float]) -> None:
+    def _save(self, st: GdcUpgrade, wake: list[float]) -> None:
         now = self.api.now()
         due = min((w for w in wake if w > now), default=None)
-        queued = st.get("wakeAt")
+        queued = st.wake_at
         if due is not None and (queued is None or queued <= now or due < queued):
-            st["wakeAt"] = due
-            self.api.requeue_at(due, "Cluster", st["cluster"], st["namespace"])
-        self.api.set_state(STATE, st)
+            st.wake_at = due
+            self.api.requeue_at(due, "Cluster", st.cluster, st.namespace)
+        saved.save(self.api, STATE, st)
 
-    def _pass(self, st: dict[str, Any], wake: list[float]) -> bool:
+    def _pass(self, st: GdcUpgrade, wake: list[float]) -> bool:
         """Run every stage whose predecessors are done; True when one finished."""
         finished = False
-        records = st["stages"]
+        records = st.stages
         for stage in self.stages(st):
             info = records.get(stage.id)
-            if info is not None and info.get("done") is not None:
+            if info is not None and info.done is not None:
                 continue
-            if not all((records.get(a) or {}).get("done") is not None for a in stage.after):
+            if not all(a in records and records[a].done is not None for a in stage.after):
                 continue
             if info is None:
-                info = records[stage.id] = {"started": self.api.now(), "done": None}
+                info = records[stage.id] = StageRecord(started=self.api.now())
                 self.api.record(f"stage/{stage.id}", "StageStarted", stage.upgrades)
             if self._run(stage, st, wake):
-                info["done"] = self.api.now()
+                info.done = self.api.now()
                 self.api.record(f"stage/{stage.id}", "StageDone", stage.upgrades)
                 finished = True
-            if st.get("failed"):
+            if st.failed:
                 return False
         self._fields(st)
         return finished
 
-    def stages(self, st: dict[str, Any]) -> list[Stage]:
-        if st.get("pool"):
-            worker = f"worker-node-pool/{st['pool']}"
+    def stages(self, st: GdcUpgrade) -> list[Stage]:
+        if st.pool:
+            worker = f"worker-node-pool/{st.pool}"
             return [
                 Stage("preflight", [], "cluster upgrade, network health and node checks", "none"),
                 Stage(
@@ -159,31 +165,31 @@ class GdcController:
         cluster = self.cluster(st)
         pools = self.pools(st)
         shape = StageCluster(
-            version=st["target"],
+            version=st.target,
             role=cluster["spec"].get("type"),
             controlPlaneLoadBalancer=bundled_load_balancer(cluster),
             loadBalancerNodePool=any(pool_role(p) == LOAD_BALANCER for p in pools),
             workerNodePools=[
                 p["metadata"]["name"]
                 for p in pools
-                if pool_role(p) == WORKER and p["metadata"]["name"] not in st["leavePools"]
+                if pool_role(p) == WORKER and p["metadata"]["name"] not in st.leave_pools
             ],
         )
         strategy = cluster["spec"].get("nodePoolUpgradeStrategy") or {}
         one_by_one = strategy.get("concurrentNodePools", 1) == 0
         # The whole shape, encoded: every field of it counts, whatever fields it gains.
-        key = (msgspec.msgpack.encode(shape), st["method"], one_by_one)
+        key = (msgspec.msgpack.encode(shape), st.method, one_by_one)
         planned = self._planned.get(key)
         if planned is None:
-            planned = stages(shape, st["method"])
+            planned = stages(shape, st.method)
             if one_by_one:
                 planned = one_pool_at_a_time(planned)
             self._planned = {key: planned}  # one shape at a time: nothing grows
         return planned
 
-    def _run(self, stage: Stage, st: dict[str, Any], wake: list[float]) -> bool:
+    def _run(self, stage: Stage, st: GdcUpgrade, wake: list[float]) -> bool:
         if stage.id in COMPONENT_STAGES:
-            return self._components(stage.id, st["target"])
+            return self._components(stage.id, st.target)
         if stage.id == "preflight":
             return self._check("PreflightCheck", st, wake)
         if stage.id == "health-checks":
@@ -198,21 +204,21 @@ class GdcController:
 
     # --- objects ------------------------------------------------------------------------
 
-    def namespace(self, st: dict[str, Any]) -> str:
+    def namespace(self, st: GdcUpgrade) -> str:
         """Where the Cluster and NodePools are read and written: the bootstrap cluster's
         copy while it owns them (SPEC G10), else the cluster's own namespace."""
-        return (BOOTSTRAP if st.get("pivoted") else "") + str(st["namespace"])
+        return (BOOTSTRAP if st.pivoted else "") + st.namespace
 
-    def cluster(self, st: dict[str, Any]) -> Obj:
-        found = self.api.get("Cluster", st["cluster"], self.namespace(st))
+    def cluster(self, st: GdcUpgrade) -> Obj:
+        found = self.api.get("Cluster", st.cluster, self.namespace(st))
         assert found is not None, "the Cluster object is gone"
         return found
 
-    def pools(self, st: dict[str, Any]) -> list[Obj]:
+    def pools(self, st: GdcUpgrade) -> list[Obj]:
         ns = self.namespace(st)
         return [p for p in self.api.list("NodePool") if p["metadata"].get("namespace") == ns]
 
-    def pool(self, st: dict[str, Any], stage_id: str) -> Obj:
+    def pool(self, st: GdcUpgrade, stage_id: str) -> Obj:
         role = {"control-plane-node-pool": CONTROL_PLANE, "load-balancer-node-pool": LOAD_BALANCER}
         for p in self.pools(st):
             if stage_id in role and pool_role(p) == role[stage_id]:
@@ -251,14 +257,14 @@ class GdcController:
             done = done and notes.get(COMPONENT_VERSION) == target
         return done
 
-    def _check(self, kind: str, st: dict[str, Any], wake: list[float]) -> bool:
+    def _check(self, kind: str, st: GdcUpgrade, wake: list[float]) -> bool:
         """A PreflightCheck (once: a failure stops the upgrade) or a HealthCheck (again
         every `health_every` seconds until it passes)."""
         ns = self.namespace(st)
-        name = f"{st['cluster']}-upgrade-{st['serial']}"
+        name = f"{st.cluster}-upgrade-{st.serial}"
         obj = self.api.get(kind, name, ns)
         if obj is None:
-            made = check_object(kind, st["cluster"], name, st["target"], rfc3339(self.api.now()))
+            made = check_object(kind, st.cluster, name, st.target, rfc3339(self.api.now()))
             made["metadata"]["namespace"] = ns
             self.api.write(made)
             return False
@@ -278,11 +284,11 @@ class GdcController:
         self.api.write(obj)
         return False
 
-    def _set_spec(self, st: dict[str, Any]) -> bool:
+    def _set_spec(self, st: GdcUpgrade) -> bool:
         """SPEC G1: the target goes into spec.anthosBareMetalVersion; worker pools that
         are not left behind follow the cluster."""
         cluster = self.cluster(st)
-        cluster["spec"]["anthosBareMetalVersion"] = st["target"]
+        cluster["spec"]["anthosBareMetalVersion"] = st.target
         cluster["status"]["clusterState"] = "Reconciling"
         set_condition(
             cluster["status"].setdefault("conditions", []),
@@ -290,28 +296,28 @@ class GdcController:
                 "type": "Reconciling",
                 "status": "True",
                 "reason": "ClusterUpgradeInProgress",
-                "message": f"upgrading to {st['target']}",
+                "message": f"upgrading to {st.target}",
             },
             rfc3339(self.api.now()),
         )
         self.api.write(cluster)
         for pool in self.pools(st):
-            if pool_role(pool) == WORKER and pool["metadata"]["name"] not in st["leavePools"]:
-                pool["spec"]["anthosBareMetalVersion"] = st["target"]
+            if pool_role(pool) == WORKER and pool["metadata"]["name"] not in st.leave_pools:
+                pool["spec"]["anthosBareMetalVersion"] = st.target
                 self.api.write(pool)
         return True
 
-    def _pool(self, stage_id: str, st: dict[str, Any], wake: list[float]) -> bool:
+    def _pool(self, stage_id: str, st: GdcUpgrade, wake: list[float]) -> bool:
         pool = self.pool(st, stage_id)
-        if st.get("pool") and pool["spec"].get("anthosBareMetalVersion") != st["target"]:
-            pool["spec"]["anthosBareMetalVersion"] = st["target"]  # a selective upgrade
+        if st.pool and pool["spec"].get("anthosBareMetalVersion") != st.target:
+            pool["spec"]["anthosBareMetalVersion"] = st.target  # a selective upgrade
             self.api.write(pool)
         name = pool["metadata"]["name"]
-        done = PoolRollout(self.api, pool, self.members(name), st["target"], wake).step()
+        done = PoolRollout(self.api, pool, self.members(name), st.target, wake).step()
         self._note_changes()
         if name in self._changed:
             status = {
-                **pool_status(self.members(name), st["target"]),
+                **pool_status(self.members(name), st.target),
                 "conditions": pool["status"].get("conditions") or [],
             }
             if pool["status"] != status:
@@ -326,12 +332,12 @@ class GdcController:
         self.members("")
         self._changed.update(self._pool_of.get(key[2], "") for key in keys)
 
-    def _pivot(self, st: dict[str, Any], *, to_bootstrap: bool) -> bool:
+    def _pivot(self, st: GdcUpgrade, *, to_bootstrap: bool) -> bool:
         """SPEC G10: move the Cluster and NodePools to the bootstrap cluster (the
         cluster's own copies stay as they were), or back at the end."""
         objs = [self.cluster(st), *self.pools(st)]
         source = self.namespace(st)
-        st["pivoted"] = to_bootstrap
+        st.pivoted = to_bootstrap
         target = self.namespace(st)
         for obj in objs:
             moved = copy.deepcopy(obj)
@@ -343,7 +349,7 @@ class GdcController:
                     if obj["metadata"].get("namespace") == source:
                         self.api.delete(kind, obj["metadata"]["name"], source)
         self.api.record(
-            f"cluster/{st['cluster']}",
+            f"cluster/{st.cluster}",
             "Pivot" if to_bootstrap else "PivotBack",
             "the bootstrap cluster owns the cluster's resources for the upgrade"
             if to_bootstrap
@@ -351,8 +357,8 @@ class GdcController:
         )
         return True
 
-    def _fail(self, st: dict[str, Any], why: str) -> None:
-        st["failed"] = why
+    def _fail(self, st: GdcUpgrade, why: str) -> None:
+        st.failed = why
         cluster = self.cluster(st)
         set_condition(
             cluster["status"].setdefault("conditions", []),
@@ -365,14 +371,14 @@ class GdcController:
             rfc3339(self.api.now()),
         )
         self.api.write(cluster)
-        self.api.record(f"cluster/{st['cluster']}", "UpgradeBlocked", why)
+        self.api.record(f"cluster/{st.cluster}", "UpgradeBlocked", why)
 
     # --- SPEC G9: status fields in order ----------------------------------------------
 
-    def _fields(self, st: dict[str, Any]) -> None:
-        done = {k for k, v in st["stages"].items() if v.get("done") is not None}
+    def _fields(self, st: GdcUpgrade) -> None:
+        done = {k for k, v in st.stages.items() if v.done is not None}
         ids = [s.id for s in self.stages(st)]
-        if st.get("pool"):
+        if st.pool:
             if "health-checks" in done:
                 self._complete(st)
             return
@@ -382,7 +388,7 @@ class GdcController:
             (F_CP, "control-plane-node-pool" in done, lambda: dict(pools[CONTROL_PLANE]["status"])),
         ]
         second: list[tuple[str, bool, Any]] = [
-            (F_MANIFESTS, "cluster-addons" in done, lambda: st["target"]),
+            (F_MANIFESTS, "cluster-addons" in done, lambda: st.target),
             (
                 F_LB,
                 "load-balancer-node-pool" in done or "load-balancer-node-pool" not in ids,
@@ -390,29 +396,29 @@ class GdcController:
             ),
         ]
         if cluster["spec"].get("type") in SELF_MANAGED:
-            second.insert(0, (F_LIFECYCLE, True, lambda: st["target"]))
+            second.insert(0, (F_LIFECYCLE, True, lambda: st.target))
         pools_done = all(i in done for i in ids if rolls_a_pool(i))
         groups = [
             wanted,
             second,
             [(F_VERSIONS, pools_done, self._versions)],
-            [(F_VERSION, "health-checks" in done, lambda: st["target"])],
+            [(F_VERSION, "health-checks" in done, lambda: st.target)],
         ]
         for group in groups:
             for field, ready, value in group:
-                if field not in st["fields"] and ready:
+                if field not in st.fields and ready:
                     self._write_field(st, cluster, field, value())
-            if not all(f in st["fields"] for f, _, _ in group):
+            if not all(f in st.fields for f, _, _ in group):
                 return
         if all(i in done for i in ids):  # a bootstrap cluster hands its copies back last
             self._complete(st)
 
-    def _write_field(self, st: dict[str, Any], cluster: Obj, field: str, value: Any) -> None:
+    def _write_field(self, st: GdcUpgrade, cluster: Obj, field: str, value: Any) -> None:
         cluster["status"][field] = value
-        st["fields"].append(field)
+        st.fields.append(field)
         self.api.write(cluster)
         shown = value if isinstance(value, str) else "set"
-        self.api.record(f"cluster/{st['cluster']}", "StatusField", f"status.{field}: {shown}")
+        self.api.record(f"cluster/{st.cluster}", "StatusField", f"status.{field}: {shown}")
 
     def _versions(self) -> dict[str, int]:
         """status.anthosBareMetalVersions: how many nodes run each version."""
@@ -422,9 +428,9 @@ class GdcController:
             counts[version] = counts.get(version, 0) + 1
         return dict(sorted(counts.items()))
 
-    def _complete(self, st: dict[str, Any]) -> None:
+    def _complete(self, st: GdcUpgrade) -> None:
         cluster = self.cluster(st)
-        if not st.get("pool"):
+        if not st.pool:
             cluster["status"]["clusterState"] = "Running"
             set_condition(
                 cluster["status"].setdefault("conditions", []),
@@ -432,32 +438,30 @@ class GdcController:
                 rfc3339(self.api.now()),
             )
             self.api.write(cluster)
-        st["completed"] = True
-        st["completedAt"] = self.api.now()
-        what = f"node pool {st['pool']}" if st.get("pool") else "cluster"
-        self.api.record(
-            f"cluster/{st['cluster']}", "Completed", f"{what} upgraded to {st['target']}"
-        )
+        st.completed = True
+        st.completed_at = self.api.now()
+        what = f"node pool {st.pool}" if st.pool else "cluster"
+        self.api.record(f"cluster/{st.cluster}", "Completed", f"{what} upgraded to {st.target}")
 
     # --- what the live view shows -------------------------------------------------------
 
     def progress(self) -> list[Progress]:
         """(label, done, total) per stage of the upgrade under way or last run: nodes of
         a pool at the target, components of a stage at the target, or the stage itself."""
-        st = self.api.state(STATE)
-        if not st:
+        st = upgrade_record(self.api)
+        if st is None:
             return []
         rows = []
         for stage in self.stages(st):
-            record = st["stages"].get(stage.id) or {}
-            done, total = int(record.get("done") is not None), 1
+            record = st.stages.get(stage.id)
+            done, total = int(record is not None and record.done is not None), 1
             if rolls_a_pool(stage.id):
                 nodes = self.members(self.pool(st, stage.id)["metadata"]["name"])
                 total = len(nodes)
                 done = sum(
                     1
                     for n in nodes
-                    if node_version(n) == st["target"]
+                    if node_version(n) == st.target
                     and not (n["metadata"].get("annotations") or {}).get(NODE_STATE)
                 )
             elif stage.id in COMPONENT_STAGES:
@@ -467,6 +471,6 @@ class GdcController:
                     if (d["metadata"].get("annotations") or {}).get(COMPONENT_STAGE) == stage.id
                 ]
                 total = len(parts) or 1
-                done = sum(1 for a in parts if a.get(COMPONENT_VERSION) == st["target"])
+                done = sum(1 for a in parts if a.get(COMPONENT_VERSION) == st.target)
             rows.append(Progress(f"stage {stage.id}", done, total or 1))
         return rows

@@ -7,10 +7,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.kubeadm import is_control_plane, kubelet_of, node_pool
-from kupgrade.controllers.kube.controller import PARALLEL, STATE
 from kupgrade.controllers.kube.inventory import inventory
+from kupgrade.controllers.kube.record import (
+    FleetStep,
+    Kubeadm,
+    KubeUpgrade,
+    PlanStep,
+    save_record,
+    upgrade_record,
+)
 from kupgrade.errors import InputError
 from kupgrade.plan.kube import KubeCluster, plan_cluster
 from kupgrade.versions import parse_kube
@@ -34,13 +43,10 @@ def current(api: Backend) -> KubeCluster:
     return KubeCluster(plane, pools)
 
 
-def in_progress(api: Backend) -> dict[str, Any] | None:
+def in_progress(api: Backend) -> KubeUpgrade | None:
     """The upgrade under way: a plan of `upgrade`'s, or a fleet's steps not all done."""
-    state = api.state(STATE) or {}
-    if PARALLEL in state:
-        running = any(e.get("done") is None for e in state[PARALLEL].values())
-        return dict(state) if running else None
-    return dict(state) if state and not state.get("completed") and not state.get("failed") else None
+    found = upgrade_record(api)
+    return found if found is not None and found.running else None
 
 
 def request_upgrade(
@@ -49,8 +55,9 @@ def request_upgrade(
     available: list[str],
     policy: str,
     kubeadm: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Plan the upgrade and record it for the controller."""
+) -> KubeUpgrade:
+    """Plan the upgrade and record it for the controller; `kubeadm` as `Kubeadm` names
+    its fields."""
     if in_progress(api) is not None:
         raise InputError(
             "an upgrade is already in progress",
@@ -66,39 +73,46 @@ def request_upgrade(
             f"{refusal.message}",
             hint=refusal.fix,
         )
-    state = {
-        "target": str(to),
-        "policy": policy,
-        "index": 0,
-        "started": api.now(),
-        "steps": [s.to_json() for s in plan.steps],
-    }
-    if kubeadm:
-        state["kubeadm"] = kubeadm
-    api.set_state(STATE, state)
-    return state
+    record = KubeUpgrade(
+        target=str(to),
+        policy=policy,
+        started=api.now(),
+        steps=[msgspec.convert(s.to_json(), PlanStep) for s in plan.steps],
+        kubeadm=_kubeadm(kubeadm),
+    )
+    save_record(api, record)
+    return record
+
+
+def _kubeadm(flags: dict[str, Any] | None) -> Kubeadm | None:
+    return msgspec.convert(flags, Kubeadm) if flags else None
 
 
 def request_step(
     api: Backend, step: dict[str, Any], policy: str, kubeadm: dict[str, Any] | None = None
-) -> dict[str, Any]:
+) -> FleetStep:
     """One step of a fleet's plan, `control-plane` or `nodepool/POOL` of this cluster, for
     the controller to carry out beside the fleet's other steps on this cluster (the
     fleet starts a step only once the plan allows it)."""
-    state = dict(api.state(STATE) or {})
-    if PARALLEL not in state:
+    record = upgrade_record(api)
+    if record is None or record.parallel is None:
         if in_progress(api) is not None:
             raise InputError(
                 "an upgrade is already in progress",
                 hint="wait for it (`kupgrade upgrade --cluster NAME` shows it)",
             )
-        state = {PARALLEL: {}}
-    entries = dict(state[PARALLEL])
-    if step["id"] in entries and entries[step["id"]].get("done") is None:
+        record = KubeUpgrade(parallel={})
+    entries = record.parallel
+    assert entries is not None
+    running = entries.get(step["id"])
+    if running is not None and running.done is None:
         raise InputError(f"step {step['id']} is already under way")
-    entry: dict[str, Any] = {"step": step, "policy": policy, "started": api.now()}
-    if kubeadm:
-        entry["kubeadm"] = kubeadm
+    entry = FleetStep(
+        step=msgspec.convert(step, PlanStep),
+        policy=policy,
+        started=api.now(),
+        kubeadm=_kubeadm(kubeadm),
+    )
     entries[step["id"]] = entry
-    api.set_state(STATE, {**state, PARALLEL: entries})
+    save_record(api, record)
     return entry

@@ -18,6 +18,7 @@ from kupgrade.cluster.conditions import find, set_condition
 from kupgrade.cluster.drain import Flags, cordoned, drain, drain_pod, evict_round, uncordoned
 from kupgrade.cluster.objects import key_of
 from kupgrade.controllers.nodes import pool as rules
+from kupgrade.controllers.nodes.drains import DrainState, drain_state, save_drain
 from kupgrade.controllers.nodes.tracker import PoolTracker
 from kupgrade.controllers.protocol import Progress
 from kupgrade.errors import InputError
@@ -201,9 +202,7 @@ class NodeController:
         notes = pool.get("metadata", {}).get("annotations") or {}
         return Flags.of(notes.get(mco.DRAIN_FLAGS, mco.DEFAULT_DRAIN_FLAGS).split())
 
-    def _evict(
-        self, node: dict[str, Any], state: dict[str, Any], now: float
-    ) -> tuple[list[str], int]:
+    def _evict(self, node: dict[str, Any], state: DrainState, now: float) -> tuple[list[str], int]:
         """One drain attempt: kubectl drain's filters pick the pods, then each is evicted
         through the eviction API. Returns what blocked it and how many pods must still go."""
         name = node["metadata"]["name"]
@@ -212,12 +211,12 @@ class NodeController:
         # By the filters' own namespace/name, which the decision names pods by.
         pods = {d.key: p for d, p in zip(seen, on_node, strict=True)}
         decision = drain(seen, self._flags(name))
-        warned = set(state.get("warned") or [])
+        warned = set(state.warned)
         for message, names in decision.warnings.items():
             if message not in warned:
                 warned.add(message)
                 self.api.record(key_of(node), "DrainWarning", f"{message}: {', '.join(names)}")
-        state["warned"] = sorted(warned)
+        state.warned = sorted(warned)
         if decision.errors:
             # kubectl refuses the whole drain before evicting anything.
             return [f"{m}: {', '.join(p)}" for m, p in decision.errors.items()], len(pods)
@@ -239,50 +238,49 @@ class NodeController:
             self.api.write(node)
             self.api.record(key_of(node), "Uncordon", "node is schedulable again")
             return
-        state = dict(self.api.state(f"drain:{name}") or {})
+        state = drain_state(self.api, name)
         now = self.api.now()
-        if state.get("for") != wanted:
-            state = {"for": wanted, "started": now, "next": now, "failing": None}
+        if state is None or state.request != wanted:
+            state = DrainState(request=wanted, started=now, next=now)
             node = cordoned(node)
             notes = node["metadata"]["annotations"]
             self.api.write(node)
             self.api.record(key_of(node), "Cordon", "cordoned for drain")
-        if now < state["next"]:
+        if now < state.next:
             return
         blocked, remaining = self._evict(node, state, now)
         if remaining == 0:
             notes[mco.LAST_APPLIED_DRAIN] = wanted
             self.api.write(node)
-            self.api.record(key_of(node), "Drained", f"drained in {int(now - state['started'])}s")
-            self.api.set_state(f"drain:{name}", None)
+            self.api.record(key_of(node), "Drained", f"drained in {int(now - state.started)}s")
+            save_drain(self.api, name, None)
             return
         if blocked:
-            if state["failing"] is None:
+            if state.failing is None:
                 self.api.record(key_of(node), "EvictionBlocked", blocked[0])
-            failing = state["failing"] if state["failing"] is not None else now
-            state["failing"] = failing
+                state.failing = now
             # drain_controller.go drainNode: both thresholds count from the start of the
             # drain (its ongoingDrains entry) and are exceeded only strictly.
-            slow = now - state["started"] > SLOW_AFTER
-            if slow and not state.get("threshold"):
-                state["threshold"] = True
+            slow = now - state.started > SLOW_AFTER
+            if slow and not state.threshold:
+                state.threshold = True
                 self.api.record(
                     key_of(node),
                     "DrainThresholdExceeded",
                     "Drain failed. Drain has been failing for more than 10 minutes. Waiting 5 minutes then retrying. "
                     f"Error message from drain: {blocked[0]}",
                 )
-            if now - state["started"] > DRAIN_TIMEOUT and not state.get("timeout"):
-                state["timeout"] = True
+            if now - state.started > DRAIN_TIMEOUT and not state.timeout:
+                state.timeout = True
                 self.api.record(
                     key_of(node),
                     "DrainFailed",
                     f"node {name}: drain exceeded timeout: 1h0m0s. Will continue to retry.",
                 )
-            state["retry"] = RETRY_SLOW if slow else RETRY
-            state["next"] = now + state["retry"]
-            state["blocked"] = blocked[:3]
-            self.api.requeue_at(state["next"], "Node", name)
+            state.retry = RETRY_SLOW if slow else RETRY
+            state.next = now + state.retry
+            state.blocked = blocked[:3]
+            self.api.requeue_at(state.next, "Node", name)
         else:
-            state["next"] = now
-        self.api.set_state(f"drain:{name}", state)
+            state.next = now
+        save_drain(self.api, name, state)

@@ -18,6 +18,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from kupgrade.cluster.backend import Backend
+from kupgrade.controllers.nodes.drains import drain_state
 
 # name -> (help text, the MachineConfigPool status field it reports)
 POOL_GAUGES = {
@@ -42,7 +43,7 @@ def drain_errors(api: Backend) -> list[str]:
     return sorted(
         node["metadata"]["name"]
         for node in api.list("Node")
-        if (api.state(f"drain:{node['metadata']['name']}") or {}).get("timeout")
+        if (found := drain_state(api, node["metadata"]["name"])) is not None and found.timeout
     )
 
 

@@ -32,8 +32,14 @@ from kupgrade.controllers.version.errors import (
     summarize_task_graph_errors,
 )
 from kupgrade.controllers.version.health import check_operator_health
-from kupgrade.controllers.version.progress import STATE_KEY
 from kupgrade.controllers.version.progress import progress as applied
+from kupgrade.controllers.version.record import (
+    STATE_KEY,
+    Refused,
+    VersionState,
+    save_version_state,
+    version_state,
+)
 from kupgrade.controllers.version.status import (
     INITIALIZING,
     UPDATING,
@@ -83,7 +89,7 @@ class Wiring:
 class _RefusedError(Exception):
     """A release refused at one of the checks of SPEC C3-C6: the state that records it."""
 
-    def __init__(self, state: dict[str, Any]) -> None:
+    def __init__(self, state: VersionState) -> None:
         super().__init__("refused")
         self.state = state
 
@@ -112,11 +118,11 @@ class VersionController:
 
     # --- state --------------------------------------------------------------------------
 
-    def _state(self) -> dict[str, Any]:
-        return dict(self.api.state(STATE_KEY) or {})
+    def _state(self) -> VersionState:
+        return version_state(self.api)
 
-    def _save(self, state: dict[str, Any]) -> None:
-        self.api.set_state(STATE_KEY, copy.deepcopy(state))
+    def _save(self, state: VersionState) -> None:
+        save_version_state(self.api, state)
 
     def _stamp(self) -> str:
         return rfc3339(self.api.now())
@@ -148,21 +154,20 @@ class VersionController:
         if invalid:
             self._write_status(cv, state, invalid)
             return
-        new = bool(desired and desired.get("image") and desired["image"] != state.get("image"))
+        new = bool(desired and desired.get("image") and desired["image"] != state.image)
+        refused = state.refused
         if (
             new
             and desired
-            and (
-                state.get("refused", {}).get("image") != desired["image"] or self._retry_due(state)
-            )
+            and (refused is None or refused.image != desired["image"] or self._retry_due(state))
         ):
             state = self._accept(cv, state, desired)
-        if state.get("image") and not state.get("completed"):
+        if state.updating:
             self._apply(state)
         self._write_status(cv, state, [])
 
-    def _retry_due(self, state: dict[str, Any]) -> bool:
-        return self.api.now() >= float(state.get("refused", {}).get("retry_at", 0))
+    def _retry_due(self, state: VersionState) -> bool:
+        return state.refused is None or self.api.now() >= state.refused.retry_at
 
     def _desired(self, cv: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
         """SPEC C1-C2: the release spec.desiredUpdate names, resolved through the graph."""
@@ -197,17 +202,17 @@ class VersionController:
     # --- C3-C7: accept a new release ------------------------------------------------------
 
     def _refuse(
-        self, state: dict[str, Any], image: str, condition: dict[str, str], failure: SyncError
-    ) -> dict[str, Any]:
-        earlier = state.get("refused") or {}
+        self, state: VersionState, image: str, condition: dict[str, str], failure: SyncError
+    ) -> VersionState:
+        earlier = state.refused
         retry_at = self.api.now() + RETRY_INTERVAL
-        state["refused"] = {
-            "image": image,
-            "condition": condition,
-            "failure": _dump(failure),
-            "retry_at": retry_at,
-            "attempts": int(earlier.get("attempts", 0)) + 1 if earlier.get("image") == image else 1,
-        }
+        state.refused = Refused(
+            image=image,
+            condition=condition,
+            failure=_dump(failure),
+            retry_at=retry_at,
+            attempts=earlier.attempts + 1 if earlier is not None and earlier.image == image else 1,
+        )
         self._save(state)
         # The sync worker tries the same release again after its interval (a payload that
         # could not be retrieved or loaded may be there next time).
@@ -216,8 +221,8 @@ class VersionController:
         return state
 
     def _accept(
-        self, cv: dict[str, Any], state: dict[str, Any], desired: dict[str, Any]
-    ) -> dict[str, Any]:
+        self, cv: dict[str, Any], state: VersionState, desired: dict[str, Any]
+    ) -> VersionState:
         """SPEC C3-C7: verify, load, check and record the release asked for; the state
         the controller goes on with, or the refusal it records (and retries)."""
         image, version = desired["image"], desired.get("version", "")
@@ -233,7 +238,7 @@ class VersionController:
         return self._record(cv, state, payload, (image, version, verified), risks)
 
     def _verify(
-        self, state: dict[str, Any], image: str, version: str, force: bool, risks: list[str]
+        self, state: VersionState, image: str, version: str, force: bool, risks: list[str]
     ) -> bool:
         """C3: signatures over the digest; whether the release was verified."""
         if self.wiring.verify is None:
@@ -261,7 +266,7 @@ class VersionController:
             return False
         return True
 
-    def _loaded(self, state: dict[str, Any], image: str, version: str) -> Payload:
+    def _loaded(self, state: VersionState, image: str, version: str) -> Payload:
         """C4-C5: the payload extracted (the Job) and loaded, the release asked for."""
         try:
             payload = self._extract(image, version)
@@ -294,7 +299,7 @@ class VersionController:
     def _preconditions(
         self,
         cv: dict[str, Any],
-        state: dict[str, Any],
+        state: VersionState,
         image: str,
         version: str,
         *,
@@ -323,11 +328,11 @@ class VersionController:
     def _record(
         self,
         cv: dict[str, Any],
-        state: dict[str, Any],
+        state: VersionState,
         payload: Payload,
         release: tuple[str, str, bool],
         risks: list[str],
-    ) -> dict[str, Any]:
+    ) -> VersionState:
         """C7: the release recorded, with its task graph to apply (release, version, and
         whether it was verified)."""
         image, version, verified = release
@@ -338,34 +343,33 @@ class VersionController:
             "install" if mode == INITIALIZING else "update",
         )
         index = {m.file: i for i, m in enumerate(payload.included)}
-        state = {
-            "image": image,
-            "version": version,
-            "mode": mode,
-            "verified": verified,
-            "risks": "\n".join(risks),
-            "release": {**payload.release_json(), "image": image, "version": version},
-            "accepted": release_accepted(
-                "PayloadLoaded",
-                version,
-                image,
-                architecture=payload.metadata.architecture or self.wiring.architecture,
-            ),
-            "versionHash": payload.version_hash,
-            "total": payload.total,
-            "nodes": [[index[t.payload.file] for t in node.tasks] for node in graph.nodes],
-            "deps": [list(node.into) for node in graph.nodes],
-            "runlevels": [_runlevel(node.tasks) for node in graph.nodes],  # for the live view
-            "operators": _operators(graph.nodes),  # for the web console's live view
-            "workers": workers("install" if mode == INITIALIZING else "update", graph),
-            "cursor": [0] * len(graph.nodes),
-            "deletes": list(state.get("deletes") or []),  # outlive the release that asked
-            "waiting": {},
-            "started": self.api.now(),
-            "completed": False,
-        }
+        accepted = release_accepted(
+            "PayloadLoaded",
+            version,
+            image,
+            architecture=payload.metadata.architecture or self.wiring.architecture,
+        )
+        state = VersionState(
+            image=image,
+            version=version,
+            mode=mode,
+            verified=verified,
+            risks="\n".join(risks),
+            release={**payload.release_json(), "image": image, "version": version},
+            accepted=accepted,
+            version_hash=payload.version_hash,
+            total=payload.total,
+            nodes=[[index[t.payload.file] for t in node.tasks] for node in graph.nodes],
+            deps=[list(node.into) for node in graph.nodes],
+            runlevels=[_runlevel(node.tasks) for node in graph.nodes],  # for the live view
+            operators=_operators(graph.nodes),  # for the web console's live view
+            workers=workers("install" if mode == INITIALIZING else "update", graph),
+            cursor=[0] * len(graph.nodes),
+            deletes=list(state.deletes),  # outlive the release that asked
+            started=self.api.now(),
+        )
         self._save(state)
-        self.api.record("clusterversion/version", "PayloadLoaded", state["accepted"]["message"])
+        self.api.record("clusterversion/version", "PayloadLoaded", accepted["message"])
         return state
 
     def _extract(self, image: str, version: str) -> Payload:
@@ -401,23 +405,23 @@ class VersionController:
             self._payload = (image, load_payload(files, LoadOptions(release_image=image)))
         return self._payload[1]
 
-    def _payload_for(self, state: dict[str, Any]) -> Payload:
+    def _payload_for(self, state: VersionState) -> Payload:
         """The accepted payload; a restarted controller reads what its Job already extracted."""
-        if self._payload is not None and self._payload[0] == state["image"]:
+        if self._payload is not None and self._payload[0] == state.image:
             return self._payload[1]
-        target = self._extracted(state["image"])
+        target = self._extracted(state.image)
         if target is not None and target.is_dir():
-            return self._load(state["image"], read_directory(target))
-        return self._extract(state["image"], state["version"])
+            return self._load(state.image, read_directory(target))
+        return self._extract(state.image, state.version)
 
     # --- C8-C11: apply the graph --------------------------------------------------------
 
-    def _apply(self, state: dict[str, Any]) -> None:
+    def _apply(self, state: VersionState) -> None:
         """One step of the release's task graph (release/schedule.py): the nodes that may
         start, each from where it stopped; stops at once when this process hands over."""
         payload = self._payload_for(state)
-        nodes, cursor = state["nodes"], state["cursor"]
-        schedule: Schedule[int, SyncError] = Schedule(nodes, state["deps"], state["workers"])
+        nodes, cursor = state.nodes, state.cursor
+        schedule: Schedule[int, SyncError] = Schedule(nodes, state.deps, state.workers)
 
         def apply(index: int) -> Applied | SyncError:
             error = self._apply_one(payload.included[index], state)
@@ -426,17 +430,17 @@ class VersionController:
             return Applied.STOP if self.handoff else Applied.DONE
 
         errors = schedule.step(cursor, apply).errors
-        state["failure"] = _dump(summarize_task_graph_errors(errors))
-        state["done"] = sum(min(c, len(t)) for c, t in zip(cursor, nodes, strict=True))
+        state.failure = _dump(summarize_task_graph_errors(errors))
+        state.done = sum(min(c, len(t)) for c, t in zip(cursor, nodes, strict=True))
         if len(schedule.finished(cursor)) == len(nodes) and not errors:
-            state["completed"] = True
-            state["failure"] = None
+            state.completed = True
+            state.failure = None
             self.api.record(
-                "clusterversion/version", "Completed", f"Cluster version is {state['version']}"
+                "clusterversion/version", "Completed", f"Cluster version is {state.version}"
             )
         self._save(state)
 
-    def _apply_one(self, manifest: Manifest, state: dict[str, Any]) -> SyncError | None:
+    def _apply_one(self, manifest: Manifest, state: VersionState) -> SyncError | None:
         obj = manifest.obj
         kind = obj.get("kind")
         action = apply_action(manifest.annotations, manifest.file)
@@ -445,12 +449,12 @@ class VersionController:
             return None
         if kind == "ClusterOperator":
             name = obj["metadata"]["name"]
-            state["waiting"].setdefault(name, self.api.now())
+            state.waiting.setdefault(name, self.api.now())
             if self.api.get("ClusterOperator", name) is None:
                 self.api.apply({k: v for k, v in obj.items() if k != "status"})
             expected = (obj.get("status") or {}).get("versions") or []
             return check_operator_health(
-                name, expected, self.api.get("ClusterOperator", name), state["mode"]
+                name, expected, self.api.get("ClusterOperator", name), state.mode
             )
         before = self.api.get(
             str(kind), obj["metadata"]["name"], obj["metadata"].get("namespace", "")
@@ -470,11 +474,11 @@ class VersionController:
             self.api.record(
                 "deployment/openshift-cluster-version/cluster-version-operator",
                 "Handoff",
-                f"the controller for {state['version']} takes over",
+                f"the controller for {state.version} takes over",
             )
         return None
 
-    def _delete(self, obj: dict[str, Any], state: dict[str, Any]) -> None:
+    def _delete(self, obj: dict[str, Any], state: VersionState) -> None:
         """A release.openshift.io/delete manifest (lib/resourcedelete): ask once for the
         deletion; until the object is gone the deletion is in progress, which holds back
         minor updates (Upgradeable ResourceDeletesInProgress) but not this one."""
@@ -483,9 +487,8 @@ class VersionController:
         found = self.api.get(kind, name, namespace)
         if found is None:
             return
-        deletes = state.setdefault("deletes", [])
-        if [kind, namespace, name] not in deletes:
-            deletes.append([kind, namespace, name])
+        if (kind, namespace, name) not in state.deletes:
+            state.deletes.append((kind, namespace, name))
         if not found["metadata"].get("deletionTimestamp"):
             self.api.delete(kind, name, namespace)
             self.api.record(
@@ -500,41 +503,41 @@ class VersionController:
         data = found.get("data") or {}
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
-    def _deletes_in_progress(self, state: dict[str, Any]) -> list[tuple[str, str, str]]:
+    def _deletes_in_progress(self, state: VersionState) -> list[tuple[str, str, str]]:
         """Deletions asked for and not yet done (DeletesInProgress)."""
         return [
             (kind, namespace, name)
-            for kind, namespace, name in state.get("deletes") or []
+            for kind, namespace, name in state.deletes
             if self.api.get(kind, name, namespace) is not None
         ]
 
     # --- status -------------------------------------------------------------------------
 
-    def _write_status(self, cv: dict[str, Any], state: dict[str, Any], invalid: list[str]) -> None:
+    def _write_status(self, cv: dict[str, Any], state: VersionState, invalid: list[str]) -> None:
         status = cv["status"]
         now = self._stamp()
         conditions: list[dict[str, Any]] = status.setdefault("conditions", [])
-        refused = state.get("refused")
-        if refused and refused.get("image") != state.get("image"):
-            set_condition(conditions, refused["condition"], now)
-        elif state.get("accepted"):
-            set_condition(conditions, state["accepted"], now)
-        if state.get("image"):
-            release = state["release"]
+        refused = state.refusal
+        if refused is not None:
+            set_condition(conditions, refused.condition, now)
+        elif state.accepted:
+            set_condition(conditions, state.accepted, now)
+        if state.image:
+            release = state.release
             status["history"] = merge_history(
                 status.get("history"),
                 release,
                 now=now,
-                completed=bool(state.get("completed")),
-                verified=bool(state.get("verified")),
-                accepted_risks=state.get("risks", ""),
+                completed=state.completed,
+                verified=state.verified,
+                accepted_risks=state.risks,
             )
             status["desired"] = release
-            status["versionHash"] = state.get("versionHash", "")
+            status["versionHash"] = state.version_hash
         version = (status.get("desired") or {}).get("version") or (status.get("desired") or {}).get(
             "image", ""
         )
-        if state.get("completed"):
+        if state.completed:
             set_condition(
                 conditions,
                 {"type": "Available", "status": "True", "message": f"Done applying {version}"},
@@ -542,16 +545,14 @@ class VersionController:
             )
         elif find(conditions, "Available") is None:
             set_condition(conditions, {"type": "Available", "status": "False"}, now)
-        waited = {
-            k: (self.api.now() - float(v)) / 60 for k, v in (state.get("waiting") or {}).items()
-        }
+        waited = {k: (self.api.now() - v) / 60 for k, v in state.waiting.items()}
         history = status.get("history") or []
         sync = SyncState(
             version=version,
-            done=int(state.get("done", 0)),
-            total=int(state.get("total", 0)),
-            reconciling=bool(state.get("completed")) or not state.get("image"),
-            failure=_load(state.get("failure")),
+            done=state.done,
+            total=state.total,
+            reconciling=state.completed or not state.image,
+            failure=_load(state.failure),
             validation_errors=invalid,
             waiting_minutes=waited,
         )
@@ -627,7 +628,7 @@ def _load(data: dict[str, Any] | None) -> SyncError | None:
     )
 
 
-def _operators(nodes: Any) -> list[list[str]]:
+def _operators(nodes: Any) -> list[tuple[str, str]]:
     """[runlevel, ClusterOperator name] for each operator the payload declares, in the
     order the update reaches them: the web console lists each runlevel's operators."""
     out = []
@@ -636,22 +637,22 @@ def _operators(nodes: Any) -> list[list[str]]:
             obj = getattr(task.payload, "obj", None) or {}
             if obj.get("kind") == "ClusterOperator":
                 parsed = task.runlevel_component
-                out.append([parsed[0] if parsed else "none", str(obj["metadata"]["name"])])
+                out.append((parsed[0] if parsed else "none", str(obj["metadata"]["name"])))
     return out
 
 
-def _runlevel(tasks: Any) -> list[list[Any]]:
+def _runlevel(tasks: Any) -> list[tuple[str, int]]:
     """A task-graph node's manifests as runs of one runlevel: [["00", 2], ["10", 3]].
 
     Serial stretches merge several runlevels into one node; the live view counts per
     runlevel from these runs and the node's cursor.
     """
-    runs: list[list[Any]] = []
+    runs: list[tuple[str, int]] = []
     for task in tasks:
         parsed = task.runlevel_component
         level = parsed[0] if parsed else "none"
         if runs and runs[-1][0] == level:
-            runs[-1][1] += 1
+            runs[-1] = (level, runs[-1][1] + 1)
         else:
-            runs.append([level, 1])
+            runs.append((level, 1))
     return runs

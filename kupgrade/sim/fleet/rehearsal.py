@@ -28,9 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kupgrade.controllers.kube.controller import step_order
 from kupgrade.errors import InputError, KupgradeError
-from kupgrade.plan.steps import Plan, Refusal
+from kupgrade.plan.steps import Plan, Refusal, step_order
 from kupgrade.sim.fleet.downtime import Downtime
 from kupgrade.sim.fleet.monitor import Finding, Monitor
 from kupgrade.sim.loop import CommitPace, Local, Loop

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kupgrade.controllers.kube.controller import step_order
+from kupgrade.plan.steps import step_order
 from kupgrade.sim.fleet.downtime import measured
 from kupgrade.sim.fleet.rehearsal import Rehearsal
 from kupgrade.versions.times import rfc3339

@@ -21,7 +21,7 @@ from typing import Any
 
 from kupgrade.cluster import gdc as g
 from kupgrade.cluster.backend import Backend
-from kupgrade.controllers.gdc.request import STATE, request_upgrade
+from kupgrade.controllers.gdc.request import request_upgrade, upgrade_record
 from kupgrade.errors import InputError
 from kupgrade.plan.gdc_fleet import Goal, plan_fleet
 from kupgrade.plan.steps import Plan
@@ -201,21 +201,19 @@ class GdcFleetRun:
             pool=step.get("pool"),
             leave_pools=step.get("leavePools") or [],
         )
-        return {"serial": made["serial"]}
+        return {"serial": made.serial}
 
     def outcome(self, name: str, ticket: dict[str, Any]) -> tuple[str, str]:
-        st = self.members[name].api.state(STATE) or {}
-        if st.get("serial") != ticket.get("serial"):
+        record = upgrade_record(self.members[name].api)
+        if record is None or record.serial != ticket.get("serial"):
             return "running", ""
-        if st.get("failed"):
-            return "failed", str(st["failed"])
-        return ("done", "") if st.get("completed") else ("running", "")
+        if record.failed:
+            return "failed", record.failed
+        return ("done", "") if record.completed else ("running", "")
 
     def busy(self, name: str) -> str | None:
-        st = self.members[name].api.state(STATE) or {}
-        if st and not st.get("completed") and not st.get("failed"):
-            return str(st.get("target", "?"))
-        return None
+        record = upgrade_record(self.members[name].api)
+        return record.target if record is not None and record.running else None
 
     def refusal(self, record: dict[str, Any]) -> dict[str, Any] | None:
         """What `bmctl upgrade` checks before it changes anything (SPEC G3, X4)."""

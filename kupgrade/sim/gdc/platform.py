@@ -12,7 +12,7 @@ from kupgrade.cluster.backend import Backend, Obj
 from kupgrade.cluster.conditions import conditions_row
 from kupgrade.cluster.gdc import POOL_LABEL, cluster_columns, own_clusters
 from kupgrade.controllers.gdc.controller import GdcController
-from kupgrade.controllers.gdc.request import STATE, in_progress
+from kupgrade.controllers.gdc.request import in_progress, upgrade_record
 from kupgrade.controllers.protocol import Controller, Progress
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
@@ -78,23 +78,24 @@ class DistributedCloud:
         return None
 
     def failing(self, api: Backend) -> str | None:
-        failed = (api.state(STATE) or {}).get("failed")
-        return str(failed) if failed else None
+        record = upgrade_record(api)
+        return record.failed if record is not None and record.failed else None
 
     def completed(self, api: Backend) -> bool:
-        return bool((api.state(STATE) or {}).get("completed"))
+        record = upgrade_record(api)
+        return record is not None and record.completed
 
     def summary(self, api: Backend) -> dict[str, str]:
         found = own_clusters(api.list("Cluster"))
         columns = cluster_columns(found[0]) if found else {}
-        state = api.state(STATE) or {}
-        running = bool(state) and not state.get("completed") and not state.get("failed")
-        if state.get("failed"):
-            status = f"upgrade to {state['target']} stopped: {state['failed']}"
+        record = upgrade_record(api)
+        running = record is not None and record.running
+        if record is not None and record.failed:
+            status = f"upgrade to {record.target} stopped: {record.failed}"
+        elif record is not None and running:
+            status = f"upgrading to {record.target}"
         else:
-            status = (
-                f"upgrading to {state['target']}" if running else columns.get("CLUSTER STATE", "")
-            )
+            status = columns.get("CLUSTER STATE", "")
         return {
             "VERSION": columns.get("ABM VERSION", ""),
             "PROGRESSING": str(running),
@@ -106,17 +107,17 @@ class DistributedCloud:
 
     def status(self, api: Backend) -> dict[str, Any]:
         cluster = own_clusters(api.list("Cluster"))[0]
-        state = api.state(STATE) or {}
+        record = upgrade_record(api)
         status = cluster.get("status") or {}
         return {
             "name": cluster["metadata"]["name"],
             "headline": cluster_columns(cluster),
-            "target": state.get("target", ""),
+            "target": record.target if record is not None else "",
             "conditions": [conditions_row(c) for c in status.get("conditions") or []],
             "history": [],
             "operators": [],
-            "failed": state.get("failed") or "",
-            "since": state.get("requestedAt") or 0.0,
+            "failed": record.failed if record is not None else "",
+            "since": record.requested_at if record is not None else 0.0,
         }
 
     def pool_of(self, node: Obj) -> str:

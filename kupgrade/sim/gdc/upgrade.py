@@ -7,9 +7,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from kupgrade.cluster.gdc import cluster_columns
 from kupgrade.controllers.gdc.controller import GdcController
-from kupgrade.controllers.gdc.request import STATE, request_upgrade, the_cluster
+from kupgrade.controllers.gdc.request import (
+    GdcUpgrade,
+    request_upgrade,
+    the_cluster,
+    upgrade_record,
+)
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.gdc.fleet import gdc_fleet
@@ -24,11 +31,11 @@ def status(store: Store) -> Said:
     """The cluster's versions and the stages of its upgrade, as far as they got."""
     api = SimCluster(store)
     cluster = the_cluster(api)
-    state = api.state(STATE) or {}
+    record = upgrade_record(api)
     doc: dict[str, Any] = {
         "cluster": cluster["metadata"]["name"],
         **cluster_columns(cluster),
-        "upgrade": {k: state[k] for k in ("target", "completed", "failed") if k in state},
+        "upgrade": _upgrade(record),
         "stages": [
             {"stage": row.label.removeprefix("stage "), "done": row.done, "of": row.total}
             for row in GdcController(api).progress()
@@ -37,10 +44,22 @@ def status(store: Store) -> Said:
     lines = [
         f"{key}: {doc[key]}" for key in ("ABM VERSION", "DESIRED ABM VERSION", "CLUSTER STATE")
     ]
-    if state.get("failed"):
-        lines.append(f"upgrade to {state['target']} stopped: {state['failed']}")
+    if record is not None and record.failed:
+        lines.append(f"upgrade to {record.target} stopped: {record.failed}")
     lines += [f"  {row['stage']}: {row['done']}/{row['of']}" for row in doc["stages"]]
     return Said(doc=doc, lines=lines)
+
+
+def _upgrade(record: GdcUpgrade | None) -> dict[str, Any]:
+    """The upgrade's target, and whether it completed or why it stopped, once it has."""
+    if record is None:
+        return {}
+    said: dict[str, Any] = {"target": record.target}
+    if record.completed:
+        said["completed"] = True
+    if record.failed:
+        said["failed"] = record.failed
+    return said
 
 
 def request(store: Store, ask: UpgradeAsk) -> Said:
@@ -73,7 +92,7 @@ def request(store: Store, ask: UpgradeAsk) -> Said:
     )
     store.commit()
     return Said(
-        doc={"verdict": verdict.to_json(), "request": recorded},
+        doc={"verdict": verdict.to_json(), "request": msgspec.to_builtins(recorded)},
         lines=[
             f"Requested upgrade of {wanted.object} to {target}; run `kupgrade controller "
             "run` to carry it out."

@@ -11,8 +11,8 @@ from typing import Any
 import msgspec
 
 from kupgrade.cluster.backend import Backend
-from kupgrade.controllers.kube.controller import PARALLEL, STATE
 from kupgrade.controllers.kube.inventory import inventory
+from kupgrade.controllers.kube.record import upgrade_record
 from kupgrade.controllers.kube.request import current, in_progress, request_step
 from kupgrade.errors import InputError
 from kupgrade.plan.kube_fleet import plan_kube_fleet
@@ -94,16 +94,18 @@ class KubeFleetRun:
         return {"id": step["id"]}
 
     def outcome(self, name: str, ticket: dict[str, Any]) -> tuple[str, str]:
-        st = self.members[name].api.state(STATE) or {}
-        entry = (st.get(PARALLEL) or {}).get(str(ticket.get("id"))) or {}
-        if entry.get("done") is not None:
+        record = upgrade_record(self.members[name].api)
+        entry = (record.parallel or {}).get(str(ticket.get("id"))) if record else None
+        if entry is None:
+            return "running", ""
+        if entry.done is not None:
             return "done", ""
-        held = (entry.get("drain") or {}).get("held")
-        return "running", str(entry.get("blocked") or (f"drain held: {held}" if held else ""))
+        held = entry.drain.held if entry.drain else None
+        return "running", entry.blocked or (f"drain held: {held}" if held else "")
 
     def busy(self, name: str) -> str | None:
         running = in_progress(self.members[name].api)
-        return None if running is None else str(running.get("target", "a fleet's steps"))
+        return None if running is None else running.target or "a fleet's steps"
 
     def refusal(self, record: dict[str, Any]) -> dict[str, Any] | None:
         """The plan was checked state by state; a step is not judged again on its own."""

@@ -9,7 +9,8 @@ from typing import Any
 
 from kupgrade.cluster.backend import Backend, Obj
 from kupgrade.cluster.kubeadm import POOL_LABEL, is_control_plane, v
-from kupgrade.controllers.kube.controller import STATE, KubeController, steps_progress
+from kupgrade.controllers.kube.controller import KubeController, steps_progress
+from kupgrade.controllers.kube.record import KubeUpgrade, upgrade_record
 from kupgrade.controllers.kube.request import current
 from kupgrade.controllers.protocol import Controller, Progress
 from kupgrade.controllers.version.status import clusterversion_columns
@@ -78,29 +79,30 @@ class Kubernetes:
     def resync(self, api: Backend, memory: Memory, now: float) -> None:
         """The upgrade controller asks to be woken when it needs to be."""
 
-    def _request(self, api: Backend) -> dict[str, Any]:
-        return dict(api.state(STATE) or {})
+    def _request(self, api: Backend) -> KubeUpgrade:
+        """The upgrade under way or last carried out (an empty record when none was)."""
+        return upgrade_record(api) or KubeUpgrade()
 
     def updating(self, api: Backend) -> bool:
-        state = self._request(api)
-        return bool(state) and not state.get("completed") and not state.get("failed")
+        record = upgrade_record(api)
+        return record is not None and not record.completed
 
     def refused(self, api: Backend) -> dict[str, Any] | None:
         return None
 
     def failing(self, api: Backend) -> str | None:
-        blocked = self._request(api).get("blocked")
-        return str(blocked) if blocked and self.updating(api) else None
+        blocked = self._request(api).blocked
+        return blocked if blocked and self.updating(api) else None
 
     def completed(self, api: Backend) -> bool:
-        return bool(self._request(api).get("completed"))
+        return self._request(api).completed
 
     def summary(self, api: Backend) -> dict[str, str]:
         """The control plane's version (its oldest component), and the upgrade under way."""
-        state = self._request(api)
+        record = self._request(api)
         running = self.updating(api)
-        blocked = state.get("blocked") if running else None
-        status = f"upgrading to {v(state['target'])}" if running else ""
+        blocked = record.blocked if running else None
+        status = f"upgrading to {v(record.target)}" if running else ""
         return {
             "VERSION": v(str(current(api).control_plane)),
             "PROGRESSING": str(running),
@@ -111,21 +113,19 @@ class Kubernetes:
         return steps_progress(api)
 
     def status(self, api: Backend) -> dict[str, Any]:
-        state = self._request(api)
-        if state.get("completed"):
+        record = upgrade_record(api)
+        said = "upgrading" if record is not None else "no upgrade"
+        if record is not None and record.completed:
             said = "completed"
-        elif state.get("failed"):
-            said = f"failed: {state['failed']}"
-        else:
-            said = "upgrading" if state else "no upgrade"
+        target = record.target if record is not None else ""
         return {
             "name": "cluster",
-            "headline": {"TARGET": str(state.get("target", "")), "STATUS": said},
-            "target": str(state.get("target", "")),
+            "headline": {"TARGET": target, "STATUS": said},
+            "target": target,
             "conditions": [],
             "history": [],
             "operators": [],
-            "since": state.get("started") or 0.0,
+            "since": record.started if record is not None else 0.0,
         }
 
     def pool_of(self, node: Obj) -> str:

@@ -5,11 +5,12 @@ controller (SPEC H6)."""
 
 from __future__ import annotations
 
-from typing import Any
+import msgspec
 
 from kupgrade.cluster.kubeadm import image_version, kubelet_of, v
-from kupgrade.controllers.kube.controller import PARALLEL, STATE, step_order
+from kupgrade.controllers.kube.record import KubeUpgrade, upgrade_record
 from kupgrade.controllers.kube.request import request_upgrade
+from kupgrade.plan.steps import step_order
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.platform import Said, UpgradeAsk
 from kupgrade.sim.store import Store
@@ -27,15 +28,15 @@ def request(store: Store, ask: UpgradeAsk) -> Said:
         "allowRCs": ask.allow_rcs,
     }
     kubeadm = {k: val for k, val in tool.items() if val}
-    state = request_upgrade(
+    record = request_upgrade(
         SimCluster(store), str(ask.to), list(ask.available), ask.policy or "auto", kubeadm
     )
     store.commit()
-    steps = ", ".join(f"{s['object']} {v(s['from'])} -> {v(s['to'])}" for s in state["steps"])
+    steps = ", ".join(f"{s.object} {v(s.source)} -> {v(s.to)}" for s in record.steps)
     return Said(
-        doc={"target": v(state["target"]), "steps": state["steps"]},
+        doc={"target": v(record.target), "steps": msgspec.to_builtins(record.steps)},
         lines=[
-            f"Requested upgrade to {v(state['target'])}: {steps}; run `kupgrade controller "
+            f"Requested upgrade to {v(record.target)}: {steps}; run `kupgrade controller "
             "run` to carry it out."
         ],
     )
@@ -44,7 +45,7 @@ def request(store: Store, ask: UpgradeAsk) -> Said:
 def status(store: Store) -> Said:
     """Versions as the cluster reports them, and the upgrade's progress."""
     sim = SimCluster(store)
-    state: dict[str, Any] = sim.state(STATE) or {}
+    record = upgrade_record(sim)
     apiservers = sorted(
         {
             image_version(p)
@@ -55,26 +56,26 @@ def status(store: Store) -> Said:
     )
     kubelets = sorted({kubelet_of(n) for n in sim.list("Node")}, key=parse_kube)
     planes, nodes = [v(a) for a in apiservers], [v(k) for k in kubelets]
-    doc = {"apiservers": planes, "kubelets": nodes, "upgrade": state or None}
+    doc = {
+        "apiservers": planes,
+        "kubelets": nodes,
+        "upgrade": msgspec.to_builtins(record) if record is not None else None,
+    }
     lines = [f"Control plane at {', '.join(planes)}; kubelets at {', '.join(nodes)}"]
-    return Said(doc=doc, lines=lines + (_progress(state) if state else []))
+    return Said(doc=doc, lines=lines + (_progress(record) if record is not None else []))
 
 
-def _progress(state: dict[str, Any]) -> list[str]:
-    entries = sorted((state.get(PARALLEL) or {}).items(), key=lambda e: step_order(e[0]))
-    lines = []
-    for step_id, entry in entries:
-        step = entry["step"]
-        said = "done" if entry.get("done") is not None else entry.get("blocked") or "under way"
-        lines.append(f"Fleet step {step_id} ({step['object']} to {v(step['to'])}): {said}")
-    if PARALLEL in state:
+def _progress(record: KubeUpgrade) -> list[str]:
+    if record.parallel is not None:
+        lines = []
+        for step_id, entry in sorted(record.parallel.items(), key=lambda e: step_order(e[0])):
+            said = "done" if entry.done is not None else entry.blocked or "under way"
+            lines.append(
+                f"Fleet step {step_id} ({entry.step.object} to {v(entry.step.to)}): {said}"
+            )
         return lines
-    done = (
-        "completed"
-        if state.get("completed")
-        else f"step {state['index'] + 1} of {len(state['steps'])}"
-    )
-    lines.append(f"Upgrade to {v(state['target'])}: {done}")
-    if state.get("blocked"):
-        lines.append(f"Blocked: {state['blocked']}")
+    done = "completed" if record.completed else f"step {record.index + 1} of {len(record.steps)}"
+    lines = [f"Upgrade to {v(record.target)}: {done}"]
+    if record.blocked:
+        lines.append(f"Blocked: {record.blocked}")
     return lines

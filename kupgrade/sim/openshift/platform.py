@@ -9,6 +9,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from kupgrade.cluster.backend import Backend, Obj
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.olm import olm_busy
@@ -17,8 +19,8 @@ from kupgrade.controllers.nodes.controller import NodeController
 from kupgrade.controllers.olm.controller import OlmController
 from kupgrade.controllers.protocol import Progress
 from kupgrade.controllers.version.controller import VersionController
-from kupgrade.controllers.version.progress import STATE_KEY
 from kupgrade.controllers.version.progress import progress as applied
+from kupgrade.controllers.version.record import version_head
 from kupgrade.controllers.version.status import clusterversion_columns
 from kupgrade.risks.backends import RiskSource
 from kupgrade.sim.cluster import SimCluster
@@ -112,15 +114,11 @@ class OpenShift:
             api.requeue_at(now + RESYNC, "ClusterVersion", "version")
 
     def updating(self, api: Backend) -> bool:
-        state = api.state(STATE_KEY) or {}
-        return bool(state.get("image")) and not state.get("completed")
+        return version_head(api).updating
 
     def refused(self, api: Backend) -> dict[str, Any] | None:
-        state = api.state(STATE_KEY) or {}
-        refused = state.get("refused")
-        if refused and refused.get("image") != state.get("image"):
-            return dict(refused)
-        return None
+        refused = version_head(api).refusal
+        return msgspec.to_builtins(refused) if refused is not None else None
 
     def failing(self, api: Backend) -> str | None:
         """A refused release, or Failing."""

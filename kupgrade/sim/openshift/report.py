@@ -8,7 +8,7 @@ from typing import Any
 
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import conditions_row, operator_row
-from kupgrade.controllers.version.progress import STATE_KEY
+from kupgrade.controllers.version.record import version_state
 from kupgrade.controllers.version.status import clusterversion_columns
 from kupgrade.sim.report import timeline
 from kupgrade.versions.times import parse_time
@@ -31,13 +31,13 @@ def live_status(api: Backend) -> dict[str, Any]:
     which outlives the version controller's state of it)."""
     cv = api.get("ClusterVersion", "version") or {"status": {}}
     status = cv.get("status") or {}
-    state = api.state(STATE_KEY) or {}
+    state = version_state(api)
     history = status.get("history") or []
     operators = {o["metadata"]["name"]: o for o in api.list("ClusterOperator")}
     return {
         "name": "version",
         "headline": clusterversion_columns(status),
-        "target": state.get("version") or (status.get("desired") or {}).get("version", ""),
+        "target": state.version or (status.get("desired") or {}).get("version", ""),
         "conditions": [conditions_row(c) for c in status.get("conditions") or []],
         "history": [
             {k: h.get(k) for k in ("state", "version", "startedTime", "completionTime")}
