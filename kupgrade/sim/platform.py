@@ -40,6 +40,14 @@ def not_through_api(title: str) -> InputError:
     )
 
 
+def to_version_only(title: str, ask: UpgradeAsk) -> None:
+    """Refuse `--to-image` on a platform whose clusters upgrade to a version."""
+    if ask.image:
+        raise InputError(
+            f"a {title} cluster upgrades to a version", field="--to-image", hint="use --to VERSION"
+        )
+
+
 @dataclass
 class Crew:
     """A platform's controllers as one process runs them, in the order they sync.

@@ -14,7 +14,6 @@ from kupgrade.cluster.gdc import POOL_LABEL, cluster_columns, own_clusters
 from kupgrade.controllers.gdc.controller import GdcController
 from kupgrade.controllers.gdc.request import in_progress, upgrade_record
 from kupgrade.controllers.protocol import Controller, Progress
-from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.gdc.create import populate_gdc
 from kupgrade.sim.gdc.fleet import GdcFleetRun
@@ -30,6 +29,7 @@ from kupgrade.sim.platform import (
     Said,
     UpgradeAsk,
     not_through_api,
+    to_version_only,
 )
 from kupgrade.sim.profile import Gdc, Profile, Spec
 from kupgrade.sim.store import Store
@@ -135,12 +135,7 @@ class DistributedCloud:
         return bool(own_clusters(api.list("Cluster")))
 
     def upgrade(self, root: Path, store: Store, spec: Spec, ask: UpgradeAsk) -> Said:
-        if ask.image:
-            raise InputError(
-                f"a {self.title} cluster upgrades to a version",
-                field="--to-image",
-                hint="use --to VERSION",
-            )
+        to_version_only(self.title, ask)
         return request(store, ask) if ask.to else status(store)
 
     def upgrade_api(self, api: Backend, ask: UpgradeAsk) -> Said:

@@ -14,7 +14,6 @@ from kupgrade.controllers.kube.record import KubeUpgrade, upgrade_record
 from kupgrade.controllers.kube.request import current
 from kupgrade.controllers.protocol import Controller, Progress
 from kupgrade.controllers.version.status import clusterversion_columns
-from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.kubernetes.create import populate_kube
 from kupgrade.sim.kubernetes.fleet import KubeFleetRun
@@ -29,6 +28,7 @@ from kupgrade.sim.platform import (
     Said,
     UpgradeAsk,
     not_through_api,
+    to_version_only,
 )
 from kupgrade.sim.profile import Profile, Spec
 from kupgrade.sim.report import timeline
@@ -153,12 +153,7 @@ class Kubernetes:
         return True
 
     def upgrade(self, root: Path, store: Store, spec: Spec, ask: UpgradeAsk) -> Said:
-        if ask.image:
-            raise InputError(
-                f"a {self.title} cluster upgrades to a version",
-                field="--to-image",
-                hint="use --to VERSION",
-            )
+        to_version_only(self.title, ask)
         return request(store, ask) if ask.to else status(store)
 
     def upgrade_api(self, api: Backend, ask: UpgradeAsk) -> Said:
