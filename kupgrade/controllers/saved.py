@@ -35,5 +35,9 @@ def load(api: Backend, key: str, kind: type[Record]) -> Record | None:
 
 
 def save(api: Backend, key: str, record: msgspec.Struct | None) -> None:
-    """Keep `record` under `key` (None forgets it); an unchanged record writes nothing."""
-    api.set_state(key, None if record is None else msgspec.to_builtins(record))
+    """Keep `record` under `key` (None forgets it); an unchanged record writes nothing.
+
+    The value handed over is the record's JSON form (lists, not tuples), the form a backend
+    reads back: a served cluster's ConfigMap returns JSON, and a tuple never equals the
+    list it comes back as, so every save would look like a change and write again."""
+    api.set_state(key, None if record is None else msgspec.json.decode(msgspec.json.encode(record)))
