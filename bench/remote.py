@@ -14,10 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,6 +26,7 @@ from kupgrade.sim.create import create_cluster
 from kupgrade.sim.profile import Profile
 from kupgrade.sim.runs import served_loop
 from kupgrade.sim.store import Store
+from tests.support.processes import served_api
 from tests.support.sim import ask_for_target
 from tests.support.sim import runner as simulated_runner
 
@@ -59,29 +56,8 @@ def _in_process(root: Path, nodes: int) -> dict[str, Any]:
 
 
 def _over_api(home: Path) -> dict[str, Any]:
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kupgrade",
-            "cluster",
-            "serve-api",
-            "c",
-            "--no-controllers",
-            "-o",
-            "json",
-        ],
-        env={**os.environ, "KUPGRADE_HOME": str(home)},
-        stdout=subprocess.PIPE,
-    )
-    try:
-        assert server.stdout is not None
-        text = b""
-        while not text.endswith(b"}\n"):
-            line = server.stdout.readline()
-            assert line, "serve-api ended"
-            text += line
-        api = InformedBackend(Path(json.loads(text)["kubeconfig"]))
+    with served_api(home, "c", "--no-controllers") as (_, info):
+        api = InformedBackend(Path(info["kubeconfig"]))
         sent = [0]
         api.http.event_hooks["request"].append(lambda _: sent.__setitem__(0, sent[0] + 1))
         runner = served_loop(api)
@@ -89,9 +65,6 @@ def _over_api(home: Path) -> dict[str, Any]:
         outcome = runner.run()
         wall = time.perf_counter() - started
         api.close()
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=60)
     return {
         "wall_s": round(wall, 2),
         "simulated_s": round(outcome.now, 3),

@@ -25,6 +25,7 @@ import yaml
 from kupgrade.sim.openshift.releases import model_image
 from kupgrade.sim.profile import Spec
 from kupgrade.sim.sample import write_sample
+from tests.support.processes import served_api
 from tests.support.service import running_server
 
 SDK = Path("/usr/lib/google-cloud-sdk/bin")
@@ -107,38 +108,10 @@ def serve(tmp_path: Path, speed: str) -> Iterator[Served]:
 
 def serve_existing(home: Path, name: str, speed: str = "1") -> Iterator[Served]:
     """`cluster serve-api NAME` on an existing cluster, until the caller is done."""
-    env = {**os.environ, "KUPGRADE_HOME": str(home)}
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kupgrade",
-            "cluster",
-            "serve-api",
-            name,
-            "--speed",
-            speed,
-            "-o",
-            "json",
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert process.stdout is not None
-    lines = []
-    while not lines or lines[-1] != b"}\n":
-        line = process.stdout.readline()
-        assert line, process.stderr.read().decode() if process.stderr else "no output"
-        lines.append(line)
-    info = json.loads(b"".join(lines))
-    try:
+    with served_api(home, name, "--speed", speed) as (process, info):
         yield Served(
             home, home / "clusters" / "demo", Path(info["kubeconfig"]), info["server"], process
         )
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +22,7 @@ from kupgrade.sim.openshift.releases import model_image
 from kupgrade.sim.profile import Spec
 from kupgrade.sim.store import Store
 from tests.apiserver.test_kubeapi import KUBECTLS, PROFILE
+from tests.support.processes import served_api
 
 RELEASE = "4.14.27"
 ABM = ("1.28.500-gke.120", "1.29.200-gke.243")
@@ -85,27 +83,6 @@ def _requested(home: Path, platform: str, profile: Path) -> None:
         _kupgrade(home, "upgrade", "--cluster", "c", "--to", "v1.31.2", "--available", "v1.30.9")
 
 
-@contextmanager
-def _served(home: Path, *extra: str) -> Iterator[dict[str, Any]]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "kupgrade", "cluster", "serve-api", "c", "-o", "json", *extra],
-        env={**os.environ, "KUPGRADE_HOME": str(home)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert process.stdout is not None
-    lines: list[bytes] = []
-    while not lines or lines[-1] != b"}\n":
-        line = process.stdout.readline()
-        assert line, process.stderr.read().decode() if process.stderr else ""
-        lines.append(line)
-    try:
-        yield json.loads(b"".join(lines))
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=30)
-
-
 def _objects(home: Path) -> dict[tuple[str, str, str], Any]:
     """Every stored object, without what only the API adds (resourceVersion, uid)."""
     store = Store(home / "clusters" / "c" / "cluster.db")
@@ -138,7 +115,7 @@ def test_a_rehearsal_over_the_api_ends_where_the_in_process_one_does(
     for home in (here, there):
         _requested(home, platform, profile)
     local = _report(_kupgrade(here, "controller", "run", "--cluster", "c", "-o", "json"))
-    with _served(there, "--no-controllers") as info:
+    with served_api(there, "c", "--no-controllers") as (_, info):
         assert info["clock"] == "stepped"
         remote = _report(
             _kupgrade(there, "controller", "run", "--kubeconfig", info["kubeconfig"], "-o", "json")
@@ -153,7 +130,7 @@ def test_the_clock_state_and_events_are_api_objects(tmp_path: Path) -> None:
     profile = tmp_path / "profile.yaml"
     profile.write_text(PROFILE)
     _requested(tmp_path, "openshift", profile)
-    with _served(tmp_path, "--no-controllers") as info:
+    with served_api(tmp_path, "c", "--no-controllers") as (_, info):
         kubeconfig = info["kubeconfig"]
         kubectl = [str(KUBECTLS[-1]), "--kubeconfig", kubeconfig]
         clock = json.loads(
@@ -216,7 +193,7 @@ def test_the_clock_state_and_events_are_api_objects(tmp_path: Path) -> None:
             e["reason"] == "Checked" and e["involvedObject"]["name"] == "worker-0"
             for e in json.loads(listed)["items"]
         )
-    with _served(tmp_path) as info:  # its own controllers: the clock follows real time
+    with served_api(tmp_path, "c") as (_, info):  # its own controllers: the clock follows real time
         refused = _kupgrade(
             tmp_path, "controller", "run", "--kubeconfig", info["kubeconfig"], check=False
         )
@@ -233,7 +210,7 @@ def test_a_killed_remote_run_picks_up_where_it_stopped(tmp_path: Path) -> None:
     for home in (here, there):
         _requested(home, "openshift", profile)
     _kupgrade(here, "controller", "run", "--cluster", "c")
-    with _served(there, "--no-controllers") as info:
+    with served_api(there, "c", "--no-controllers") as (_, info):
         args = [
             sys.executable,
             "-m",

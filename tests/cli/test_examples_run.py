@@ -34,7 +34,7 @@ from kupgrade.sim.openshift.releases import build_release
 from kupgrade.sim.profile import Spec
 from kupgrade.updateservice.process import free_port
 from tests.support.conformance import SHARED, needs_gpg, needs_registry
-from tests.support.processes import RegistryProcess
+from tests.support.processes import RegistryProcess, served_api
 
 Command = Any
 
@@ -335,23 +335,8 @@ def _wait_ready(url: str, timeout: float = 60.0) -> None:
 @contextmanager
 def _served(env: dict[str, str], name: str, *extra: str) -> Iterator[dict[str, Any]]:
     """`cluster serve-api NAME`: its kubeconfig, while it serves."""
-    with subprocess.Popen(
-        [sys.executable, "-m", "kupgrade", "cluster", "serve-api", name, "-o", "json", *extra],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    ) as served:
-        try:
-            assert served.stdout is not None
-            text = ""
-            while not text.endswith("}\n"):
-                line = served.stdout.readline().decode()
-                assert line, "serve-api ended"
-                text += line
-            yield yaml.safe_load(Path(json.loads(text)["kubeconfig"]).read_text())
-        finally:
-            served.terminate()
-            served.wait(timeout=30)
+    with served_api(Path(env["KUPGRADE_HOME"]), name, *extra, env=env) as (_, said):
+        yield yaml.safe_load(Path(said["kubeconfig"]).read_text())
 
 
 @contextmanager

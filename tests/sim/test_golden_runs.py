@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -56,6 +55,7 @@ from kupgrade.sim.profile import Olm, Pool, Profile, Spec
 from kupgrade.sim.report import timeline
 from kupgrade.sim.store import Store
 from tests.support.conformance import SHARED
+from tests.support.processes import served_api
 from tests.support.sim import ask_for_target
 from tests.support.sim import runner as openshift_runner
 from tests.support.sim import runner as sim_loop
@@ -187,32 +187,6 @@ def _kube_fleet(home: Path) -> dict[str, object]:
     return _fleet_of(doc, Settings("1.32.0", ["1.31.0", "1.32.0"], "k8s-n3", 0), home)
 
 
-def _served(home: Path) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
-    """`kupgrade cluster serve-api c --no-controllers` in its own process, and what it said."""
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kupgrade",
-            "cluster",
-            "serve-api",
-            "c",
-            "--no-controllers",
-            "-o",
-            "json",
-        ],
-        env={**os.environ, "KUPGRADE_HOME": str(home)},
-        stdout=subprocess.PIPE,
-    )
-    assert server.stdout is not None
-    text = b""
-    while not text.endswith(b"}\n"):
-        line = server.stdout.readline()
-        assert line, "serve-api ended"
-        text += line
-    return server, json.loads(text)
-
-
 def _over_api(
     home: Path, request: Callable[[Path, Store, Spec], None], spec: Spec
 ) -> dict[str, object]:
@@ -223,8 +197,7 @@ def _over_api(
     store = Store(root / "cluster.db")
     request(root, store, spec)
     store.close()
-    server, info = _served(home)
-    try:
+    with served_api(home, "c", "--no-controllers") as (_, info):
         done = subprocess.run(
             [
                 sys.executable,
@@ -241,9 +214,6 @@ def _over_api(
             check=False,
             env={**os.environ, "KUPGRADE_HOME": str(home)},
         )
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=60)
     assert done.returncode == 0, done.stderr.decode()
     report = json.loads(done.stdout)
     store = Store(root / "cluster.db")

@@ -1,12 +1,18 @@
-"""The reference servers tests and benchmarks run beside kupgrade, as child processes on
-loopback: a real Prometheus (the PromQL engine's reference) and Debian's docker-registry
-(where releases are pushed to and pulled from)."""
+"""The servers tests and benchmarks run beside kupgrade, as child processes on loopback:
+a real Prometheus (the PromQL engine's reference), Debian's docker-registry (where
+releases are pushed to and pulled from) and kupgrade's own `cluster serve-api`."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 import httpx
 
@@ -108,3 +114,35 @@ class RegistryProcess(ChildProcess):
     @property
     def host(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+
+@contextmanager
+def served_api(
+    home: Path, name: str, *flags: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[bytes], dict[str, Any]]]:
+    """`kupgrade cluster serve-api NAME FLAGS -o json` on a cluster of `home`, in its own
+    process until the caller is done (then stopped as a user's ^C would): the process and
+    what it said when it started (its server, kubeconfig, ...). `env` is the environment
+    it starts from (this process's by default). Its log goes to a file, so
+    a chatty server never blocks on a full pipe."""
+    log = home / f"serve-api-{name}.log"
+    home.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as errors:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kupgrade", "cluster", "serve-api", name, *flags, "-o", "json"],
+            env={**(os.environ if env is None else env), "KUPGRADE_HOME": str(home)},
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+    try:
+        assert process.stdout is not None
+        said = b""
+        while not said.endswith(b"}\n"):
+            line = process.stdout.readline()
+            if not line:
+                raise AssertionError(f"serve-api ended: {log.read_text(errors='replace')}")
+            said += line
+        yield process, json.loads(said)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)

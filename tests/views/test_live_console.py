@@ -21,9 +21,9 @@ import pytest
 from kupgrade.sim.openshift.releases import model_image
 from kupgrade.sim.profile import Spec
 from kupgrade.views.live_server import LiveServer, free_port
-from tests.apiserver.test_remote_controllers import _served
 from tests.cli.test_examples_run import LAB_FLEET
 from tests.support.browser import axe_violations, browser_page, install_axe, needs_chromium, shot
+from tests.support.processes import served_api
 
 # worker-0's drain is held by shop/web (3 replicas, minAvailable 3) until minute 70,
 # when the budget lets one go: a node that stays draining for a while, then finishes.
@@ -209,7 +209,7 @@ def test_the_live_document_says_what_the_commands_say(tmp_path: Path, platform: 
         _ok(home, "upgrade", "--cluster", "c", "--to", "v1.31.2", "--available", "v1.30.9")
     report = json.loads(_ok(home, "controller", "run", "--cluster", "c", "-o", "json"))
     status = json.loads(_ok(home, "upgrade", "--cluster", "c", "-o", "json"))
-    with _served(home, "--no-controllers", "--console") as info:
+    with served_api(home, "c", "--no-controllers", "--console") as (_, info):
         doc = httpx.get(f"{info['console']}console/api/live", timeout=30).json()
         for _ in range(50):
             if doc.get("kind") == "cluster":

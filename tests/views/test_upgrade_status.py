@@ -29,6 +29,7 @@ from kupgrade.views.upgrade_status import (
     short_duration,
 )
 from kupgrade.views.upgrade_status_text import as_data, render, tabulate
+from tests.support.processes import served_api
 from tests.support.sim import TARGET, runner, start
 
 
@@ -286,13 +287,12 @@ def _kupgrade(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_upgrade_status_on_the_cluster_and_through_its_api_agree(tmp_path: Path) -> None:
-    from tests.apiserver.test_remote_controllers import _served  # noqa: PLC0415
-
     expected = _mid_update(tmp_path)
     local = _kupgrade(tmp_path, "upgrade", "status", "--cluster", "c", "--details", "all")
     assert local.returncode == 0, local.stderr
     assert "= Worker Upgrade =" in local.stdout and "Draining" in local.stdout
-    with _served(tmp_path, "--no-controllers") as info:  # a stepped clock: nothing moves
+    # A stepped clock: nothing moves while both read.
+    with served_api(tmp_path, "c", "--no-controllers") as (_, info):
         kubeconfig = info["kubeconfig"]
         remote = _kupgrade(
             tmp_path, "upgrade", "status", "--kubeconfig", kubeconfig, "--details", "all"
