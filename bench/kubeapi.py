@@ -22,7 +22,7 @@ import httpx
 
 from bench.memory import peak_mb
 from bench.sim import profile
-from kupgrade.apiserver.server import APIServer, version_info
+from kupgrade.apiserver.server import APIServer
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.profile import Profile
@@ -45,7 +45,7 @@ def bench_kubeapi(nodes: int = 5000, changes: int = 2000) -> dict[str, Any]:
         root = create_cluster(Path(tmp), "big", Profile(spec=profile(nodes)))
         store = Store(root / "cluster.db")
         sim = SimCluster(store)
-        with APIServer(sim, root, "big", version_info(store)) as server:
+        with APIServer(sim, root, "big") as server:
             trust = ssl.create_default_context(cafile=str(server.access.ca))
             headers = {"Authorization": f"Bearer {server.access.token}"}
             with httpx.Client(

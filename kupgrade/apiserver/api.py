@@ -21,15 +21,19 @@ from typing import Any
 import msgspec
 
 from kupgrade.apiserver.clock import Stepper, step_target
+from kupgrade.apiserver.dryrun import DryRunRefused, dry_run
 from kupgrade.apiserver.patch import PatchError, apply_patch
 from kupgrade.apiserver.resources import (
     BY_KIND,
     BY_PATH,
+    CREATED_SUBRESOURCES,
     Resource,
     api_groups,
     api_versions,
     resource_list,
 )
+from kupgrade.apiserver.validation import invalid_message, validate
+from kupgrade.apiserver.version import version_info
 from kupgrade.apiserver.virtual import Virtual
 from kupgrade.cluster.gdc import BOOTSTRAP, in_bootstrap
 from kupgrade.cluster.objects import key_of
@@ -79,7 +83,6 @@ class KubeAPI:
         self,
         sim: SimCluster,
         token: str,
-        version: dict[str, str],
         *,
         clock: Stepper | None = None,
         home: str = "",
@@ -87,7 +90,6 @@ class KubeAPI:
         self.sim = sim
         self.store: Store = sim.store
         self.token = token
-        self.version = version
         self.changes = self.store.keep_changes()
         self.virtual = Virtual(sim, clock, home)
 
@@ -103,6 +105,16 @@ class KubeAPI:
             return status_error(401, "Unauthorized", "Unauthorized")
         if len(body) > MAX_BODY:
             return status_error(413, "RequestEntityTooLarge", "the request is too large")
+        if body and "protobuf" in headers.get("content-type", ""):
+            # Served in JSON only: 415 is what makes client-go send JSON instead
+            # (apiserver's negotiation error for a media type it does not decode).
+            return status_error(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types "
+                "include: application/json, application/merge-patch+json, "
+                "application/json-patch+json, application/strategic-merge-patch+json",
+            )
         found = self._discovery(path)
         if found is not None:
             return (
@@ -120,7 +132,8 @@ class KubeAPI:
 
     def _discovery(self, path: str) -> Reply | None:
         if path == "/version":
-            return Reply(200, self.version)
+            with self.store.lock:
+                return Reply(200, version_info(self.store))
         if path == "/api":
             return Reply(200, api_versions())
         if path == "/apis":
@@ -159,35 +172,51 @@ class KubeAPI:
     def _dispatch(
         self, method: str, t: Target, query: dict[str, str], headers: dict[str, str], body: bytes
     ) -> Reply:
+        if method == "GET":
+            return self._read(t, query, headers)
+        dry = dry_run(method, t.sub, query, body)
+        if isinstance(dry, DryRunRefused):
+            return status_error(422, "Invalid", dry.message, **dry.details)
+        return self._write(method, t, headers, body, dry=dry)
+
+    def _read(self, t: Target, query: dict[str, str], headers: dict[str, str]) -> Reply:
+        if t.sub in CREATED_SUBRESOURCES:
+            return status_error(405, "MethodNotAllowed", f"a {t.sub} is created (POST)")
         if not t.name:
-            if method == "GET":
-                if query.get("watch") in ("1", "true"):
-                    return self._watch(t, query, "as=Table" in headers.get("accept", ""))
-                return self._list(t, query, headers)
+            if query.get("watch") in ("1", "true"):
+                return self._watch(t, query, "as=Table" in headers.get("accept", ""))
+            return self._list(t, query, headers)
+        obj = self._get(t)
+        if obj is None:
+            return self._not_found(t)
+        if "as=Table" in headers.get("accept", "") and not t.sub:
+            return Reply(200, self._table(t.resource, [obj], str(self.changes.version)))
+        return Reply(200, self._out(obj))
+
+    def _write(
+        self, method: str, t: Target, headers: dict[str, str], body: bytes, *, dry: bool
+    ) -> Reply:
+        """A write; with `dry` (dryRun=All) answered, validated and checked as the real
+        one would be, but nothing stored and nobody woken (apiserver's dry-run contract:
+        staging/src/k8s.io/apiserver/pkg/registry/generic/registry/dryrun.go)."""
+        if not t.name:
             if method == "POST" and t.resource.writable:
-                return self._create(t, body)
+                return self._create(t, body, dry)
             return status_error(
                 405, "MethodNotAllowed", f"{method} is not allowed on {t.resource.plural}"
             )
-        if t.sub in ("eviction", "step"):
+        if t.sub in CREATED_SUBRESOURCES:
             if method != "POST":
                 return status_error(405, "MethodNotAllowed", f"a {t.sub} is created (POST)")
-            return self._evict(t, body) if t.sub == "eviction" else self._step(t, body)
-        if method != "GET" and not t.resource.writable:
+            return self._evict(t, dry) if t.sub == "eviction" else self._step(t, body)
+        if not t.resource.writable:
             return status_error(405, "MethodNotAllowed", f"{t.resource.plural} are read-only")
-        if method == "GET":
-            obj = self._get(t)
-            if obj is None:
-                return self._not_found(t)
-            if "as=Table" in headers.get("accept", "") and not t.sub:
-                return Reply(200, self._table(t.resource, [obj], str(self.changes.version)))
-            return Reply(200, self._out(obj))
         if method == "DELETE":
-            return self._delete(t)
+            return self._delete(t, dry)
         if method == "PATCH":
-            return self._patch(t, headers.get("content-type", ""), body)
+            return self._patch(t, headers.get("content-type", ""), body, dry)
         if method == "PUT":
-            return self._replace(t, body)
+            return self._replace(t, body, dry)
         return status_error(405, "MethodNotAllowed", f"{method} is not allowed")
 
     # --- reads ----------------------------------------------------------------------
@@ -400,7 +429,23 @@ class KubeAPI:
         problem = self._check_object(t, obj)
         return status_error(422, "Invalid", problem) if problem else dict(obj)
 
-    def _create(self, t: Target, body: bytes) -> Reply:
+    def _invalid(self, t: Target, obj: dict[str, Any]) -> Reply | None:
+        """422 Invalid with a cause per field when kube-apiserver would refuse `obj`."""
+        errors = validate(t.resource.kind, obj)
+        if not errors:
+            return None
+        name = str((obj.get("metadata") or {}).get("name") or t.name)
+        return status_error(
+            422,
+            "Invalid",
+            invalid_message(t.resource.kind, t.resource.group, name, errors),
+            name=name,
+            group=t.resource.group,
+            kind=t.resource.kind,
+            causes=[e.cause() for e in errors],
+        )
+
+    def _create(self, t: Target, body: bytes, dry: bool) -> Reply:
         obj = self._object(t, body)
         if isinstance(obj, Reply):
             return obj
@@ -409,10 +454,13 @@ class KubeAPI:
             obj["metadata"]["namespace"] = (
                 t.namespace or obj["metadata"].get("namespace") or "default"
             )
+        refused = self._invalid(t, obj)
+        if refused is not None:
+            return refused
         if t.resource.kind == "Event" or self.virtual.is_state(
             t.resource.kind, obj["metadata"].get("namespace", ""), name
         ):
-            return self._virtual_write(t, obj, 201)
+            return self._virtual_write(t, obj, 201, dry)
         if self.store.get(t.resource.kind, name, obj["metadata"].get("namespace", "")) is not None:
             return status_error(
                 409,
@@ -424,8 +472,9 @@ class KubeAPI:
         obj["metadata"].setdefault("creationTimestamp", rfc3339(self.sim.now()))
         obj.setdefault("kind", t.resource.kind)
         obj.setdefault("apiVersion", t.resource.group_version)
-        self.sim.write(obj)
-        self.store.commit()
+        if not dry:
+            self.sim.write(obj)
+            self.store.commit()
         return Reply(201, self._out(obj))
 
     def _check_object(self, t: Target, obj: Any) -> str:
@@ -440,14 +489,15 @@ class KubeAPI:
             return "metadata.name: Invalid value: a lowercase RFC 1123 subdomain must be given"
         return ""
 
-    def _delete(self, t: Target) -> Reply:
+    def _delete(self, t: Target, dry: bool) -> Reply:
         obj = self._get(t)
         if obj is None or t.resource.kind in ("Namespace", "Event"):
             return self._not_found(t)
         if self.virtual.is_state(t.resource.kind, t.namespace, t.name):
             return status_error(405, "MethodNotAllowed", "the controllers' state is not deleted")
-        self.sim.delete(t.resource.kind, t.name, t.namespace)
-        self.store.commit()
+        if not dry:
+            self.sim.delete(t.resource.kind, t.name, t.namespace)
+            self.store.commit()
         return Reply(
             200,
             {
@@ -459,7 +509,7 @@ class KubeAPI:
             },
         )
 
-    def _patch(self, t: Target, content_type: str, body: bytes) -> Reply:
+    def _patch(self, t: Target, content_type: str, body: bytes, dry: bool) -> Reply:
         obj = self._get(t)
         if obj is None:
             return self._not_found(t)
@@ -470,9 +520,9 @@ class KubeAPI:
             return status_error(
                 code, "UnsupportedMediaType" if code == 415 else "Invalid", str(exc)
             )
-        return self._store_update(t, obj, patched)
+        return self._store_update(t, obj, patched, dry)
 
-    def _replace(self, t: Target, body: bytes) -> Reply:
+    def _replace(self, t: Target, body: bytes, dry: bool) -> Reply:
         obj = self._get(t)
         if obj is None:
             return self._not_found(t)
@@ -487,9 +537,11 @@ class KubeAPI:
                 f'Operation cannot be fulfilled on {t.resource.plural} "{t.name}": '
                 "the object has been modified; please apply your changes to the latest version and try again",
             )
-        return self._store_update(t, obj, new)
+        return self._store_update(t, obj, new, dry)
 
-    def _store_update(self, t: Target, old: dict[str, Any], new: dict[str, Any]) -> Reply:
+    def _store_update(
+        self, t: Target, old: dict[str, Any], new: dict[str, Any], dry: bool
+    ) -> Reply:
         """The main resource keeps its status; the status subresource changes only status
         (kube-apiserver's PrepareForUpdate). Identity fields cannot change."""
         if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
@@ -511,30 +563,35 @@ class KubeAPI:
         }
         if not new["metadata"]["namespace"]:
             new["metadata"].pop("namespace")
+        refused = self._invalid(t, new)
+        if refused is not None:
+            return refused
         if (
             self.virtual.is_state(t.resource.kind, t.namespace, t.name)
             or t.resource.kind == "Event"
         ):
-            return self._virtual_write(t, new, 200)
-        self.sim.write(new)
-        self.store.commit()
+            return self._virtual_write(t, new, 200, dry)
+        if not dry:
+            self.sim.write(new)
+            self.store.commit()
         return Reply(200, self._out(new))
 
-    def _virtual_write(self, t: Target, obj: dict[str, Any], code: int) -> Reply:
+    def _virtual_write(self, t: Target, obj: dict[str, Any], code: int, dry: bool) -> Reply:
         """An Event (logged) or the controllers' state (kept in the store's meta)."""
         # As _create: a body may leave kind and apiVersion to the path (an Event echoed
         # back without them answered 500).
         obj.setdefault("kind", t.resource.kind)
         obj.setdefault("apiVersion", t.resource.group_version)
         if t.resource.kind == "Event":
-            problem = self.virtual.record_event(obj)
+            problem = self.virtual.record_event(obj, dry=dry)
             shown = obj
         else:
-            problem = self.virtual.put_state(obj)
-            shown = self.virtual.state()
+            problem = self.virtual.put_state(obj, dry=dry)
+            shown = obj if dry else self.virtual.state()
         if problem:
             return status_error(422, "Invalid", problem)
-        self.store.commit()
+        if not dry:
+            self.store.commit()
         return Reply(code, self._out(shown))
 
     def _step(self, t: Target, body: bytes) -> Reply:
@@ -560,14 +617,15 @@ class KubeAPI:
         out["status"]["changed"] = changed
         return Reply(201, out)
 
-    def _evict(self, t: Target, body: bytes) -> Reply:
+    def _evict(self, t: Target, dry: bool) -> Reply:
         """policy/v1 Eviction: 201 when the pod may go, 429 naming the budget when a
         PodDisruptionBudget forbids it, 500 for a pod under two budgets (SPEC E3, G11)."""
         pod = self.store.get("Pod", t.name, t.namespace)
         if pod is None:
             return self._not_found(t)
-        answer = self.sim.evict(pod)
-        self.store.commit()
+        answer = self.sim.evict(pod, dry=dry)
+        if not dry:
+            self.store.commit()
         if answer.code == 200:
             return Reply(
                 201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}

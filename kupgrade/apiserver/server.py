@@ -19,10 +19,7 @@ from urllib.parse import parse_qsl, urlsplit
 from kupgrade.apiserver.access import Access, ensure_access, write_kubeconfig
 from kupgrade.apiserver.api import MAX_BODY, KubeAPI, Reply, status_error
 from kupgrade.apiserver.clock import Stepper
-from kupgrade.cluster.gdc import kubelet_version, own_clusters
-from kupgrade.cluster.kubeadm import image_version
 from kupgrade.sim.cluster import SimCluster
-from kupgrade.versions import parse_kube
 from kupgrade.views.live_server import LOOPBACK
 
 
@@ -49,6 +46,9 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             body = self.rfile.read(length) if length else b""
             headers = {k.lower(): v for k, v in self.headers.items()}
+            # A client may send the Content-Type twice (kubectl 1.33's typed clients: the
+            # protobuf body's type, then JSON); the body is in the first.
+            headers["content-type"] = (self.headers.get_all("Content-Type") or [""])[0]
             try:
                 reply = self.server.api.handle(
                     self.command, url.path, dict(parse_qsl(url.query)), headers, body
@@ -106,13 +106,12 @@ class APIServer:
         sim: SimCluster,
         home: Path,
         name: str,
-        version: dict[str, str],
         port: int = 0,
         *,
         clock: Stepper | None = None,
     ) -> None:
         self.access = ensure_access(home)
-        self.api = KubeAPI(sim, self.access.token, version, clock=clock, home=str(home))
+        self.api = KubeAPI(sim, self.access.token, clock=clock, home=str(home))
         self.server = _Server(port, self.api, self.access)
         self.port = int(self.server.server_address[1])
         self.kubeconfig = write_kubeconfig(home / "kubeconfig", name, self.port, self.access)
@@ -125,43 +124,3 @@ class APIServer:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
-
-
-def version_info(store: Any) -> dict[str, str]:
-    """GET /version: the Kubernetes version the simulated cluster runs (OpenShift 4.N
-    ships Kubernetes 1.N+13; a distributed-cloud release its own minor)."""
-    clusters = own_clusters(store.list("Cluster"))
-    apiservers = [
-        image_version(p)
-        for p in store.list("Pod")
-        if (p["metadata"].get("labels") or {}).get("component") == "kube-apiserver"
-    ]
-    if apiservers:  # a kubeadm cluster: the version its (oldest) apiserver serves
-        git = "v" + min((a for a in apiservers if a), key=parse_kube, default="1.30.0")
-    elif clusters:
-        git = kubelet_version(str(clusters[0]["status"].get("anthosBareMetalVersion", "")))
-    else:
-        # The apiservers run what the kube-apiserver operator reports (mid-update, the
-        # release it has reached, not the one the cluster is going to).
-        co = store.get("ClusterOperator", "kube-apiserver") or {"status": {}}
-        reported = [
-            v["version"] for v in co["status"].get("versions") or [] if v.get("name") == "operator"
-        ]
-        cv = store.get("ClusterVersion", "version") or {"status": {}}
-        release = (
-            reported[0]
-            if reported
-            else str((cv["status"].get("desired") or {}).get("version", "4.13.0"))
-        )
-        minor = int(release.split(".")[1]) + 13 if release.count(".") >= 1 else 26
-        git = f"v1.{minor}.0"
-    major, minor_text = git.removeprefix("v").split(".")[:2]
-    return {
-        "major": major,
-        "minor": minor_text,
-        "gitVersion": git,
-        "gitTreeState": "clean",
-        "goVersion": "go1.22",
-        "compiler": "gc",
-        "platform": "linux/amd64",
-    }

@@ -92,9 +92,10 @@ class Virtual:
 
     # --- writes -------------------------------------------------------------------------
 
-    def put_state(self, obj: dict[str, Any]) -> str:
+    def put_state(self, obj: dict[str, Any], *, dry: bool = False) -> str:
         """Take the state ConfigMap's data as the controllers' state; a problem's text
-        ("" when it was taken). Keys it no longer holds are cleared."""
+        ("" when it was taken, or with `dry` would be). Keys it no longer holds are
+        cleared."""
         data = obj.get("data") or {}
         if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
             return "data: Invalid value: every value must be a string"
@@ -102,6 +103,8 @@ class Virtual:
             values = {str(k): json.loads(v) for k, v in data.items()}
         except ValueError as exc:
             return f"data: Invalid value: the controllers' state is JSON ({exc})"
+        if dry:
+            return ""
         for key in self.sim.store.metas(STATE):
             if key not in values:
                 self.sim.set_state(key, None)
@@ -109,11 +112,13 @@ class Virtual:
             self.sim.set_state(key, value)
         return ""
 
-    def record_event(self, obj: dict[str, Any]) -> str:
+    def record_event(self, obj: dict[str, Any], *, dry: bool = False) -> str:
         """Log a created Event (the controller's record()); a problem's text or ""."""
         involved = obj.get("involvedObject") or {}
         if not isinstance(involved, dict) or not involved.get("kind") or not involved.get("name"):
             return "involvedObject: Required value: kind and name"
+        if dry:
+            return ""
         ns = involved.get("namespace") or ""
         key = f"{str(involved['kind']).lower()}/{ns + '/' if ns else ''}{involved['name']}"
         kind = "Warning" if obj.get("type") == "Warning" else "Normal"

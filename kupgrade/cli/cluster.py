@@ -18,7 +18,7 @@ import msgspec
 import typer
 from rich.table import Table
 
-from kupgrade.apiserver.server import APIServer, version_info
+from kupgrade.apiserver.server import APIServer
 from kupgrade.cli.live import ConsoleOpt, ConsolePortOpt
 from kupgrade.cli.output import (
     Format,
@@ -319,9 +319,7 @@ def serve_api_command(
         with opened(root.name) as (_, store, spec):
             runner = local_loop(root, store, spec, with_controllers=controllers)
             with (
-                APIServer(
-                    runner.transport.sim, root, root.name, version_info(store), port, clock=runner
-                ) as server,
+                APIServer(runner.transport.sim, root, root.name, port, clock=runner) as server,
                 maybe_cluster_console(server.kubeconfig, console_port if console else None) as live,
             ):
                 info = {

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kupgrade.apiserver.server import APIServer, version_info
+from kupgrade.apiserver.server import APIServer
 from kupgrade.cli.live import ConsoleOpt, ConsolePortOpt, ContextOpt, KubeconfigOpt
 from kupgrade.cli.output import (
     ClusterOpt,
@@ -194,7 +194,6 @@ def maybe_api(runner: Loop[Local], root: Path, served: Served) -> Iterator[LiveS
             runner.transport.sim,
             root,
             root.name,
-            version_info(runner.transport.store),
             served.api,
             clock=runner,
         ) as server,

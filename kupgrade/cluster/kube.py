@@ -24,6 +24,7 @@ from lightkube.types import PatchType
 
 from kupgrade.cluster.backend import Key, Obj, Watch
 from kupgrade.cluster.disruption import Answer
+from kupgrade.cluster.kubeconfig import default_kubeconfig, load_kubeconfig
 from kupgrade.errors import InputError
 from kupgrade.versions.times import parse_time
 
@@ -92,9 +93,14 @@ class KubeBackend:
     """`cluster.Backend` on a real API server (and on a simulated cluster's API)."""
 
     def __init__(self, kubeconfig: Path | None = None, context: str | None = None) -> None:
-        where = str(kubeconfig) if kubeconfig else "the default kubeconfig"
+        path = kubeconfig or default_kubeconfig()
+        where = str(path) if path else "the default kubeconfig"
         try:
-            config = KubeConfig.from_file(kubeconfig) if kubeconfig else KubeConfig.from_env()  # type: ignore[no-untyped-call]
+            if path is not None:  # read and checked as every file the user names
+                doc = load_kubeconfig(path, context)
+                config = KubeConfig.from_dict(doc, fname=str(path))
+            else:  # several merged by $KUBECONFIG, or a pod's service account
+                config = KubeConfig.from_env()  # type: ignore[no-untyped-call]
             chosen = config.get(context_name=context)
             self.client = Client(config=chosen, field_manager="kupgrade")
         except (ConfigError, OSError, KeyError, ValueError) as exc:
@@ -104,6 +110,7 @@ class KubeBackend:
                 hint="give a kubeconfig file (and --context) that kubectl can use",
             ) from None
         self.where = where
+        self._http().event_hooks["response"].append(self._is_api_answer)
         self._wakes: list[tuple[float, Key]] = []
         self._simulated: bool | None = None  # whether it serves a simulator's Clock
 
@@ -269,6 +276,25 @@ class KubeBackend:
                 hint="is the cluster up, and the kubeconfig's server right?",
             ) from None
         return dict(response.json())
+
+    def _is_api_answer(self, response: httpx.Response) -> None:
+        """Refuse what no Kubernetes API server answers (a redirect to a login page, an
+        HTML or plain-text page of a proxy) before the client tries to read it as JSON."""
+        if response.is_redirect:
+            where = response.headers.get("location", "elsewhere")
+            raise InputError(
+                f"the server of {self.where} answered a redirect ({response.status_code}) to "
+                f"{where[:200]}, not the Kubernetes API",
+                hint="the kubeconfig's server is a login page or a proxy: give the API "
+                "server's own URL, as `kubectl config view` shows it",
+            )
+        kind = response.headers.get("content-type", "")
+        if "json" not in kind and "yaml" not in kind and response.status_code not in (101, 204):
+            raise InputError(
+                f"the server of {self.where} answered {kind or 'no content type'} "
+                f"(HTTP {response.status_code}), not the Kubernetes API's JSON",
+                hint="is the kubeconfig's server a Kubernetes API server, and are you logged in?",
+            )
 
     def _http(self) -> httpx.Client:
         """lightkube's own httpx client (its credentials and CA), for the two requests

@@ -101,7 +101,8 @@ class SimCluster:
     def pods_on(self, node: str) -> builtins.list[Obj]:
         return self.store.lookup("Pod", "node", node)
 
-    def evict(self, pod: Obj) -> Answer:
+    def evict(self, pod: Obj, *, dry: bool = False) -> Answer:
+        """The Eviction API's answer for `pod`; unless `dry`, the pod starts terminating."""
         meta = pod["metadata"]
         if meta.get("deletionTimestamp"):
             return Answer(200, "already terminating")
@@ -112,6 +113,8 @@ class SimCluster:
         )
         if answer.code != 200:
             return answer
+        if dry:
+            return Answer(200, "would be evicted")
         self._terminate(pod)
         self.record(key_of(pod), "Evicted", f"evicted from {pod['spec'].get('nodeName', '')}")
         return Answer(200, "evicted")

@@ -81,9 +81,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KubeAPI,
     r = runner(root, store, spec)
     r.with_controllers = False  # the world alone, stepped through the API as served so
     yield (
-        KubeAPI(
-            r.transport.sim, TOKEN, {"gitVersion": "v1.26.0"}, clock=_Stepped(r), home=str(root)
-        ),
+        KubeAPI(r.transport.sim, TOKEN, clock=_Stepped(r), home=str(root)),
         r,
     )
     store.close()

@@ -355,6 +355,9 @@ def test_kubectl_patch_starts_an_upgrade_the_controllers_carry_out(tmp_path: Pat
                 break
             time.sleep(1)
         assert history[0]["version"] == "4.14.27" and history[0]["state"] == "Completed", history[0]
+        # The API server answers as the control plane it now runs (4.14 ships 1.27).
+        version = served.kubectl(kubectl, "version", "-o", "json")
+        assert json.loads(version.stdout)["serverVersion"]["gitVersion"] == "v1.27.0"
         watch.terminate()
         seen, _ = watch.communicate(timeout=30)
         # The watch saw the rollout: nodes cordoned and rebooting, one after another.

@@ -1,0 +1,201 @@
+"""A kubeconfig read as the project reads every file the user names (intake: a regular
+file, bounded, UTF-8, YAML errors with line and column), checked before any client is
+built: the context, its cluster's server URL, the certificate files it names, and its
+exec credential plugin run here with a bounded wait.
+
+lightkube (which then talks to the cluster) would otherwise fail on these with its own
+exceptions, or never return: its exec support runs the plugin without a time limit and
+refuses the client.authentication.k8s.io/v1 plugins most clouds now write. The plugin's
+failures are said in client-go's words (plugin/pkg/client/auth/exec/exec.go), as kubectl
+says them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from kupgrade.errors import InputError
+from kupgrade.intake.files import read_file
+from kupgrade.intake.yamldoc import load_yaml
+
+EXEC_SECONDS = 60.0  # how long a credential plugin may take (it may open a browser)
+EXEC_WAIT_VARIABLE = "KUPGRADE_EXEC_SECONDS"  # the user's own bound, when SSO is slower
+EXEC_VERSIONS = (
+    "client.authentication.k8s.io/v1",
+    "client.authentication.k8s.io/v1beta1",
+    "client.authentication.k8s.io/v1alpha1",
+)
+FILE_FIELDS = (
+    ("cluster", "certificate-authority"),
+    ("user", "client-certificate"),
+    ("user", "client-key"),
+    ("user", "tokenFile"),
+)
+
+
+def default_kubeconfig() -> Path | None:
+    """The one kubeconfig file kubectl would read ($KUBECONFIG naming one file, or
+    ~/.kube/config); None when there is none or $KUBECONFIG merges several (left to the
+    client's own merging)."""
+    named = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+    if len(named) > 1:
+        return None
+    path = Path(named[0]) if named else Path.home() / ".kube" / "config"
+    return path if named or path.exists() else None
+
+
+def load_kubeconfig(path: Path, context: str | None = None) -> dict[str, Any]:
+    """The kubeconfig at `path` as a dictionary a client can take, checked for the
+    `context` used (or its current context); an exec plugin's credentials already got."""
+    source = str(path)
+    doc = load_yaml(read_file(path, "kubeconfig"), source)
+    if not isinstance(doc, dict):
+        raise InputError(
+            "is not a kubeconfig (a YAML mapping with clusters, contexts, users)", file=source
+        )
+    name = context or doc.get("current-context")
+    if not name:
+        raise InputError("has no current-context", file=source, hint="give --context NAME")
+    ctx = _named(doc, "contexts", str(name), source).get("context") or {}
+    cluster = _named(doc, "clusters", str(ctx.get("cluster", "")), source).get("cluster") or {}
+    user_entry = _named(doc, "users", str(ctx.get("user", "")), source) if ctx.get("user") else {}
+    user = user_entry.get("user") or {}
+    _check_server(cluster, source)
+    base = path.resolve().parent
+    for part, key in FILE_FIELDS:
+        given = (cluster if part == "cluster" else user).get(key)
+        if given and not (base / str(given)).is_file():
+            raise InputError(f"its {key} {given} is not a file that can be read", file=source)
+    if isinstance(user.get("exec"), dict):
+        user_entry["user"] = {
+            k: v
+            for k, v in {**user, **exec_credentials(user["exec"], source)}.items()
+            if k != "exec"
+        }
+    return doc
+
+
+def _named(doc: dict[str, Any], section: str, name: str, source: str) -> dict[str, Any]:
+    entries = doc.get(section)
+    if not isinstance(entries, list):
+        raise InputError(f"has no {section}", file=source)
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("name") == name:
+            return entry
+    raise InputError(f"has no {section[:-1]} named {name!r}", file=source)
+
+
+def _check_server(cluster: dict[str, Any], source: str) -> None:
+    server = cluster.get("server")
+    if not isinstance(server, str) or not server:
+        raise InputError("its cluster has no server", file=source)
+    try:
+        url = httpx.URL(server)
+        _ = url.port
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise InputError(f"its server URL {server!r} does not parse: {exc}", file=source) from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise InputError(
+            f"its server URL {server!r} is not an http(s) URL with a host", file=source
+        )
+
+
+def exec_credentials(spec: dict[str, Any], source: str) -> dict[str, Any]:
+    """Run an exec credential plugin once, within EXEC_SECONDS: the user fields it gives
+    (a token, or a client certificate and key as data)."""
+    command = spec.get("command")
+    version = spec.get("apiVersion")
+    if not command:
+        raise InputError("its exec plugin has no command", file=source)
+    if version not in EXEC_VERSIONS:
+        raise InputError(
+            f"its exec plugin asks for API version {version!r}, which is not one of {', '.join(EXEC_VERSIONS)}",
+            file=source,
+        )
+    env = dict(os.environ)
+    for var in spec.get("env") or []:
+        if isinstance(var, dict) and "name" in var:
+            env[str(var["name"])] = str(var.get("value", ""))
+    env["KUBERNETES_EXEC_INFO"] = json.dumps(
+        {"apiVersion": version, "kind": "ExecCredential", "spec": {"interactive": False}}
+    )
+    argv = [str(command), *(str(a) for a in spec.get("args") or [])]
+    wait = _exec_seconds(source)
+    try:
+        done = subprocess.run(
+            argv,
+            env=env,
+            capture_output=True,
+            timeout=wait,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except FileNotFoundError:
+        hint = str(spec.get("installHint") or "install it or fix the kubeconfig's command")
+        raise InputError(
+            f"getting credentials: exec: executable {command} not found", file=source, hint=hint
+        ) from None
+    except subprocess.TimeoutExpired:
+        raise InputError(
+            f"getting credentials: exec: executable {command} gave no answer within {wait:g} s",
+            file=source,
+            hint=f"run it yourself to see what it waits for; {EXEC_WAIT_VARIABLE} sets the wait",
+        ) from None
+    except OSError as exc:
+        raise InputError(f"getting credentials: exec: {exc.strerror or exc}", file=source) from None
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        tail = f": {said[-1][:200]}" if said else ""
+        raise InputError(
+            f"getting credentials: exec: executable {command} failed with exit code {done.returncode}{tail}",
+            file=source,
+        )
+    return _credential(done.stdout, str(version), source)
+
+
+def _exec_seconds(source: str) -> float:
+    given = os.environ.get(EXEC_WAIT_VARIABLE, "")
+    if not given:
+        return EXEC_SECONDS
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= 3600:
+        raise InputError(
+            f"{EXEC_WAIT_VARIABLE}={given!r} is not a number of seconds from 0 to 3600",
+            hint=f"unset it or give seconds, for the exec plugin of {source}",
+        )
+    return seconds
+
+
+def _credential(stdout: bytes, version: str, source: str) -> dict[str, Any]:
+    try:
+        doc = json.loads(stdout)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"getting credentials: decoding stdout: {exc}", file=source) from None
+    if not isinstance(doc, dict) or doc.get("kind") != "ExecCredential":
+        raise InputError("getting credentials: decoding stdout: not an ExecCredential", file=source)
+    if doc.get("apiVersion") != version:
+        raise InputError(
+            f"exec plugin is configured to use API version {version}, plugin returned version {doc.get('apiVersion')}",
+            file=source,
+        )
+    found = doc.get("status")
+    status: dict[str, Any] = found if isinstance(found, dict) else {}
+    if isinstance(status.get("token"), str) and status["token"]:
+        return {"token": status["token"]}
+    cert, key = status.get("clientCertificateData"), status.get("clientKeyData")
+    if isinstance(cert, str) and isinstance(key, str) and cert and key:
+        return {
+            "client-certificate-data": base64.b64encode(cert.encode()).decode(),
+            "client-key-data": base64.b64encode(key.encode()).decode(),
+        }
+    raise InputError("exec plugin didn't return a token or cert/key pair", file=source)
