@@ -118,7 +118,10 @@ def _scan(path: Path) -> list[os.DirEntry[str]]:
 
 def _read_entry(path: Path, real_root: Path) -> Entry:
     def read() -> bytes | Entry:
-        resolved = path.resolve()
+        try:
+            resolved = path.resolve()
+        except RuntimeError:  # Python before 3.13 says a loop so (3.13: OSError ELOOP)
+            return Entry(path.name, problem="is a symbolic link that loops")
         if not resolved.is_relative_to(real_root):
             return Entry(path.name, problem="is a link that points outside the graph-data tree")
         kind = kind_of(resolved.stat().st_mode)

@@ -73,7 +73,7 @@ def _blang_number(text: str, what: str) -> str | None:
         return f"{what.capitalize()} number must not contain leading zeroes {go_quote(text)}"
     if not text:
         return 'strconv.ParseUint: parsing "": invalid syntax'
-    if int(text) >= 1 << 64:
+    if len(text) > 20 or int(text) >= 1 << 64:  # the length first: no 5,000-digit int()
         return f"strconv.ParseUint: parsing {go_quote(text)}: value out of range"
     return None
 
@@ -87,6 +87,8 @@ def prerelease_error(identifier: str) -> str | None:
             return (
                 f"Numeric PreRelease version must not contain leading zeroes {go_quote(identifier)}"
             )
+        if len(identifier) > 20 or int(identifier) >= 1 << 64:  # NewPRVersion's ParseUint
+            return f"strconv.ParseUint: parsing {go_quote(identifier)}: value out of range"
     elif not set(identifier) <= _ALNUM:
         return f"Invalid character(s) found in prerelease {go_quote(identifier)}"
     return None

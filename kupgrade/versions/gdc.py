@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kupgrade.errors import VersionError
+from kupgrade.versions.semver import MAX_NUMBER, fits_u64
 
 # --- distributed cloud (GDC bare metal) ----------------------------------------------------
 
@@ -33,6 +34,8 @@ class GdcVersion:
                 f"{text!r} is not a distributed-cloud version (MAJOR.MINOR.PATCH[-gke.N])"
             )
         major, minor, patch, gke = match.groups()
+        if not all(fits_u64(n) for n in (major, minor, patch, gke or "0")):
+            raise VersionError(f"{text[:60]!r} has a number over {MAX_NUMBER}")
         return GdcVersion(int(major), int(minor), int(patch), int(gke) if gke else -1)
 
     def __str__(self) -> str:
@@ -59,6 +62,8 @@ class ReleaseLine:
         for item in minors:
             major, sep, minor = str(item).partition(".")
             if not sep or not major.isdigit() or not minor.isdigit():
+                raise VersionError(f"release line entry {item!r} is not MAJOR.MINOR")
+            if not (fits_u64(major) and fits_u64(minor)):
                 raise VersionError(f"release line entry {item!r} is not MAJOR.MINOR")
             parsed.append((int(major), int(minor)))
         if len(set(parsed)) != len(parsed):

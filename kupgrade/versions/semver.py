@@ -19,6 +19,12 @@ _SEMVER_RE = re.compile(
     re.ASCII,
 )
 
+# A numeric component is an unsigned 64-bit integer in the reference parsers (blang/semver
+# and apimachinery's util/version use strconv.ParseUint): larger is refused, and refused
+# before Python is asked to convert thousands of digits.
+MAX_NUMBER = (1 << 64) - 1
+MAX_DIGITS = len(str(MAX_NUMBER))
+
 PreKey = tuple[tuple[int, int | str], ...]
 Precedence = tuple[int, int, int, int, PreKey]
 
@@ -47,6 +53,11 @@ class SemVer:
     def parse(text: str) -> SemVer:
         """Parse strict SemVer 2.0 text; raise VersionError naming the text otherwise."""
         version = parse_semver(text)
+        if version is None and _SEMVER_RE.fullmatch(text):
+            raise VersionError(
+                f"{text[:60]!r}{'...' if len(text) > 60 else ''} has a number over "
+                f"{MAX_NUMBER} (the largest a version component can be)"
+            )
         if version is None:
             raise VersionError(
                 f"{text!r} is not a SemVer 2.0 version (MAJOR.MINOR.PATCH[-PRE][+BUILD])"
@@ -114,12 +125,25 @@ def parse_semver(text: str) -> SemVer | None:
     if match is None:
         return None
     major, minor, patch, pre, build = match.groups()
+    numbers = [major, minor, patch, *(p for p in (pre or "").split(".") if p.isdigit())]
+    if not all(fits_u64(n) for n in numbers):
+        return None
     return SemVer(
         int(major),
         int(minor),
         int(patch),
         tuple(pre.split(".")) if pre else (),
         tuple(build.split(".")) if build else (),
+    )
+
+
+def fits_u64(digits: str) -> bool:
+    """Whether a string of ASCII digits is a number a version component can be."""
+    return (
+        digits.isascii()
+        and digits.isdigit()
+        and len(digits) <= MAX_DIGITS
+        and int(digits) <= MAX_NUMBER
     )
 
 

@@ -79,6 +79,20 @@ def test_symlink_out_of_a_directory_is_refused(tmp_path: Path) -> None:
     assert entry.data is None and "outside" in (entry.problem or "")
 
 
+def test_a_symlink_loop_is_named_and_the_rest_read(tmp_path: Path) -> None:
+    root = tmp_path / "gd"
+    (root / "blocked-edges").mkdir(parents=True)
+    os.symlink("b.yaml", root / "blocked-edges" / "a.yaml")
+    os.symlink("a.yaml", root / "blocked-edges" / "b.yaml")
+    os.symlink("self.yaml", root / "blocked-edges" / "self.yaml")
+    (root / "blocked-edges" / "ok.yaml").write_text("to: 4.1.0\nfrom: .*\n")
+    os.symlink(".", root / "blocked-edges" / "here")  # a directory looping back: not followed
+    found = open_tree(root).dirs["blocked-edges"]
+    for name in ("a.yaml", "b.yaml", "self.yaml"):
+        assert found[name].data is None and found[name].problem == "is a symbolic link that loops"
+    assert found["ok.yaml"].data is not None
+
+
 def test_not_a_tarball(tmp_path: Path) -> None:
     junk = tmp_path / "junk.tgz"
     junk.write_bytes(b"not a tar at all")

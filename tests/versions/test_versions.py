@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 
@@ -24,6 +25,8 @@ from kupgrade.versions import (
     version_sort_key,
     with_arch,
 )
+from kupgrade.versions.blang import parse_blang
+from kupgrade.versions.semver import parse_semver
 from tests.support.conformance import conformance_path
 
 numbers = st.integers(min_value=0, max_value=10**6)
@@ -214,3 +217,54 @@ def test_go_quote_plain_ascii_as_is_is_the_rune_by_rune_quote(text: str) -> None
     finally:
         blang._AS_IS = runes
     assert go_quote(text) == slow
+
+
+# --- numbers no reference parser holds ------------------------------------------------
+
+HUGE = "9" * 5000
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"4.{HUGE}.0",
+        f"{HUGE}.1.0",
+        f"4.14.{HUGE}",
+        f"4.14.0-rc.{HUGE}",
+        "18446744073709551616.0.0",
+        "4.18446744073709551616.0",
+    ],
+)
+def test_a_component_over_64_bits_is_refused_by_every_parser(text: str) -> None:
+    # blang/semver and apimachinery's util/version read components with ParseUint(64):
+    # larger is an error there, and must be one here, never a failed conversion.
+    assert parse_semver(text) is None
+    with pytest.raises(VersionError, match="over 18446744073709551615") as refused:
+        SemVer.parse(text)
+    assert len(str(refused.value)) < 200  # the number is not echoed whole
+    with pytest.raises(VersionError):
+        parse_kube("v" + text)
+    with pytest.raises(VersionError, match="value out of range"):
+        parse_blang(text)
+    gdc = text.replace("-rc.", "-gke.")
+    with pytest.raises(VersionError):
+        GdcVersion.parse(gdc)
+
+
+def test_the_largest_component_is_taken() -> None:
+    top = "18446744073709551615"
+    assert SemVer.parse(f"{top}.0.0-{top}").major == int(top)
+    assert parse_blang(f"1.{top}.0").minor == int(top)
+    assert GdcVersion.parse(f"1.28.{top}-gke.{top}").gke == int(top)
+
+
+@given(st.text(alphabet="0123456789.-+gkerc", max_size=60))
+def test_version_parsers_only_ever_refuse_with_a_version_error(text: str) -> None:
+    for parse in (SemVer.parse, parse_kube, parse_blang, GdcVersion.parse):
+        with contextlib.suppress(VersionError):
+            parse(text)
+
+
+def test_a_release_line_refuses_a_minor_over_64_bits() -> None:
+    with pytest.raises(VersionError):
+        ReleaseLine.of(["1.28", f"1.{HUGE}"])
