@@ -216,16 +216,23 @@ def _run_remote(kubeconfig: Path | None, context: str | None, until: Until, outp
         runner = served_loop(api)
         started, wall = api.now(), time.monotonic()
         outcome = runner.run(until.value)
-        _finish(runner, outcome, (started, wall), output, f"the cluster behind {api.where}")
+        what = f"the cluster behind {api.where}"
+        _finish(runner, outcome, (started, wall), output, what, until)
     finally:
         api.close()
 
 
 def _finish(
-    runner: Loop[Any], outcome: Outcome, since: tuple[float, float], output: Format, what: str
+    runner: Loop[Any],
+    outcome: Outcome,
+    since: tuple[float, float],
+    output: Format,
+    what: str,
+    until: Until,
 ) -> None:
     """The run's report; a cluster left failing is said, with exit 1 (SPEC C3-C7: the
-    controller keeps retrying; this run stops and says why)."""
+    controller keeps retrying; this run stops and says why), and so is a run asked to
+    complete that stopped before (stalled, or nothing left to do), with what holds it."""
     started, wall = since
     report = runner.report(outcome, started, time.monotonic() - wall)
     if output.data:
@@ -240,6 +247,38 @@ def _finish(
             markup=False,
         )
         raise typer.Exit(1)
+    if until is Until.completed and outcome.reason != "completed":
+        stderr.print(
+            f"error: {what} did not complete its update: {_why_stopped(runner, outcome)}",
+            highlight=False,
+            markup=False,
+        )
+        raise typer.Exit(1)
+
+
+def _why_stopped(runner: Loop[Any], outcome: Outcome) -> str:
+    """Why a run stopped short, in one line: how, what waits, the last warning."""
+    how = {
+        "stalled": f"nothing moved for {runner.platform.stall_seconds / 60:.0f} simulated "
+        "minutes, so the run stopped",
+        "idle": "the controllers have nothing left to do",
+        "limit": "the run reached its time limit",
+    }.get(outcome.reason, f"the run ended ({outcome.reason})")
+    waiting = [
+        f"{row.label} {row.done}/{row.total}" + (f" ({row.state})" if row.state else "")
+        for row in runner.progress()
+        if row.done < row.total
+    ]
+    if waiting:
+        how += "; waiting: " + ", ".join(waiting[:3])
+    # What blocks (an eviction a budget refused names the pod and the budget), then the
+    # last warning (the controller's own alarm).
+    events = runner.events()
+    blocked = [e for e in events if str(e.get("reason", "")).endswith("Blocked")]
+    warned = [e for e in events if e.get("kind") == "Warning"]
+    for event in {id(e): e for e in (blocked[-1:] + warned[-1:])}.values():
+        how += f"; {event['object']}: {' '.join(str(event['message']).split())}"
+    return how + "; `kupgrade upgrade status` shows the whole picture"
 
 
 def _run_child(
@@ -262,4 +301,4 @@ def _run_child(
             raise typer.Exit(HANDOFF_EXIT)
         store.set_meta("run_started", None)
         store.commit()
-        _finish(runner, outcome, (started, wall), output, f"cluster {root.name}")
+        _finish(runner, outcome, (started, wall), output, f"cluster {root.name}", until)

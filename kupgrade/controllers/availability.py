@@ -84,5 +84,6 @@ class AvailabilityController:
         if explicit:
             remove(conditions, "RetrievedUpdates")
         set_condition(conditions, result.retrieved, rfc3339(self.api.now()))
-        self.api.write(cv)
+        if cv != found:  # an unchanged answer is no write (and no motion of the run)
+            self.api.write(cv)
         return result.notes

@@ -77,9 +77,32 @@ class CommitPace:
 
 @dataclass
 class Outcome:
-    reason: str  # completed | idle | handoff | limit | failing
+    reason: str  # completed | idle | handoff | limit | failing | stalled
     now: float
     steps: int
+
+
+class Stillness:
+    """Whether a run has stopped moving: what marks its motion (Loop._motion) unchanged
+    for longer than the platform's stall time (looked at once a simulated minute)."""
+
+    LOOK_EVERY = 60.0
+
+    def __init__(self, start: float, limit: float) -> None:
+        self.limit = limit
+        self.next_look = start
+        self.since = start
+        self.mark: tuple[object, ...] | None = None
+
+    def stalled(self, now: float, motion: Callable[[], tuple[object, ...]]) -> bool:
+        if now < self.next_look:
+            return False
+        self.next_look = now + self.LOOK_EVERY
+        mark = motion()
+        if mark != self.mark:
+            self.mark, self.since = mark, now
+            return False
+        return now - self.since > self.limit
 
 
 class Transport(Memory, Protocol):
@@ -110,6 +133,10 @@ class Transport(Memory, Protocol):
         """Whether anything was written through `api` since `clear_changed`."""
 
     def commit(self, *, behind: bool = False) -> None: ...
+
+    def writes(self) -> int:
+        """A count that grows with every object written (only compared, never read as a
+        number): a run whose objects stop changing has stopped moving."""
 
     def writing(self) -> bool:
         """A commit written behind is still under way."""
@@ -161,6 +188,9 @@ class Local:
             self.sim.save_rng()
             self.store.commit(behind=behind)
 
+    def writes(self) -> int:
+        return self.store.writes
+
     def writing(self) -> bool:
         return self.store.writing()
 
@@ -203,6 +233,7 @@ class Loop(Generic[T]):
         self.with_controllers = with_controllers
         self.periodic = periodic
         self.crew = Crew([])
+        self._still = Stillness(0.0, platform.stall_seconds)  # made again by each run
         if with_controllers:
             self.start_controllers()
 
@@ -303,6 +334,12 @@ class Loop(Generic[T]):
         """The event log, oldest first (the report's timeline)."""
         return self.transport.events()
 
+    def _motion(self) -> tuple[object, ...]:
+        """What tells a run that moves from one that only retries: the progress rows and
+        the objects written (events and the controllers' own state are not objects)."""
+        rows = tuple((row.label, row.done, row.total) for row in self.progress())
+        return (rows, self.transport.writes())
+
     def progress(self) -> list[Progress]:
         """How far the controllers' work has come, each controller's rows in turn."""
         return [row for controller in self.crew.controllers for row in controller.progress()]
@@ -361,6 +398,7 @@ class Loop(Generic[T]):
     ) -> Outcome:
         start = self.now()
         steps = 0
+        self._still = Stillness(start, self.platform.stall_seconds)
         with self.transport.lock():  # an API server answers between steps, never inside one
             tried = self._attempts()
             self.settle(self.transport.advance(start))  # what was due when the run stopped
@@ -403,4 +441,6 @@ class Loop(Generic[T]):
             # are left for the next run instead of firing past it.
             pending = self.next_at() is not None
             return Outcome("limit" if pending else "idle", self.now(), 0)
+        if self._still.stalled(self.now(), self._motion):
+            return Outcome("stalled", self.now(), 0)
         return None

@@ -218,6 +218,9 @@ class Platform(Protocol):
     # "upgrade --kubeconfig" (on a real cluster), "operators" (OLM subscriptions).
     verbs: frozenset[str]
     create_flags: frozenset[str]  # the CreateAsk fields `cluster create` takes for it
+    # Simulated seconds without progress after which a run stops as stalled, instead of
+    # retrying a held drain for weeks: the platform's own point of raising the alarm.
+    stall_seconds: float
 
     def check(self, spec: Spec, where: str) -> None:
         """The profile's rules of this platform (the common ones are checked before)."""

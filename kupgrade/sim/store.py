@@ -205,6 +205,7 @@ class Store:
         # Keys first written since the last commit: not in the file, so a pod created and
         # gone between two commits (most of a big rollout's replacements) costs no DELETE.
         self._born: set[Key] = set()
+        self.writes = 0  # objects put or deleted by this process (a run tells motion by it)
         self._dirty_meta: set[str] = set()
         # Actions scheduled since the last commit, by number (one fired before the commit
         # is dropped from here and never written), and those fired that the file holds.
@@ -302,6 +303,7 @@ class Store:
         return self.changes
 
     def _changed(self, key: Key, obj: Obj | None) -> None:
+        self.writes += 1
         for index in self._indexes.get(key[0], {}).values():
             index.update(key, obj)
         for observer in self._observers.get(key[0], ()):

@@ -79,6 +79,10 @@ class Served:
     def commit(self, *, behind: bool = False) -> None:
         """The server commits what it is sent; nothing is kept here."""
 
+    def writes(self) -> int:
+        """The served store's resourceVersion, which every object write moves."""
+        return int(self.api.clock["status"]["resourceVersion"])
+
     def writing(self) -> bool:
         return False
 

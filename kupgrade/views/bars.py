@@ -31,13 +31,16 @@ def live_bars(console: Console, speed: float, started: float, wall: float) -> It
     with bars:
 
         def on_step(r: Loop[Any]) -> None:
-            if speed > 0:
-                ahead = (r.now() - started) / speed - (time.monotonic() - wall)
-                if ahead > 0:
-                    time.sleep(min(ahead, 1.0))
             for row in r.progress():
                 if row.label not in tasks:
                     tasks[row.label] = bars.add_task(row.label, total=row.total)
                 bars.update(tasks[row.label], completed=row.done, total=row.total)
+            if speed > 0:
+                # Wait for the real moment of the next step's event: a step may jump
+                # minutes of simulated time, and the cluster must not show them early.
+                due = r.next_at()
+                target = r.now() if due is None else max(due, r.now())
+                while (ahead := (target - started) / speed - (time.monotonic() - wall)) > 0:
+                    time.sleep(min(ahead, 0.5))
 
         yield on_step

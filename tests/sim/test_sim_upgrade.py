@@ -112,7 +112,7 @@ def test_degraded_operator_stops_the_update_with_the_controllers_message(tmp_pat
         pools=[Pool("master", 1), Pool("worker", 1)],
     )
     store, outcome = upgrade(tmp_path, spec, max_seconds=3 * 3600.0)
-    assert outcome.reason == "limit"
+    assert outcome.reason == "stalled"  # the operator stays degraded: nothing moves
     cv = store.get("ClusterVersion", "version")
     assert cv is not None
     failing = find(cv["status"]["conditions"], "Failing")

@@ -39,6 +39,8 @@ from kupgrade.sim.world import World
 class DistributedCloud:
     name = "gdc"
     title = "distributed-cloud"
+    # the same hour as the machine-config drain alert: then a stuck upgrade is said
+    stall_seconds = 3600.0
     retry_hint = "fix the cause and request the upgrade again with `kupgrade upgrade`"
     upgrade_flags = frozenset(
         {"to", "image", "bmctl", "leave_pools", "nodepool", "use_bootstrap", "releases"}

@@ -39,6 +39,8 @@ from kupgrade.sim.world import World
 class Kubernetes:
     name = "kubernetes"
     title = "Kubernetes"
+    # kubectl drain waits forever by default; after an hour a stuck upgrade is said
+    stall_seconds = 3600.0
     retry_hint = "fix the cause and request the upgrade again with `kupgrade upgrade`"
     upgrade_flags = frozenset(
         {

@@ -59,6 +59,8 @@ def availability(api: Backend, spec: Spec, *, throttled: bool) -> AvailabilityCo
 class OpenShift:
     name = "openshift"
     title = "OpenShift"
+    # the machine-config operator alerts (MCCDrainError) after an hour of failed drain
+    stall_seconds = 3600.0
     retry_hint = "fix the cause and run `kupgrade controller run` again (it retries)"
     upgrade_flags = frozenset(
         {
