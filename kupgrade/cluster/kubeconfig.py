@@ -63,15 +63,17 @@ def load_kubeconfig(path: Path, context: str | None = None) -> dict[str, Any]:
     name = context or doc.get("current-context")
     if not name:
         raise InputError("has no current-context", file=source, hint="give --context NAME")
-    ctx = _named(doc, "contexts", str(name), source).get("context") or {}
-    cluster = _named(doc, "clusters", str(ctx.get("cluster", "")), source).get("cluster") or {}
+    ctx = _part(_named(doc, "contexts", str(name), source), "context", source)
+    cluster = _part(_named(doc, "clusters", str(ctx.get("cluster", "")), source), "cluster", source)
     user_entry = _named(doc, "users", str(ctx.get("user", "")), source) if ctx.get("user") else {}
-    user = user_entry.get("user") or {}
+    user = _part(user_entry, "user", source)
     _check_server(cluster, source)
     base = path.resolve().parent
     for part, key in FILE_FIELDS:
         given = (cluster if part == "cluster" else user).get(key)
-        if given and not (base / str(given)).is_file():
+        if given and not isinstance(given, str):
+            raise InputError(f"its {key} is not a file name", file=source)
+        if given and not (base / given).is_file():
             raise InputError(f"its {key} {given} is not a file that can be read", file=source)
     if isinstance(user.get("exec"), dict):
         user_entry["user"] = {
@@ -90,6 +92,16 @@ def _named(doc: dict[str, Any], section: str, name: str, source: str) -> dict[st
         if isinstance(entry, dict) and entry.get("name") == name:
             return entry
     raise InputError(f"has no {section[:-1]} named {name!r}", file=source)
+
+
+def _part(entry: dict[str, Any], key: str, source: str) -> dict[str, Any]:
+    """An entry's body (`context`, `cluster`, `user`): a mapping, or none at all."""
+    found = entry.get(key)
+    if found is None:
+        return {}
+    if not isinstance(found, dict):
+        raise InputError(f"its {key} entry {entry.get('name')!r} is not a mapping", file=source)
+    return found
 
 
 def _check_server(cluster: dict[str, Any], source: str) -> None:
@@ -119,6 +131,11 @@ def exec_credentials(spec: dict[str, Any], source: str) -> dict[str, Any]:
             f"its exec plugin asks for API version {version!r}, which is not one of {', '.join(EXEC_VERSIONS)}",
             file=source,
         )
+    for key in ("env", "args"):
+        if not isinstance(spec.get(key) or [], list):
+            raise InputError(f"its exec plugin's {key} is not a list", file=source)
+    if not isinstance(command, str):
+        raise InputError("its exec plugin's command is not a string", file=source)
     env = dict(os.environ)
     for var in spec.get("env") or []:
         if isinstance(var, dict) and "name" in var:
