@@ -106,8 +106,9 @@ class KubeAPI:
         if len(body) > MAX_BODY:
             return status_error(413, "RequestEntityTooLarge", "the request is too large")
         if body and "protobuf" in headers.get("content-type", ""):
-            # Served in JSON only: 415 is what makes client-go send JSON instead
-            # (apiserver's negotiation error for a media type it does not decode).
+            # Served in JSON only: a protobuf body (kubectl 1.33's typed `create
+            # configmap|secret|...`) is answered with kube-apiserver's words for a media
+            # type it does not decode, not as a body that fails to parse as JSON.
             return status_error(
                 415,
                 "UnsupportedMediaType",
