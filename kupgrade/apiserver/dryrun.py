@@ -4,7 +4,7 @@ delete, and in the `deleteOptions` of an Eviction (kubectl drain --dry-run=serve
 
 Only "All" is a dry run; any other value is refused as kube-apiserver refuses it
 (apimachinery pkg/apis/meta/v1/validation ValidateDryRun: NotSupported, answered as
-errors.NewInvalid of the options kind), so a misspelt dry run never writes.
+errors.NewInvalid of the options kind), so a misspelt dry run never writes (SPEC X6).
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ machine-config's int-or-percent maxUnavailable).
 
 A refused write is answered 422 Invalid with one cause per field (metav1.StatusCause, as
 apimachinery's errors.NewInvalid builds it) and nothing is kept: a budget whose
-minAvailable is "abc" must never reach the store the controllers read.
+minAvailable is "abc" must never reach the store the controllers read (SPEC X6: kubectl
+sees and drives a rehearsal as it would a real cluster).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ lightkube (which then talks to the cluster) would otherwise fail on these with i
 exceptions, or never return: its exec support runs the plugin without a time limit and
 refuses the client.authentication.k8s.io/v1 plugins most clouds now write. The plugin's
 failures are said in client-go's words (plugin/pkg/client/auth/exec/exec.go), as kubectl
-says them.
+says them (SPEC X6: the commands work against a real API server through a kubeconfig).
 """
 
 from __future__ import annotations

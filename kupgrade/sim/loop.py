@@ -84,7 +84,8 @@ class Outcome:
 
 class Stillness:
     """Whether a run has stopped moving: what marks its motion (Loop._motion) unchanged
-    for longer than the platform's stall time (looked at once a simulated minute)."""
+    for longer than the platform's stall time (looked at once a simulated minute). A
+    stalled run is said with what holds it (SPEC X4), not simulated for weeks (SPEC X2)."""
 
     LOOK_EVERY = 60.0
 

@@ -61,9 +61,7 @@ class ReleaseLine:
         parsed: list[tuple[int, int]] = []
         for item in minors:
             major, sep, minor = str(item).partition(".")
-            if not sep or not major.isdigit() or not minor.isdigit():
-                raise VersionError(f"release line entry {item!r} is not MAJOR.MINOR")
-            if not (fits_u64(major) and fits_u64(minor)):
+            if not sep or not (fits_u64(major) and fits_u64(minor)):
                 raise VersionError(f"release line entry {item!r} is not MAJOR.MINOR")
             parsed.append((int(major), int(minor)))
         if len(set(parsed)) != len(parsed):

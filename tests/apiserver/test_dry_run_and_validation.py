@@ -2,7 +2,7 @@
 or an Eviction asking for one) is answered and validated but stores nothing, and an
 invalid object is answered 422 Invalid with its field causes and never stored, through
 real kubectl (oldest and newest here) and plain HTTP; the served cluster goes on serving
-and its controllers go on reading."""
+and its controllers go on reading (SPEC X6)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from tests.apiserver.test_kubeapi import KUBECTLS, PROFILE, Served, needs_kubect
 from tests.support.cli import run_cli
 from tests.support.processes import served_api
 
+PATCH_WEB_BUDGET = ("patch", "pdb", "web", "-n", "shop", "--type", "merge", "-p")
 KINDS = [
     "/api/v1/nodes",
     "/api/v1/pods",
@@ -73,17 +74,7 @@ def test_every_server_dry_run_leaves_the_store_unchanged(served: Served, kubectl
             ("apply", "-f", str(manifest), "--validate=false"),
             ("label", "node", "worker-0", "team=a"),
             ("annotate", "pdb", "web", "-n", "shop", "note=x"),
-            (
-                "patch",
-                "pdb",
-                "web",
-                "-n",
-                "shop",
-                "--type",
-                "merge",
-                "-p",
-                '{"spec":{"minAvailable":1}}',
-            ),
+            (*PATCH_WEB_BUDGET, '{"spec":{"minAvailable":1}}'),
             ("delete", "pdb", "db", "-n", "data"),
             ("cordon", "worker-1"),
             ("drain", "master-0", "--ignore-daemonsets", "--delete-emptydir-data"),
@@ -95,17 +86,7 @@ def test_every_server_dry_run_leaves_the_store_unchanged(served: Served, kubectl
                 assert "server dry run" in done.stdout, (write, done.stdout)
         # What the dry run would refuse is refused all the same.
         refused = served.kubectl(
-            kubectl,
-            "patch",
-            "pdb",
-            "web",
-            "-n",
-            "shop",
-            "--type",
-            "merge",
-            "-p",
-            '{"spec":{"minAvailable":"abc"}}',
-            "--dry-run=server",
+            kubectl, *PATCH_WEB_BUDGET, '{"spec":{"minAvailable":"abc"}}', "--dry-run=server"
         )
         assert refused.returncode == 1 and "spec.minAvailable" in refused.stderr
         # An eviction asked as a dry run: allowed by the budget, the pod stays.

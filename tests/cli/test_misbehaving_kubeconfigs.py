@@ -3,7 +3,7 @@ them: a truncated or binary file, a server URL that does not parse, a certificat
 that is not there, exec credential plugins that fail, print garbage, never answer or are
 not installed, and servers answering a login page, a redirect or plain text. Each ends
 in one line naming the kubeconfig and what is wrong, exit 1, in bounded time; never a
-traceback or an internal error."""
+traceback or an internal error (SPEC X6)."""
 
 from __future__ import annotations
 

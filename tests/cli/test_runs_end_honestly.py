@@ -1,7 +1,7 @@
 """A run says how it ended: `controller run --until completed` that cannot complete
 (a budget holds a drain for ever) stops once nothing has moved for the platform's stall
 time, exits 1 and names the pod and the budget, instead of simulating two weeks and
-exiting 0; `--speed N` runs N simulated seconds per real second."""
+exiting 0 (SPEC X4); `--speed N` runs N simulated seconds per real second."""
 
 from __future__ import annotations
 
