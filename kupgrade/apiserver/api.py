@@ -13,34 +13,34 @@ import hmac
 import json
 import re
 import time
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import msgspec
 
+from kupgrade.apiserver import openapi, openapi_v2
 from kupgrade.apiserver.clock import Stepper, step_target
 from kupgrade.apiserver.dryrun import DryRunRefused, dry_run
-from kupgrade.apiserver.patch import PatchError, apply_patch
+from kupgrade.apiserver.patch import APPLY, PatchError, apply_patch
 from kupgrade.apiserver.resources import (
     BY_KIND,
     BY_PATH,
     CREATED_SUBRESOURCES,
+    READ_SUBRESOURCES,
     Resource,
     api_groups,
     api_versions,
     resource_list,
 )
+from kupgrade.apiserver.shown import Shown
 from kupgrade.apiserver.validation import invalid_message, validate
 from kupgrade.apiserver.version import version_info
 from kupgrade.apiserver.virtual import Virtual
 from kupgrade.cluster.gdc import BOOTSTRAP, in_bootstrap
-from kupgrade.cluster.objects import key_of
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.store import Store
 from kupgrade.versions.times import rfc3339
-from kupgrade.views.tables import table_rows
 
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request size limit
 WATCH_SECONDS = 1800.0  # a watch without timeoutSeconds ends after this (real time)
@@ -76,6 +76,8 @@ class Target:
     namespace: str
     name: str
     sub: str
+    # What an unknown field causes (the fieldValidation parameter; Warn when absent).
+    fields: str = "Warn"
 
 
 class KubeAPI:
@@ -92,6 +94,7 @@ class KubeAPI:
         self.token = token
         self.changes = self.store.keep_changes()
         self.virtual = Virtual(sim, clock, home)
+        self.shown = Shown(sim, self.changes)
 
     # --- entry ----------------------------------------------------------------------
 
@@ -116,7 +119,7 @@ class KubeAPI:
                 "include: application/json, application/merge-patch+json, "
                 "application/json-patch+json, application/strategic-merge-patch+json",
             )
-        found = self._discovery(path)
+        found = self._discovery(path, headers.get("accept", ""))
         if found is not None:
             return (
                 found
@@ -131,10 +134,21 @@ class KubeAPI:
         with self.store.lock:
             return self._dispatch(method, target, query, headers, body)
 
-    def _discovery(self, path: str) -> Reply | None:
+    def _discovery(self, path: str, accept: str) -> Reply | None:
         if path == "/version":
             with self.store.lock:
                 return Reply(200, version_info(self.store))
+        if path in ("/openapi/v2", "/swagger-2.0.0.pb-v1"):
+            if "protobuf" in accept:
+                reply = Reply(200, openapi_v2.protobuf())
+                reply.headers["Content-Type"] = openapi_v2.PROTOBUF
+                return reply
+            return Reply(200, openapi_v2.document())
+        if path == "/openapi/v3":
+            return Reply(200, openapi.root())
+        if path.startswith("/openapi/v3/"):
+            doc = openapi.documents().get(path.removeprefix("/openapi/v3/"))
+            return Reply(200, doc) if doc else status_error(404, "NotFound", f"no document {path}")
         if path == "/api":
             return Reply(200, api_versions())
         if path == "/apis":
@@ -178,6 +192,15 @@ class KubeAPI:
         dry = dry_run(method, t.sub, query, body)
         if isinstance(dry, DryRunRefused):
             return status_error(422, "Invalid", dry.message, **dry.details)
+        fields = query.get("fieldValidation") or "Warn"
+        if fields not in openapi.FIELD_VALIDATION:
+            return status_error(
+                400,
+                "BadRequest",
+                f"fieldValidation parameter unsupported: {fields} "
+                f"(one of {', '.join(openapi.FIELD_VALIDATION)})",
+            )
+        t = replace(t, fields=fields)
         return self._write(method, t, headers, body, dry=dry)
 
     def _read(self, t: Target, query: dict[str, str], headers: dict[str, str]) -> Reply:
@@ -190,9 +213,16 @@ class KubeAPI:
         obj = self._get(t)
         if obj is None:
             return self._not_found(t)
+        if t.sub == "log":
+            return status_error(
+                400,
+                "BadRequest",
+                f'pod "{t.name}" has no logs: the container of a simulated pod writes none; '
+                "its cluster's events say what happened to it (kubectl get events)",
+            )
         if "as=Table" in headers.get("accept", "") and not t.sub:
-            return Reply(200, self._table(t.resource, [obj], str(self.changes.version)))
-        return Reply(200, self._out(obj))
+            return Reply(200, self.shown.table(t.resource, [obj], str(self.changes.version)))
+        return Reply(200, self.shown.out(obj))
 
     def _write(
         self, method: str, t: Target, headers: dict[str, str], body: bytes, *, dry: bool
@@ -206,6 +236,8 @@ class KubeAPI:
             return status_error(
                 405, "MethodNotAllowed", f"{method} is not allowed on {t.resource.plural}"
             )
+        if t.sub in READ_SUBRESOURCES:
+            return status_error(405, "MethodNotAllowed", f"a {t.sub} is only read (GET)")
         if t.sub in CREATED_SUBRESOURCES:
             if method != "POST":
                 return status_error(405, "MethodNotAllowed", f"a {t.sub} is created (POST)")
@@ -289,46 +321,16 @@ class KubeAPI:
             return found
         version = str(self.changes.version)
         if "as=Table" in headers.get("accept", ""):
-            return Reply(200, self._table(t.resource, found, version))
+            return Reply(200, self.shown.table(t.resource, found, version))
         return Reply(
             200,
             {
                 "kind": f"{t.resource.kind}List",
                 "apiVersion": t.resource.group_version,
                 "metadata": {"resourceVersion": version},
-                "items": [self._out(o) for o in found],
+                "items": [self.shown.out(o) for o in found],
             },
         )
-
-    def _table(self, r: Resource, objs: list[dict[str, Any]], version: str) -> dict[str, Any]:
-        objs = [self._out(o) for o in objs]  # as served: budgets with their status
-        head, rows = table_rows(r.kind, objs, self.sim.now())
-        return {
-            "kind": "Table",
-            "apiVersion": "meta.k8s.io/v1",
-            "metadata": {"resourceVersion": version},
-            "columnDefinitions": [
-                {
-                    "name": h.title() if h != "NAME" else "Name",
-                    "type": "string",
-                    "format": "name" if h == "NAME" else "",
-                    "description": h.lower(),
-                    "priority": 0,
-                }
-                for h in head
-            ],
-            "rows": [
-                {
-                    "cells": cells,
-                    "object": {
-                        "kind": "PartialObjectMetadata",
-                        "apiVersion": "meta.k8s.io/v1",
-                        "metadata": self._out(o)["metadata"],
-                    },
-                }
-                for o, cells in zip(objs, rows, strict=True)
-            ],
-        }
 
     def _watch(self, t: Target, query: dict[str, str], table: bool) -> Reply:
         """A stream of {type, object} events from `resourceVersion` on (410 when older
@@ -359,9 +361,9 @@ class KubeAPI:
     def _event(self, kind_of_change: str, obj: dict[str, Any], r: Resource, table: bool) -> bytes:
         """One watch event; a one-row Table when the client prints server-side columns."""
         shown = (
-            self._table(r, [obj], obj["metadata"].get("resourceVersion", ""))
+            self.shown.table(r, [obj], obj["metadata"].get("resourceVersion", ""))
             if table
-            else self._out(obj)
+            else self.shown.out(obj)
         )
         return _event(kind_of_change, shown)
 
@@ -453,6 +455,9 @@ class KubeAPI:
         refused = self._invalid(t, obj)  # before the name is read: it may be none
         if refused is not None:
             return refused
+        warnings = openapi.unknown_fields(t.resource.kind, obj, {}, prune=t.fields != "Strict")
+        if warnings and t.fields == "Strict":
+            return self._strict(t, warnings)
         name = obj["metadata"]["name"]
         if t.resource.namespaced:
             obj["metadata"]["namespace"] = (
@@ -476,7 +481,7 @@ class KubeAPI:
         if not dry:
             self.sim.write(obj)
             self.store.commit()
-        return Reply(201, self._out(obj))
+        return self._answer(t, 201, obj, warnings)
 
     def _check_object(self, t: Target, obj: Any) -> str:
         if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
@@ -507,6 +512,8 @@ class KubeAPI:
 
     def _patch(self, t: Target, content_type: str, body: bytes, dry: bool) -> Reply:
         obj = self._get(t)
+        if obj is None and content_type.startswith(APPLY):
+            return self._create(t, body, dry)  # server-side apply creates what is missing
         if obj is None:
             return self._not_found(t)
         try:
@@ -526,7 +533,7 @@ class KubeAPI:
         if isinstance(new, Reply):
             return new
         wanted = new["metadata"].get("resourceVersion")
-        if wanted and wanted != self._out(obj)["metadata"]["resourceVersion"]:
+        if wanted and wanted != self.shown.out(obj)["metadata"]["resourceVersion"]:
             return status_error(
                 409,
                 "Conflict",
@@ -551,7 +558,11 @@ class KubeAPI:
             if t.sub == "status":
                 new = {**old, "status": new.get("status", old.get("status"))}
             else:
-                new = {**new, "status": old.get("status", {})} if "status" in old else new
+                # The status a client sends is dropped, even on an object that has none
+                # (a workload's, shown counted from its pods, is never stored).
+                new = {k: v for k, v in new.items() if k != "status"}
+                if "status" in old:
+                    new["status"] = old["status"]
         new["metadata"] = {
             **old["metadata"],
             **new["metadata"],
@@ -562,6 +573,9 @@ class KubeAPI:
         refused = self._invalid(t, new)
         if refused is not None:
             return refused
+        warnings = openapi.unknown_fields(t.resource.kind, new, old, prune=t.fields != "Strict")
+        if warnings and t.fields == "Strict":
+            return self._strict(t, warnings)
         if (
             self.virtual.is_state(t.resource.kind, t.namespace, t.name)
             or t.resource.kind == "Event"
@@ -570,7 +584,29 @@ class KubeAPI:
         if not dry:
             self.sim.write(new)
             self.store.commit()
-        return Reply(200, self._out(new))
+        return self._answer(t, 200, new, warnings)
+
+    def _answer(self, t: Target, code: int, obj: dict[str, Any], unknown: list[str]) -> Reply:
+        """The written object, with a warning per unknown field unless told to ignore
+        them (kube-apiserver's Warning headers, which kubectl prints as `Warning: ...`)."""
+        reply = Reply(code, self.shown.out(obj))
+        if unknown and t.fields == "Warn":
+            reply.headers["Warning"] = ", ".join(
+                f'299 - "unknown field \\"{path}\\""' for path in unknown
+            )
+        return reply
+
+    def _strict(self, t: Target, unknown: list[str]) -> Reply:
+        """fieldValidation=Strict: 400 naming every unknown field (kube-apiserver's strict
+        decoding error, apimachinery pkg/runtime/serializer/json)."""
+        kind, version = t.resource.kind, t.resource.group_version
+        fields = ", ".join(f'unknown field "{path}"' for path in unknown)
+        return status_error(
+            400,
+            "BadRequest",
+            f'{kind} in version "{version}" cannot be handled as a {kind}: '
+            f"strict decoding error: {fields}",
+        )
 
     def _virtual_write(self, t: Target, obj: dict[str, Any], code: int, dry: bool) -> Reply:
         """An Event (logged) or the controllers' state (kept in the store's meta)."""
@@ -588,7 +624,7 @@ class KubeAPI:
             return status_error(422, "Invalid", problem)
         if not dry:
             self.store.commit()
-        return Reply(code, self._out(shown))
+        return Reply(code, self.shown.out(shown))
 
     def _step(self, t: Target, body: bytes) -> Reply:
         """POST clocks/virtual/step: the remote controllers move the stepped clock."""
@@ -642,24 +678,6 @@ class KubeAPI:
         return status_error(
             404, "NotFound", f'{what} "{t.name}" not found', name=t.name, kind=t.resource.plural
         )
-
-    def _out(self, obj: dict[str, Any]) -> dict[str, Any]:
-        """The object as served: apiVersion and kind, a stable uid and a resourceVersion."""
-        r = BY_KIND.get(obj["kind"])
-        meta = dict(obj["metadata"])
-        meta.setdefault(
-            "uid",
-            str(
-                uuid.uuid5(uuid.NAMESPACE_URL, f"{key_of(obj)}@{meta.get('creationTimestamp', '')}")
-            ),
-        )
-        meta.setdefault("resourceVersion", "1")
-        out = {**obj, "metadata": meta}
-        if r is not None:
-            out["apiVersion"] = r.group_version
-        if obj["kind"] == "PodDisruptionBudget":
-            out["status"] = {**(obj.get("status") or {}), **self.sim.budget(obj)}
-        return out
 
 
 def _wanted(

@@ -20,7 +20,8 @@ from kupgrade.cluster.objects import merge_patch
 MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
-TYPES = (MERGE, JSON_PATCH, STRATEGIC)
+APPLY = "application/apply-patch+yaml"  # server-side apply (kubectl apply --server-side)
+TYPES = (MERGE, JSON_PATCH, STRATEGIC, APPLY)
 
 # patchMergeKey of the core fields kubectl patches most (k8s.io/api core/v1 types.go).
 MERGE_KEYS = {
@@ -54,9 +55,15 @@ def apply_patch(content_type: str, obj: dict[str, Any], patch: Any) -> dict[str,
             return dict(jsonpatch.JsonPatch(patch).apply(obj))
         except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError) as exc:
             raise PatchError(f"the JSON patch does not apply: {exc}") from None
-    if kind == STRATEGIC:
+    if kind in (STRATEGIC, APPLY):
+        # An applied configuration merges as a strategic merge patch does: lists keyed
+        # by their merge keys, maps field by field. Real server-side apply also drops
+        # the fields this manager set before and no longer sets (managedFields), which
+        # this server does not track.
         if not isinstance(patch, dict):
-            raise PatchError("a strategic merge patch is a JSON object")
+            raise PatchError(
+                f"a {'strategic merge patch' if kind == STRATEGIC else 'applied configuration'} is a JSON object"
+            )
         return dict(strategic_merge(obj, patch))
     raise PatchError(f"the body of type {kind} is not one of {', '.join(TYPES)}")
 

@@ -41,7 +41,13 @@ class Resource:
         out = [own]
         for sub in self.subresources:
             kind = CREATED_SUBRESOURCES.get(sub, self.kind)
-            verbs = ["create"] if sub in CREATED_SUBRESOURCES else ["get", "patch", "update"]
+            verbs = (
+                ["create"]
+                if sub in CREATED_SUBRESOURCES
+                else ["get"]
+                if sub in READ_SUBRESOURCES
+                else ["get", "patch", "update"]
+            )
             entry = {
                 "name": f"{self.plural}/{sub}",
                 "singularName": "",
@@ -57,6 +63,8 @@ class Resource:
 
 # Subresources a client POSTs an object of their own kind to.
 CREATED_SUBRESOURCES = {"eviction": "Eviction", "step": "ClockStep"}
+# Subresources only read (a pod's log).
+READ_SUBRESOURCES = ("log",)
 OCP_CONFIG = "config.openshift.io"
 MCO = "machineconfiguration.openshift.io"
 BAREMETAL = "baremetal.cluster.gke.io"
@@ -67,7 +75,7 @@ OLM = "operators.coreos.com"
 RESOURCES = [
     Resource("Namespace", "", "v1", "namespaces", "namespace", False, ("ns",)),
     Resource("Node", "", "v1", "nodes", "node", False, ("no",)),
-    Resource("Pod", "", "v1", "pods", "pod", True, ("po",), ("status", "eviction")),
+    Resource("Pod", "", "v1", "pods", "pod", True, ("po",), ("status", "eviction", "log")),
     Resource("ConfigMap", "", "v1", "configmaps", "configmap", True, ("cm",), ()),
     Resource("Event", "", "v1", "events", "event", True, ("ev",), ()),
     Resource("Deployment", "apps", "v1", "deployments", "deployment", True, ("deploy",)),

@@ -78,12 +78,21 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         text = isinstance(reply.body, str)
-        data = reply.body.encode() if text else json.dumps(reply.body).encode()
+        data = self._encoded(reply.body)
+        headers = {"Content-Type": "text/plain" if text else "application/json"}
+        headers.update(reply.headers, **{"Content-Length": str(len(data))})
         self.send_response(reply.status)
-        self.send_header("Content-Type", "text/plain" if text else "application/json")
-        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
+
+    @staticmethod
+    def _encoded(body: Any) -> bytes:
+        """A document encoded once (the OpenAPI's) as it is, text as UTF-8, the rest JSON."""
+        if isinstance(body, bytes):
+            return body
+        return body.encode() if isinstance(body, str) else json.dumps(body).encode()
 
 
 class _Server(ThreadingHTTPServer):

@@ -17,6 +17,7 @@ from kupgrade.apiserver.clock import Stepper, clock_object
 from kupgrade.apiserver.resources import BY_KIND
 from kupgrade.cluster.kube import EVENT_AT, STATE_CONFIGMAP, STATE_NAMESPACE
 from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.store import Store
 from kupgrade.versions.times import rfc3339
 
 STATE = "state:"  # SimCluster.state's meta prefix
@@ -57,38 +58,7 @@ class Virtual:
         return self.clocks()[0] if name == CLOCK and self.clock is not None else None
 
     def events(self) -> list[dict[str, Any]]:
-        """The event log (store.events) as core/v1 Events, oldest first."""
-        out = []
-        for seq, e in enumerate(self.sim.store.events(), 1):
-            kind, _, rest = str(e["object"]).partition("/")
-            namespace, _, name = rest.rpartition("/")
-            stamp = rfc3339(float(e["at"]))
-            out.append(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Event",
-                    "metadata": {
-                        "name": f"{name or kind}.{seq:x}",
-                        "namespace": namespace or "default",
-                        "creationTimestamp": stamp,
-                        "resourceVersion": str(seq),
-                        "annotations": {EVENT_AT: repr(float(e["at"]))},
-                    },
-                    "involvedObject": {
-                        "kind": KIND_NAMES.get(kind, kind),
-                        "name": name,
-                        **({"namespace": namespace} if namespace else {}),
-                    },
-                    "reason": e["reason"],
-                    "message": e["message"],
-                    "type": e["kind"],
-                    "count": 1,
-                    "firstTimestamp": stamp,
-                    "lastTimestamp": stamp,
-                    "source": {"component": "kupgrade"},
-                }
-            )
-        return out
+        return events_of(self.sim.store)
 
     # --- writes -------------------------------------------------------------------------
 
@@ -130,3 +100,38 @@ class Virtual:
     def _version(self) -> str:
         changes = self.sim.store.changes
         return str(changes.version if changes is not None else 1)
+
+
+def events_of(store: Store) -> list[dict[str, Any]]:
+    """The event log (store.events) as core/v1 Events, oldest first."""
+    out = []
+    for seq, e in enumerate(store.events(), 1):
+        kind, _, rest = str(e["object"]).partition("/")
+        namespace, _, name = rest.rpartition("/")
+        stamp = rfc3339(float(e["at"]))
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {
+                    "name": f"{name or kind}.{seq:x}",
+                    "namespace": namespace or "default",
+                    "creationTimestamp": stamp,
+                    "resourceVersion": str(seq),
+                    "annotations": {EVENT_AT: repr(float(e["at"]))},
+                },
+                "involvedObject": {
+                    "kind": KIND_NAMES.get(kind, kind),
+                    "name": name,
+                    **({"namespace": namespace} if namespace else {}),
+                },
+                "reason": e["reason"],
+                "message": e["message"],
+                "type": e["kind"],
+                "count": 1,
+                "firstTimestamp": stamp,
+                "lastTimestamp": stamp,
+                "source": {"component": "kupgrade"},
+            }
+        )
+    return out

@@ -178,6 +178,53 @@ def pod(
     }
 
 
+def workload_owner(
+    kind: str,
+    name: str,
+    namespace: str,
+    replicas: int,
+    *,
+    created: str,
+    owner: str = "",
+    labels: dict[str, str] | None = None,
+) -> Obj:
+    """A Deployment, ReplicaSet or DaemonSet whose pods carry `app: name` (k8s.io/api
+    apps/v1): the spec only; its status is counted from its pods when it is read, as the
+    owning controller keeps it. `owner` names the Deployment that owns a ReplicaSet."""
+    labels = labels or {"app": name}
+    spec: dict[str, Any] = {
+        "selector": {"matchLabels": labels},
+        "template": {"metadata": {"labels": labels}, "spec": {"containers": []}},
+    }
+    if kind == "DaemonSet":
+        spec["updateStrategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}
+    else:
+        spec["replicas"] = replicas
+    if kind == "Deployment":
+        spec["strategy"] = {
+            "type": "RollingUpdate",
+            "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"},
+        }
+    refs = (
+        [{"apiVersion": "apps/v1", "kind": "Deployment", "name": owner, "controller": True}]
+        if owner
+        else []
+    )
+    return {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "metadata": meta(
+            name,
+            namespace,
+            labels=labels,
+            generation=1,
+            ownerReferences=refs,
+            creationTimestamp=created,
+        ),
+        "spec": spec,
+    }
+
+
 def pdb(name: str, namespace: str, selector: dict[str, str], budget: dict[str, Any]) -> Obj:
     return {
         "apiVersion": "policy/v1",

@@ -271,6 +271,9 @@ class Spec(_Base):
     gdc: Gdc | None = None  # set for `platform: gdc`
     olm: Olm | None = None  # operators installed through OLM (OpenShift)
     kube: Kube | None = None  # per-node component versions (`platform: kubernetes`)
+    # The platform's own DaemonSets and control-plane static pods, as a fresh cluster
+    # has them; false leaves only the profile's workloads (a leaner, faster rehearsal).
+    platform_pods: bool = True
 
 
 class Profile(_Base):

@@ -4,11 +4,12 @@ scripted changes as scheduled events: the same for every platform."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import msgspec
 
 from kupgrade.cluster import objects as o
-from kupgrade.sim.profile import Spec, node_names
+from kupgrade.sim.profile import Pool, Spec, node_names
 from kupgrade.sim.store import Store
 
 # Who owns a workload's pod (name, kind): its ReplicaSet, its DaemonSet, nobody (a bare
@@ -29,12 +30,31 @@ def schedule_changes(store: Store, spec: Spec, now: float) -> None:
         )
 
 
-def add_workloads(store: Store, spec: Spec, stamp: str) -> None:
+@dataclass(frozen=True)
+class PlatformPods:
+    """The pods a fresh cluster of a platform runs before anyone deploys anything: its
+    DaemonSets on every node (namespace, name) and its control plane's static pods on the
+    control-plane nodes (namespace, component; mirrored as `component-node`). Neither is
+    ever drained (kubectl drain skips both), so they change no rehearsal's timing."""
+
+    daemonsets: tuple[tuple[str, str], ...]
+    static: tuple[tuple[str, str], ...]
+    control_plane: Callable[[Pool], bool]
+
+
+def add_workloads(
+    store: Store, spec: Spec, stamp: str, platform: PlatformPods | None = None
+) -> None:
+    """The profile's workloads, with their owners as objects (Deployment and ReplicaSet,
+    DaemonSet), and the platform's own pods unless the profile leaves them out."""
     nodes = {p.name: node_names(p) for p in spec.pools}
+    if platform is not None and spec.platform_pods:
+        _add_platform_pods(store, spec, stamp, platform)
     for w in spec.workloads:
         targets = [w.node] if w.node else nodes[w.pool]
         per_node = w.kind in ("DaemonSet", "StaticPod")
         count = len(targets) if per_node else w.replicas
+        _add_owners(store, w.kind, w.name, w.namespace, count=count, at=stamp)
         store.set_meta(f"replicas:{w.namespace}/{w.name}", count)
         for i in range(count):
             node_name = targets[i % len(targets)]
@@ -63,3 +83,46 @@ def add_workloads(store: Store, spec: Spec, stamp: str) -> None:
         if w.pdb is not None:
             budget = {k: v for k, v in msgspec.to_builtins(w.pdb).items() if v is not None}
             store.put(o.pdb(w.name, w.namespace, {"app": w.name}, budget))
+
+
+def _add_owners(store: Store, kind: str, name: str, namespace: str, *, count: int, at: str) -> None:
+    """A Deployment's pods are owned by its ReplicaSet (named as the Deployment here: the
+    simulated Deployment never rolls its template), a DaemonSet's by itself."""
+    if kind == "Deployment":
+        store.put(o.workload_owner("Deployment", name, namespace, count, created=at))
+        store.put(o.workload_owner("ReplicaSet", name, namespace, count, created=at, owner=name))
+    elif kind == "DaemonSet":
+        store.put(o.workload_owner("DaemonSet", name, namespace, count, created=at))
+
+
+def _add_platform_pods(store: Store, spec: Spec, stamp: str, platform: PlatformPods) -> None:
+    every = [n for p in spec.pools for n in node_names(p)]
+    for namespace, name in platform.daemonsets:
+        _add_owners(store, "DaemonSet", name, namespace, count=len(every), at=stamp)
+        for i, node in enumerate(every):
+            pod = o.pod(
+                f"{name}-{i:05d}",
+                namespace,
+                owner=name,
+                owner_kind="DaemonSet",
+                labels={"app": name},
+                node_name=node,
+                created=stamp,
+            )
+            pod["status"]["conditions"][0]["status"] = "True"
+            store.put(pod)
+    masters = [n for p in spec.pools if platform.control_plane(p) for n in node_names(p)]
+    for namespace, component in platform.static:
+        for node in masters:
+            pod = o.pod(
+                f"{component}-{node}",
+                namespace,
+                owner=node,
+                owner_kind="Node",
+                labels={"app": component},
+                node_name=node,
+                created=stamp,
+            )
+            pod["status"]["conditions"][0]["status"] = "True"
+            pod["metadata"]["annotations"] = {o.MIRROR_ANNOTATION: f"{component}-{node}"}
+            store.put(pod)

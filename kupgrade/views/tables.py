@@ -51,6 +51,13 @@ RESOURCES = {
         ("csv", "csvs"),
         "operators.coreos.com",
     ),
+    "Pod": ("pod", "pods", ("po",), ""),
+    "PodDisruptionBudget": ("poddisruptionbudget", "poddisruptionbudgets", ("pdb",), "policy"),
+    "Deployment": ("deployment", "deployments", ("deploy",), "apps"),
+    "ReplicaSet": ("replicaset", "replicasets", ("rs",), "apps"),
+    "DaemonSet": ("daemonset", "daemonsets", ("ds",), "apps"),
+    "StatefulSet": ("statefulset", "statefulsets", ("sts",), "apps"),
+    "Event": ("event", "events", ("ev",), ""),
 }
 # Distributed-cloud kinds, listed across namespaces as `kubectl get -A` does.
 GDC_COLUMNS = {
@@ -75,18 +82,42 @@ KINDS = _names()
 
 
 def age(created: str, now: float) -> str:
+    """How long ago `created` was, as kubectl and oc print an age."""
+    return human_duration(now - parse_rfc3339(created) if created else 0.0)
 
-    seconds = max(0, int(now - parse_rfc3339(created))) if created else 0
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
+
+def human_duration(seconds_ago: float) -> str:
+    """apimachinery's duration.HumanDuration (pkg/util/duration/duration.go), the one
+    format of every AGE and LAST SEEN column: 90s, 5m30s, 3h20m, 5d3h, 2y45d."""
+    seconds = int(seconds_ago)
+    if seconds < -1:
+        return "<invalid>"
+    if seconds < 120:
+        return f"{max(seconds, 0)}s"
+    minutes = seconds // 60
+    if minutes < 10:
+        return f"{minutes}m{seconds % 60}s" if seconds % 60 else f"{minutes}m"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = minutes // 60
+    if hours < 8:
+        return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        return f"{hours // 24}d{hours % 24}h" if hours % 24 else f"{hours // 24}d"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        days = (hours // 24) % 365
+        return f"{hours // 24 // 365}y{days}d" if days else f"{hours // 24 // 365}y"
+    return f"{hours // 24 // 365}y"
 
 
 def oc_rows(kind: str, objs: list[dict[str, Any]], now: float) -> tuple[list[str], list[list[str]]]:
     """`kupgrade get`'s columns: oc's, and NAMESPACE first for the namespaced kinds it
     lists across namespaces."""
-    if kind in OTHER_COLUMNS:
+    if kind in OTHER_COLUMNS or kind == "Event":
         head, rows = table_rows(kind, objs, now)
         return ["NAMESPACE", *head], [
             [o["metadata"].get("namespace", ""), *r] for o, r in zip(objs, rows, strict=True)
@@ -277,6 +308,62 @@ def _pdb_columns(pdb: dict[str, Any], now: float) -> list[str]:
     ]
 
 
+def _made(obj: dict[str, Any], now: float) -> str:
+    return age(obj["metadata"].get("creationTimestamp", ""), now)
+
+
+def _deployment_columns(d: dict[str, Any], now: float) -> list[str]:
+    spec, status = d.get("spec") or {}, d.get("status") or {}
+    ready = f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 1)}"
+    return [
+        ready,
+        str(status.get("updatedReplicas", 0)),
+        str(status.get("availableReplicas", 0)),
+        _made(d, now),
+    ]
+
+
+def _replicaset_columns(rs: dict[str, Any], now: float) -> list[str]:
+    spec, status = rs.get("spec") or {}, rs.get("status") or {}
+    counts = (spec.get("replicas", 1), status.get("replicas", 0), status.get("readyReplicas", 0))
+    return [*map(str, counts), _made(rs, now)]
+
+
+def _daemonset_columns(ds: dict[str, Any], now: float) -> list[str]:
+    status = ds.get("status") or {}
+    fields = (
+        "desiredNumberScheduled",
+        "currentNumberScheduled",
+        "numberReady",
+        "updatedNumberScheduled",
+        "numberAvailable",
+    )
+    selector = ((ds.get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeSelector")
+    shown = ",".join(f"{k}={v}" for k, v in (selector or {}).items()) or "<none>"
+    return [*(str(status.get(f, 0)) for f in fields), shown, _made(ds, now)]
+
+
+def _statefulset_columns(sts: dict[str, Any], now: float) -> list[str]:
+    spec, status = sts.get("spec") or {}, sts.get("status") or {}
+    return [f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 1)}", _made(sts, now)]
+
+
+def event_rows(events: list[dict[str, Any]], now: float) -> tuple[list[str], list[list[str]]]:
+    """kubectl's event columns (pkg/printers/internalversion printEvent): LAST SEEN from
+    lastTimestamp (or eventTime), the involved object as kind/name, on the same clock as
+    every other age here."""
+    head = ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    rows = []
+    for e in events:
+        seen = e.get("lastTimestamp") or e.get("eventTime") or ""
+        involved = e.get("involvedObject") or {}
+        what = f"{str(involved.get('kind', '')).lower()}/{involved.get('name', '')}"
+        rows.append(
+            [age(seen, now), e.get("type", ""), e.get("reason", ""), what, e.get("message", "")]
+        )
+    return head, rows
+
+
 def _olm(kind: str) -> tuple[list[str], Any]:
     """oc's columns of an OLM kind (its CRDs' additionalPrinterColumns)."""
     head = OLM_HEADS[kind]
@@ -298,6 +385,13 @@ OTHER_COLUMNS = {
         ["MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"],
         _pdb_columns,
     ),
+    "Deployment": (["READY", "UP-TO-DATE", "AVAILABLE", "AGE"], _deployment_columns),
+    "ReplicaSet": (["DESIRED", "CURRENT", "READY", "AGE"], _replicaset_columns),
+    "DaemonSet": (
+        ["DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR", "AGE"],
+        _daemonset_columns,
+    ),
+    "StatefulSet": (["READY", "AGE"], _statefulset_columns),
 }
 
 
@@ -306,6 +400,8 @@ def table_rows(
 ) -> tuple[list[str], list[list[str]]]:
     """The columns a server-side Table has for `kind` (NAME first; kubectl adds NAMESPACE
     itself when it lists across namespaces)."""
+    if kind == "Event":
+        return event_rows(objs, now)
     if kind in OTHER_COLUMNS:
         head, columns = OTHER_COLUMNS[kind]
         return ["NAME", *head], [[o["metadata"]["name"], *columns(o, now)] for o in objs]

@@ -300,8 +300,14 @@ def test_drain_evicts_through_the_api_and_stops_on_a_budget(served: Served) -> N
         on_node = http.get(
             "/api/v1/pods", params={"fieldSelector": "spec.nodeName=worker-0"}
         ).json()
-    names = {p["metadata"]["name"] for p in on_node["items"]}
+    owners = {
+        p["metadata"]["name"]: p["metadata"]["ownerReferences"][0] for p in on_node["items"]
+    }
+    names = {name for name, ref in owners.items() if ref["kind"] != "DaemonSet"}
     assert names == {"web-00000", "db-00000"}
+    # The platform's DaemonSets run a pod on every node, each owned through a uid.
+    daemons = {name for name, ref in owners.items() if ref["kind"] == "DaemonSet"}
+    assert len(daemons) == 5 and all(ref["uid"] for ref in owners.values())
     drained = served.kubectl(
         kubectl,
         "drain",
@@ -313,13 +319,17 @@ def test_drain_evicts_through_the_api_and_stops_on_a_budget(served: Served) -> N
     )
     assert drained.returncode != 0
     assert "disruption budget" in drained.stdout + drained.stderr
+    # kubectl found each DaemonSet by its name (it refuses a pod whose owner is missing).
+    warned = drained.stderr.split("ignoring DaemonSet-managed Pods: ")[1].splitlines()[0]
+    assert {key.split("/")[1] for key in warned.split(", ")} == daemons
     nodes = served.kubectl(kubectl, "get", "node", "worker-0")
     assert "SchedulingDisabled" in nodes.stdout
     pods = served.kubectl(
         kubectl, "get", "pods", "-A", "--field-selector", "spec.nodeName=worker-0"
     )
     left = {line.split()[1] for line in pods.stdout.splitlines()[1:]}
-    assert left == {"web-00000"}  # db-00000 was evicted (its budget allowed one), web held
+    # db-00000 was evicted (its budget allowed one), web held, the DaemonSets' pods stay.
+    assert left == {"web-00000", *daemons}
     assert served.kubectl(kubectl, "uncordon", "worker-0").returncode == 0
 
 

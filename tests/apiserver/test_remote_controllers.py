@@ -84,7 +84,8 @@ def _requested(home: Path, platform: str, profile: Path) -> None:
 
 
 def _objects(home: Path) -> dict[tuple[str, str, str], Any]:
-    """Every stored object, without what only the API adds (resourceVersion, uid)."""
+    """Every stored object, without what only the API adds (resourceVersion, the uids of
+    the object and of its owners, which a controller reads and writes back)."""
     store = Store(home / "clusters" / "c" / "cluster.db")
     try:
         out = {}
@@ -93,6 +94,11 @@ def _objects(home: Path) -> dict[tuple[str, str, str], Any]:
                 meta = {
                     k: v for k, v in obj["metadata"].items() if k not in ("resourceVersion", "uid")
                 }
+                if meta.get("ownerReferences"):
+                    meta["ownerReferences"] = [
+                        {k: v for k, v in ref.items() if k != "uid"}
+                        for ref in meta["ownerReferences"]
+                    ]
                 out[(kind, meta.get("namespace", ""), meta["name"])] = {**obj, "metadata": meta}
         return out
     finally:

@@ -77,7 +77,7 @@ def test_user_mistakes_are_one_line_errors(home: Path, tmp_path: Path) -> None:
     assert code == 1 and "already exists" in out
     code, out = run("cluster", "delete", "nope")
     assert code == 1 and "NAME" in out and "nope" in out and "--cluster" not in out
-    code, out = run("get", "pods")
+    code, out = run("get", "secrets")
     assert code == 1 and "unknown resource type" in out
     code, out = run("upgrade", "--to", "9.9.9")  # no upstream: oc's answer names why
     assert code == 1 and "cannot refresh available updates:" in out and "NoUpstream" in out

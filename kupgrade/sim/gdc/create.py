@@ -16,11 +16,24 @@ from kupgrade.cluster import objects as o
 from kupgrade.controllers.gdc.rollout import pool_status
 from kupgrade.sim.profile import Gdc, Machine, Profile, components_of, node_names, pool_role
 from kupgrade.sim.store import Store
-from kupgrade.sim.workloads import add_workloads, schedule_changes
+from kupgrade.sim.workloads import PlatformPods, add_workloads, schedule_changes
 from kupgrade.versions.times import parse_rfc3339, rfc3339
 
 PROFILE_POOL = "kupgrade.io/pool"  # the pool's name in the profile (workloads name it)
 ROLE_LABELS = {g.CONTROL_PLANE: "control-plane", g.LOAD_BALANCER: "load-balancer"}
+
+# A fresh bare-metal cluster's own pods: Dataplane V2's agent and the log forwarder on
+# every node, the control plane's static pods on the control-plane nodes.
+PLATFORM_PODS = PlatformPods(
+    daemonsets=(("kube-system", "anetd"), ("kube-system", "stackdriver-log-forwarder")),
+    static=(
+        ("kube-system", "etcd"),
+        ("kube-system", "kube-apiserver"),
+        ("kube-system", "kube-controller-manager"),
+        ("kube-system", "kube-scheduler"),
+    ),
+    control_plane=lambda pool: pool_role(pool) == g.CONTROL_PLANE,
+)
 
 
 def populate_gdc(store: Store, name: str, profile: Profile) -> None:
@@ -75,7 +88,7 @@ def populate_gdc(store: Store, name: str, profile: Profile) -> None:
         store.put(nodepool)
     for component in components_of(gdc):
         store.put(g.component(component.name, component.stage, spec.version, stamp))
-    add_workloads(store, spec, stamp)
+    add_workloads(store, spec, stamp, PLATFORM_PODS)
     schedule_changes(store, spec, now)
 
 

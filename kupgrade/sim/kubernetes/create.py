@@ -14,6 +14,7 @@ from kupgrade.cluster.kubeadm import (
     static_pod,
     v,
 )
+from kupgrade.cluster.objects import workload_owner
 from kupgrade.sim.profile import Kube, Machine, Profile, node_names
 from kupgrade.sim.store import Store
 from kupgrade.sim.workloads import add_workloads, schedule_changes
@@ -47,5 +48,16 @@ def populate_kube(store: Store, name: str, profile: Profile) -> None:
                 runs = shape.static_pods.get(machine.name) or dict.fromkeys(STATIC, version)
                 for component, at_version in {**runs, "etcd": version}.items():
                     store.put(static_pod(component, machine.name, at_version.lstrip("v"), stamp))
+    nodes = sum(len(p.machines) or len(node_names(p)) for p in spec.pools)
+    store.put(
+        workload_owner(
+            "DaemonSet",
+            "kube-proxy",
+            "kube-system",
+            nodes,
+            created=stamp,
+            labels={"k8s-app": "kube-proxy"},
+        )
+    )
     add_workloads(store, spec, stamp)
     schedule_changes(store, spec, now)

@@ -18,8 +18,28 @@ from kupgrade.sim.openshift.olm import start_with
 from kupgrade.sim.openshift.releases import model_image, rendered_config
 from kupgrade.sim.profile import Machine, Profile, Spec, node_names, operators_of
 from kupgrade.sim.store import Store
-from kupgrade.sim.workloads import add_workloads, schedule_changes
+from kupgrade.sim.workloads import PlatformPods, add_workloads, schedule_changes
 from kupgrade.versions.times import parse_rfc3339, rfc3339
+
+# A fresh cluster's own pods (openshift/machine-config-operator, cluster-dns-operator,
+# cluster-network-operator, cluster-monitoring-operator manifests): the node DaemonSets
+# and the control plane's static pods on the masters.
+PLATFORM_PODS = PlatformPods(
+    daemonsets=(
+        ("openshift-machine-config-operator", "machine-config-daemon"),
+        ("openshift-dns", "dns-default"),
+        ("openshift-multus", "multus"),
+        ("openshift-ovn-kubernetes", "ovnkube-node"),
+        ("openshift-monitoring", "node-exporter"),
+    ),
+    static=(
+        ("openshift-etcd", "etcd"),
+        ("openshift-kube-apiserver", "kube-apiserver"),
+        ("openshift-kube-controller-manager", "kube-controller-manager"),
+        ("openshift-kube-scheduler", "openshift-kube-scheduler"),
+    ),
+    control_plane=lambda pool: pool.name == "master",
+)
 
 
 def populate_openshift(root: Path, store: Store, name: str, profile: Profile) -> None:
@@ -82,7 +102,7 @@ def populate_openshift(root: Path, store: Store, name: str, profile: Profile) ->
         store.put(o.cluster_operator(op.name, spec.version, stamp, profiles.get(op.name)))
         store.set_meta(f"op:{op.name}", {"target": spec.version, "rolled": True, "reported": True})
     _nodes(store, spec, stamp, now)
-    add_workloads(store, spec, stamp)
+    add_workloads(store, spec, stamp, PLATFORM_PODS)
     schedule_changes(store, spec, now)
     store.set_meta(
         "state:version",
