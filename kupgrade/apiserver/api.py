@@ -78,6 +78,9 @@ class Target:
     sub: str
     # What an unknown field causes (the fieldValidation parameter; Warn when absent).
     fields: str = "Warn"
+    # What a Table row carries (includeObject: None, Metadata, or the Object that
+    # kubectl's --sort-by reads).
+    include: str = "Metadata"
 
 
 class KubeAPI:
@@ -204,6 +207,7 @@ class KubeAPI:
         return self._write(method, t, headers, body, dry=dry)
 
     def _read(self, t: Target, query: dict[str, str], headers: dict[str, str]) -> Reply:
+        t = replace(t, include=query.get("includeObject") or "Metadata")
         if t.sub in CREATED_SUBRESOURCES:
             return status_error(405, "MethodNotAllowed", f"a {t.sub} is created (POST)")
         if not t.name:
@@ -221,7 +225,9 @@ class KubeAPI:
                 "its cluster's events say what happened to it (kubectl get events)",
             )
         if "as=Table" in headers.get("accept", "") and not t.sub:
-            return Reply(200, self.shown.table(t.resource, [obj], str(self.changes.version)))
+            return Reply(
+                200, self.shown.table(t.resource, [obj], str(self.changes.version), t.include)
+            )
         return Reply(200, self.shown.out(obj))
 
     def _write(
@@ -321,7 +327,7 @@ class KubeAPI:
             return found
         version = str(self.changes.version)
         if "as=Table" in headers.get("accept", ""):
-            return Reply(200, self.shown.table(t.resource, found, version))
+            return Reply(200, self.shown.table(t.resource, found, version, t.include))
         return Reply(
             200,
             {
@@ -351,17 +357,19 @@ class KubeAPI:
         if not start or start == "0":  # no version: the current state first, as ADDED
             for obj in self._objects(t.resource):
                 if _wanted(t, obj, labels, fields):
-                    initial.append(self._event("ADDED", obj, t.resource, table))
+                    initial.append(self._event("ADDED", obj, t, table))
         bookmarks = query.get("allowWatchBookmarks") in ("1", "true")
         stream = self._events(
             t, (labels, fields, table), since, seconds, initial, bookmarks=bookmarks
         )
         return Reply(200, stream=stream)
 
-    def _event(self, kind_of_change: str, obj: dict[str, Any], r: Resource, table: bool) -> bytes:
+    def _event(self, kind_of_change: str, obj: dict[str, Any], t: Target, table: bool) -> bytes:
         """One watch event; a one-row Table when the client prints server-side columns."""
         shown = (
-            self.shown.table(r, [obj], obj["metadata"].get("resourceVersion", ""))
+            self.shown.table(
+                t.resource, [obj], obj["metadata"].get("resourceVersion", ""), t.include
+            )
             if table
             else self.shown.out(obj)
         )
@@ -404,7 +412,7 @@ class KubeAPI:
                 if in_bootstrap(obj) or not _wanted(t, obj, labels, fields):
                     continue
                 with self.store.lock:
-                    shown = self._event(kind_of_change, obj, t.resource, table)
+                    shown = self._event(kind_of_change, obj, t, table)
                 sent = version
                 yield shown
             if bookmarks and sent < since:

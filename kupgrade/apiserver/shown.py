@@ -5,6 +5,7 @@ and the server-side Table of a list (kubectl's `get` columns, on the simulator's
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from kupgrade.apiserver.resources import BY_KIND, Resource
@@ -20,6 +21,15 @@ from kupgrade.sim.store import ChangeLog
 from kupgrade.views.tables import table_rows
 
 PAUSE = "registry.k8s.io/pause:3.9"  # the image a simulated pod's container shows
+# NodeSystemInfo's required fields a simulated kubelet does not keep, as it reports them:
+# strict clients (the official Python client's models) refuse a node without them.
+SYSTEM = {
+    "architecture": "amd64",
+    "operatingSystem": "linux",
+    "osImage": "kupgrade simulated node",
+    "kernelVersion": "simulated",
+    "containerRuntimeVersion": "simulated://kupgrade",
+}
 
 
 class Shown:
@@ -29,7 +39,11 @@ class Shown:
         self.changes = changes
         self._counts: tuple[int, PodCounts] | None = None
 
-    def table(self, r: Resource, objs: list[dict[str, Any]], version: str) -> dict[str, Any]:
+    def table(
+        self, r: Resource, objs: list[dict[str, Any]], version: str, include: str = "Metadata"
+    ) -> dict[str, Any]:
+        """A server-side Table (meta.k8s.io/v1); each row carries the object as
+        `includeObject` asks: its metadata (the default), all of it, or nothing."""
         objs = [self.out(o) for o in objs]  # as served: budgets with their status
         head, rows = table_rows(r.kind, objs, self.sim.now())
         return {
@@ -47,14 +61,7 @@ class Shown:
                 for h in head
             ],
             "rows": [
-                {
-                    "cells": cells,
-                    "object": {
-                        "kind": "PartialObjectMetadata",
-                        "apiVersion": "meta.k8s.io/v1",
-                        "metadata": self.out(o)["metadata"],
-                    },
-                }
+                {"cells": cells, **_row_object(o, include)}
                 for o, cells in zip(objs, rows, strict=True)
             ],
         }
@@ -77,6 +84,8 @@ class Shown:
             out["status"] = {**(obj.get("status") or {}), **self.sim.budget(obj)}
         elif obj["kind"] in OWNERS:
             out["status"] = workload_status(obj, self._pod_counts())
+        elif obj["kind"] == "Node":
+            out["status"] = _with_node_info(obj.get("status") or {}, meta["name"])
         elif obj["kind"] == "Pod" and not (obj.get("spec") or {}).get("containers"):
             # A pod always has a container (kubectl logs and describe index the first);
             # the simulator's pods keep none, so one is shown as the pod's workload's.
@@ -95,3 +104,28 @@ class Shown:
             counts = PodCounts(self.store.list("Pod"), self.store.list("ReplicaSet"))
             self._counts = (version, counts)
         return self._counts[1]
+
+
+def _row_object(obj: dict[str, Any], include: str) -> dict[str, Any]:
+    if include == "None":
+        return {}
+    if include == "Object":
+        return {"object": obj}
+    partial = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1"}
+    return {"object": {**partial, "metadata": obj["metadata"]}}
+
+
+def _with_node_info(status: dict[str, Any], name: str) -> dict[str, Any]:
+    """The node's status with every required nodeInfo field (ids made from its name)."""
+    info = status.get("nodeInfo") or {}
+    made = str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{name}.node.kupgrade.io"))
+    full = {
+        **SYSTEM,
+        "bootID": made,
+        "machineID": made.replace("-", ""),
+        "systemUUID": made,
+        "kubeletVersion": info.get("kubeletVersion", ""),
+        "kubeProxyVersion": info.get("kubeletVersion", ""),
+        **info,
+    }
+    return {**status, "nodeInfo": full}

@@ -37,6 +37,8 @@ KINDS: dict[str, tuple[str, str, str, bool]] = {
     "Event": ("", "v1", "events", True),
     "Deployment": ("apps", "v1", "deployments", True),
     "DaemonSet": ("apps", "v1", "daemonsets", True),
+    "ReplicaSet": ("apps", "v1", "replicasets", True),
+    "StatefulSet": ("apps", "v1", "statefulsets", True),
     "PodDisruptionBudget": ("policy", "v1", "poddisruptionbudgets", True),
     "ClusterVersion": ("config.openshift.io", "v1", "clusterversions", False),
     "ClusterOperator": ("config.openshift.io", "v1", "clusteroperators", False),

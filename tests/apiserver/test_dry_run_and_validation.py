@@ -69,9 +69,8 @@ def test_every_server_dry_run_leaves_the_store_unchanged(served: Served, kubectl
     with served.http() as http:
         before = _world(http)
         writes = [
-            # No OpenAPI document is served yet: kubectl's client-side schema check is off.
-            ("create", "-f", str(manifest), "--validate=false"),
-            ("apply", "-f", str(manifest), "--validate=false"),
+            ("create", "-f", str(manifest)),
+            ("apply", "-f", str(manifest)),
             ("label", "node", "worker-0", "team=a"),
             ("annotate", "pdb", "web", "-n", "shop", "note=x"),
             (*PATCH_WEB_BUDGET, '{"spec":{"minAvailable":1}}'),
