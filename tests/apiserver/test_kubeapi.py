@@ -300,9 +300,7 @@ def test_drain_evicts_through_the_api_and_stops_on_a_budget(served: Served) -> N
         on_node = http.get(
             "/api/v1/pods", params={"fieldSelector": "spec.nodeName=worker-0"}
         ).json()
-    owners = {
-        p["metadata"]["name"]: p["metadata"]["ownerReferences"][0] for p in on_node["items"]
-    }
+    owners = {p["metadata"]["name"]: p["metadata"]["ownerReferences"][0] for p in on_node["items"]}
     names = {name for name, ref in owners.items() if ref["kind"] != "DaemonSet"}
     assert names == {"web-00000", "db-00000"}
     # The platform's DaemonSets run a pod on every node, each owned through a uid.
