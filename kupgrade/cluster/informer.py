@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ from kupgrade.errors import InputError
 
 WATCH_SECONDS = 300  # one watch request's timeoutSeconds; the thread opens the next
 PATIENCE = 60.0  # wall seconds a watch may lag the server before the run gives up
+RECONNECT_SECONDS = 30.0  # how long a cut watch is opened again before the run gives up
 
 
 def key(obj: Obj) -> Key:
@@ -64,16 +66,28 @@ class Informer:
         return items, version_of(doc)
 
     def _watch(self) -> None:
+        """Watch, and watch again from the last version seen when a watch is cut (a
+        server restart, a dropped connection), backing off as client-go's reflector does
+        (its ListAndWatch loop with a backoff manager); a relist answers a 410. The run
+        gives up only once the server has been unreachable for RECONNECT_SECONDS."""
+        failing_since: float | None = None
+        pause = 0.1
         while not self._stop.is_set():
             try:
                 self._stream()
+                failing_since, pause = None, 0.1
             except (httpx.HTTPError, ValueError) as exc:
                 if self._stop.is_set():
                     return
-                with self._cond:
-                    self._failure = f"{type(exc).__name__}: {exc}"
-                    self._cond.notify_all()
-                return
+                now = time.monotonic()
+                failing_since = failing_since if failing_since is not None else now
+                if now - failing_since > RECONNECT_SECONDS:
+                    with self._cond:
+                        self._failure = f"{type(exc).__name__}: {exc}"
+                        self._cond.notify_all()
+                    return
+                self._stop.wait(pause)
+                pause = min(pause * 2, 5.0)
 
     def _stream(self) -> None:
         params = {
