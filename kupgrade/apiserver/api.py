@@ -135,6 +135,8 @@ class KubeAPI:
                 404, "NotFound", f"the server could not find the requested resource ({path})"
             )
         with self.store.lock:
+            if self.store.take_inbox():  # a command's writes (sim/inbox.py), seen first
+                self.store.commit()
             return self._dispatch(method, target, query, headers, body)
 
     def _discovery(self, path: str, accept: str) -> Reply | None:

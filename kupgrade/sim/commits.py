@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -41,6 +41,7 @@ class Batch:
     unscheduled: list[Row]  # (seq,) of actions fired since the last commit
     scheduled: list[Row]  # (seq, at, action) added since the last commit
     events: list[Row]  # (at, kind, object, reason, message)
+    taken: list[Row] = field(default_factory=list)  # (seq,) of inbox entries applied
 
 
 ROW_BY_ROW = {
@@ -50,6 +51,7 @@ ROW_BY_ROW = {
     "unscheduled": "DELETE FROM schedule WHERE seq=?",
     "scheduled": "INSERT INTO schedule VALUES (?, ?, ?)",
     "events": "INSERT INTO events (at, kind, object, reason, message) VALUES (?, ?, ?, ?, ?)",
+    "taken": "DELETE FROM inbox WHERE seq=?",
 }
 
 # ?1 is the rows' JSON array; in it, a bytes column is its [start, length] in the blob ?2.
@@ -67,6 +69,7 @@ AT_ONCE = {
     # In the array's order: the events' sequence numbers are their order.
     "events": "INSERT INTO events (at, kind, object, reason, message) SELECT value->>0, "
     "value->>1, value->>2, value->>3, value->>4 FROM json_each(?1) ORDER BY key",
+    "taken": "DELETE FROM inbox WHERE seq IN (SELECT value->>0 FROM json_each(?1))",
 }
 
 

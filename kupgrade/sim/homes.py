@@ -61,7 +61,7 @@ def cluster_root(name: str | None, field: str = "--cluster") -> Path:
 @contextmanager
 def opened(name: str | None) -> Iterator[tuple[Path, Store, Spec]]:
     root = cluster_root(name)
-    store = Store(root / "cluster.db")
+    store = Store(root / "cluster.db", shared=True)
     try:
         try:
             spec = msgspec.convert(store.meta("profile"), Profile).spec

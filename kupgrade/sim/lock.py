@@ -17,6 +17,7 @@ import ctypes.util
 import fcntl
 import os
 import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,6 +27,14 @@ from kupgrade.intake.files import os_problem
 LOCK_NAME = "controller.lock"
 FD_ENV = "KUPGRADE_CONTROLLER_LOCK_FD"
 _PR_SET_PDEATHSIG = 1
+# How long a run waits for the lock a command holds while it writes (sim/inbox.py).
+PATIENCE_SECONDS = 2.0
+_HELD: set[Path] = set()  # the cluster roots whose lock this process holds
+
+
+def held_here(root: Path) -> bool:
+    """Whether this process holds the cluster's lock: it is the store's one writer."""
+    return root.resolve() in _HELD
 
 
 class ClusterBusyError(KupgradeError):
@@ -41,7 +50,29 @@ class ControllerLock:
 
     @classmethod
     def acquire(cls, root: Path) -> ControllerLock:
-        """Take the lock, or say which process holds it."""
+        """Take the lock, or say which process holds it. A command holds it only while it
+        writes, so a busy lock is tried again for PATIENCE_SECONDS first."""
+        deadline = time.monotonic() + PATIENCE_SECONDS
+        while True:
+            held = cls.try_hold(root)
+            if held is not None:
+                return held
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)
+        path = root / LOCK_NAME
+        try:
+            holder = path.read_text(errors="replace").strip() or "unknown"
+        except OSError:
+            holder = "unknown"
+        raise ClusterBusyError(
+            f"the controllers of cluster {root.name} are already running (process {holder})",
+            hint="wait for that `kupgrade controller run` to end, or stop it first",
+        )
+
+    @classmethod
+    def try_hold(cls, root: Path) -> ControllerLock | None:
+        """Take the lock if nobody holds it, None at once if somebody does."""
         path = root / LOCK_NAME
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -52,14 +83,11 @@ class ControllerLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
             os.close(fd)
-            raise ClusterBusyError(
-                f"the controllers of cluster {root.name} are already running (process {holder})",
-                hint="wait for that `kupgrade controller run` to end, or stop it first",
-            ) from None
+            return None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        _HELD.add(root.resolve())
         return cls(root, fd)
 
     @classmethod
@@ -74,6 +102,7 @@ class ControllerLock:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             return None
+        _HELD.add(root.resolve())
         return cls(root, fd)
 
     def child_env(self) -> dict[str, str]:
@@ -81,6 +110,7 @@ class ControllerLock:
         return {**os.environ, FD_ENV: str(self.fd)}
 
     def release(self) -> None:
+        _HELD.discard(self.root.resolve())
         with contextlib.suppress(OSError):
             os.close(self.fd)
 

@@ -320,6 +320,8 @@ class Loop(Generic[T]):
         while not stop.wait(tick):
             target = start_sim + (time.monotonic() - start_wall) * speed
             with local.lock():
+                if local.store.take_inbox():  # what a command handed over (sim/inbox.py)
+                    self.settle()
                 while (at := self.next_at()) is not None and at <= target:
                     self.step(deadline=target)
                 local.store.set_meta("now", max(target, self.now()))
@@ -416,6 +418,12 @@ class Loop(Generic[T]):
             if on_step is not None:
                 on_step(self)
 
+    def _handed_over(self) -> bool:
+        """Whether a command in another process handed over writes (sim/inbox.py): this
+        run is their one writer, so they are applied here, never overwritten."""
+        local = self.transport
+        return isinstance(local, Local) and local.store.take_inbox()
+
     def _commit_due(self) -> bool:
         transport = self.transport
         return isinstance(transport, Local) and transport.pace.due() and not transport.writing()
@@ -437,6 +445,8 @@ class Loop(Generic[T]):
             self.start_controllers()
             self.settle()
             self.commit(behind=True)
+        if self._handed_over():
+            self.settle()  # a command's write, taken before the step reacts to anything
         if not self.step(deadline=start + max_seconds):
             # Events still pending were due after the limit (a retry, a resync): they
             # are left for the next run instead of firing past it.

@@ -25,8 +25,9 @@ import msgspec
 from kupgrade.cluster.backend import Key, Watch
 from kupgrade.collector import paused
 from kupgrade.errors import KupgradeError
-from kupgrade.sim import commits
+from kupgrade.sim import commits, inbox
 from kupgrade.sim.commits import Batch
+from kupgrade.sim.lock import ControllerLock, held_here
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (
@@ -51,6 +52,9 @@ CREATE TABLE IF NOT EXISTS events (
 TUNING = ("PRAGMA cache_size=-65536", "PRAGMA wal_autocheckpoint=10000")
 
 Obj = dict[str, Any]
+
+ROW_DELETE = "DELETE FROM objects WHERE kind=? AND namespace=? AND name=?"
+ROW_PUT = "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?)"
 
 _encode = msgspec.json.Encoder(order="sorted").encode
 _decode = msgspec.json.decode
@@ -172,8 +176,13 @@ class ChangeLog:
 class Store:
     """One cluster's state in one SQLite file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, shared: bool = False) -> None:
+        """`shared`: the cluster may have a writer in another process (a command opens
+        it so): what was read is kept as a snapshot of the file until the first commit,
+        which hands over field changes when this process is not the writer then
+        (sim/inbox.py)."""
         self.path = path
+        self._shared = shared
         try:
             # One connection, used by whichever thread holds `lock` (the run loop, or the
             # API server answering a request between two steps).
@@ -191,7 +200,9 @@ class Store:
         self._db.execute("PRAGMA synchronous=NORMAL")
         for pragma in TUNING:
             self._db.execute(pragma)
-        self._db.executescript(SCHEMA)
+        self._db.executescript(SCHEMA + inbox.SCHEMA)
+        if self._shared:
+            self._db.execute("BEGIN")  # a read snapshot, from the load to the first commit
         self._load()
         self._sorted: dict[str, builtins.list[Key]] = {}
         # Weak references in plain lists: a WeakSet's iteration guard cost more than the
@@ -216,6 +227,10 @@ class Store:
         self.changes: ChangeLog | None = None  # kept while an API server serves this store
         self._writer: threading.Thread | None = None  # a commit being written behind
         self._failed: BaseException | None = None  # why a commit written behind failed
+        self._poll: sqlite3.Connection | None = None  # the writer's look at its inbox
+        self._poll_version = -1
+        self._taken: list[int] = []  # inbox entries taken, deleted by the next commit
+        self._taken_upto = 0
 
     @paused()  # hundreds of thousands of documents, none of them a cycle
     def _load(self) -> None:
@@ -241,6 +256,8 @@ class Store:
         was the caller's to take from `wait` or the next commit)."""
         if self._writer is not None:
             self._writer.join()
+        if self._poll is not None:
+            self._poll.close()
         self._db.close()
 
     # --- objects -----------------------------------------------------------------------
@@ -415,6 +432,12 @@ class Store:
         changes it held are no longer kept in memory, so none may be written after it.
         """
         self.wait()
+        if self._shared and self._db.in_transaction:
+            if not held_here(self.path.parent):
+                self._commit_as_guest()
+                return
+            self._db.execute("COMMIT")  # the writer after all: its memory is the truth
+            self._shared = False
         batch = self._batch()
         if not behind:
             self._write(batch)
@@ -456,6 +479,7 @@ class Store:
             unscheduled=[(seq,) for seq in self._removed],
             scheduled=[(seq, at, _encode(a)) for seq, (at, a) in self._added.items()],
             events=list(self._events),
+            taken=[(seq,) for seq in self._taken],
         )
 
     def _write(self, batch: Batch, *, behind: bool = False) -> None:
@@ -483,9 +507,120 @@ class Store:
             self._failed = exc
 
     def _clear(self) -> None:
+        self._taken.clear()
         self._dirty.clear()
         self._born.clear()
         self._dirty_meta.clear()
         self._added.clear()
         self._removed.clear()
         self._events.clear()
+
+    # --- one writer (sim/inbox.py) --------------------------------------------------------
+
+    def take_inbox(self) -> bool:
+        """The writer: apply what other processes handed over since the last look, as
+        changes of this process (watches and observers see them; the next commit writes
+        them and deletes the entries). Cheap when nothing came: one PRAGMA."""
+        if self._poll is None:
+            self._poll = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            version = self._poll.execute("PRAGMA data_version").fetchone()[0]
+            if version == self._poll_version:
+                return False
+            self._poll_version = version
+            found = inbox.pending(self._poll, self._taken_upto)
+        except sqlite3.Error as exc:
+            raise store_error(exc, self.path, "read") from None
+        for seq, change in found:
+            self._take(change)
+            self._taken.append(seq)
+            self._taken_upto = seq
+        return bool(found)
+
+    def _take(self, change: inbox.Change) -> None:
+        for item in change.objects:
+            kind, namespace, name = item.key
+            new = inbox.merged(item, self._objects.get(item.key))
+            if new is None:
+                self.delete(kind, name, namespace)
+            else:
+                self.put(new)
+        for key, ops in change.meta:
+            self.set_meta(key, inbox.applied(self._meta.get(key), ops))
+        self._events.extend(change.events)
+        for at, action in change.scheduled:
+            self.schedule(at, action)
+
+    def _commit_as_guest(self) -> None:
+        """Hand this process's changes to the writer (its inbox) when one runs, or write
+        them under the lock onto the rows as they are now when none does."""
+        db = self._db
+        lock: ControllerLock | None = None
+        try:
+            change = self._guest_change()
+            db.execute("COMMIT")  # the end of the snapshot the changes were read against
+            if not change.empty():
+                lock = ControllerLock.try_hold(self.path.parent)
+                db.execute("BEGIN IMMEDIATE")
+                if lock is None:  # a writer runs: it takes the change at its next step
+                    db.execute("INSERT INTO inbox (body) VALUES (?)", (inbox.encode(change),))
+                else:  # none runs: what an earlier writer left untaken, then this change
+                    for _, earlier in inbox.pending(db, 0):
+                        self._write_change(earlier)
+                    db.execute("DELETE FROM inbox")
+                    self._write_change(change)
+                db.execute("COMMIT")
+            db.execute("BEGIN")  # the next commit's changes are read against the file again
+        except sqlite3.Error as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise store_error(exc, self.path, "write") from None
+        finally:
+            if lock is not None:
+                lock.release()
+        self._clear()
+
+    def _guest_change(self) -> inbox.Change:
+        """This process's changes against the snapshot it read (objects, meta, events,
+        scheduled actions)."""
+        db = self._db
+        out = inbox.Change(events=list(self._events))
+        for key in sorted(self._dirty):
+            row = db.execute(
+                "SELECT body FROM objects WHERE kind=? AND namespace=? AND name=?", key
+            ).fetchone()
+            found = inbox.object_change(
+                key, _decode(row[0]) if row else None, self._objects.get(key)
+            )
+            if found is not None:
+                out.objects.append(found)
+        for name in sorted(self._dirty_meta):
+            row = db.execute("SELECT value FROM meta WHERE key=?", (name,)).fetchone()
+            ops = inbox.meta_ops(_decode(row[0]) if row else None, self._meta.get(name))
+            if ops:
+                out.meta.append((name, ops))
+        out.scheduled = [self._added[seq] for seq in sorted(self._added)]
+        return out
+
+    def _write_change(self, change: inbox.Change) -> None:
+        """A guest's change applied onto the file's rows, inside the caller's transaction."""
+        db = self._db
+        for item in change.objects:
+            row = db.execute(
+                "SELECT body FROM objects WHERE kind=? AND namespace=? AND name=?", item.key
+            ).fetchone()
+            new = inbox.merged(item, _decode(row[0]) if row else None)
+            if new is None:
+                db.execute(ROW_DELETE, item.key)
+            else:
+                db.execute(ROW_PUT, (*item.key, _encode(new)))
+        for name, ops in change.meta:
+            row = db.execute("SELECT value FROM meta WHERE key=?", (name,)).fetchone()
+            value = inbox.applied(_decode(row[0]) if row else None, ops)
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, _encode(value)))
+        db.executemany(commits.ROW_BY_ROW["events"], change.events)
+        for at, action in change.scheduled:
+            db.execute(
+                "INSERT INTO schedule SELECT coalesce(max(seq), 0) + 1, ?, ? FROM schedule",
+                (at, _encode(action)),
+            )

@@ -95,13 +95,11 @@ def test_lightkube_lists_watches_and_patches(kubeconfig: Path) -> None:
     assert len(list(lk.list(Node))) == 6
     deploy = lk.get(Deployment, "web", namespace="shop")
     assert deploy.status is not None and deploy.status.availableReplicas == 3
-    assert lk.get(DaemonSet, "agent", namespace="mon").status.numberReady == 3  # type: ignore[union-attr]
+    assert lk.get(DaemonSet, "agent", namespace="mon").status.numberReady == 3
     events = itertools.islice(lk.watch(Pod, namespace="mon", server_timeout=5), 3)
-    assert sorted(obj.metadata.name for _, obj in events) == [  # type: ignore[union-attr]
-        f"agent-0000{i}" for i in range(3)
-    ]
+    assert sorted(obj.metadata.name for _, obj in events) == [f"agent-0000{i}" for i in range(3)]
     lk.patch(Node, "worker-2", {"metadata": {"labels": {"zone": "b"}}})
-    assert lk.get(Node, "worker-2").metadata.labels["zone"] == "b"  # type: ignore[union-attr,index]
+    assert lk.get(Node, "worker-2").metadata.labels["zone"] == "b"
     with pytest.raises(ApiError) as invalid:
         lk.patch(PodDisruptionBudget, "web", {"spec": {"maxUnavailable": -1}}, namespace="shop")
     assert invalid.value.status.code == 422
