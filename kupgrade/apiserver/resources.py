@@ -83,6 +83,8 @@ RESOURCES = [
     Resource("ReplicaSet", "apps", "v1", "replicasets", "replicaset", True, ("rs",)),
     Resource("StatefulSet", "apps", "v1", "statefulsets", "statefulset", True, ("sts",)),
     Resource("Job", "batch", "v1", "jobs", "job", True),
+    # Leader election's record (coordination.k8s.io/v1), as every controller manager keeps.
+    Resource("Lease", "coordination.k8s.io", "v1", "leases", "lease", True, (), ()),
     # What release payloads also carry, applied as manifests (no status of their own).
     Resource("Service", "", "v1", "services", "service", True, ("svc",)),
     Resource("ServiceAccount", "", "v1", "serviceaccounts", "serviceaccount", True, ("sa",), ()),

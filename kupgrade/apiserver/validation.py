@@ -263,6 +263,26 @@ def _pool(spec: dict[str, Any]) -> Iterator[FieldError]:
         yield from int_or_percent("spec.maxUnavailable", spec["maxUnavailable"])
 
 
+def _lease(spec: dict[str, Any]) -> Iterator[FieldError]:
+    """ValidateLeaseSpec (pkg/apis/coordination/validation): a duration above 0, a count
+    of transitions not below it."""
+    duration, moves = spec.get("leaseDurationSeconds"), spec.get("leaseTransitions")
+    if duration is not None:
+        problems = list(_whole("spec.leaseDurationSeconds", duration))
+        if not problems and duration <= 0:
+            problems = [
+                FieldError(
+                    "spec.leaseDurationSeconds", "Invalid value", duration, "must be greater than 0"
+                )
+            ]
+        yield from problems
+    if moves is not None:
+        yield from _whole("spec.leaseTransitions", moves)
+    holder = spec.get("holderIdentity")
+    if holder is not None and not isinstance(holder, str):
+        yield FieldError("spec.holderIdentity", "Invalid value", holder, "must be a string")
+
+
 SPECS: dict[str, Callable[[dict[str, Any]], Iterator[FieldError]]] = {
     "PodDisruptionBudget": _budget,
     "Node": _node,
@@ -270,6 +290,7 @@ SPECS: dict[str, Callable[[dict[str, Any]], Iterator[FieldError]]] = {
     "ReplicaSet": _replicas,
     "StatefulSet": _replicas,
     "MachineConfigPool": _pool,
+    "Lease": _lease,
 }
 
 

@@ -4,6 +4,7 @@ served cluster's Kubernetes API through a kubeconfig."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
@@ -30,7 +31,7 @@ from kupgrade.cli.output import (
     user_errors,
 )
 from kupgrade.cluster.remote import InformedBackend
-from kupgrade.errors import InputError
+from kupgrade.errors import InputError, KupgradeError
 from kupgrade.sim.homes import cluster_root, opened
 from kupgrade.sim.lock import ControllerLock, die_with_parent
 from kupgrade.sim.loop import Local, Loop, Outcome
@@ -160,17 +161,22 @@ def _supervise(
     fds = (lock.fd,) if listener is None else (lock.fd, listener.fileno())
     try:
         while True:
-            done = subprocess.run(
+            with subprocess.Popen(
                 args,
                 stdout=subprocess.PIPE,
-                check=False,
                 env=lock.child_env(),
                 pass_fds=fds,
-                preexec_fn=die_with_parent(),
-            )
-            if done.returncode != HANDOFF_EXIT:
-                sys.stdout.write(done.stdout.decode())
-                raise typer.Exit(done.returncode)
+                preexec_fn=die_with_parent(),  # noqa: PLW1509 - no other thread runs here
+            ) as child:
+                said, _ = child.communicate()
+            if child.returncode < 0:  # killed by a signal: said in one line, exit 1
+                raise KupgradeError(
+                    _lost_child(child.pid, -child.returncode),
+                    hint="run `kupgrade controller run` again to carry on",
+                )
+            if child.returncode != HANDOFF_EXIT:
+                sys.stdout.write(said.decode())
+                raise typer.Exit(child.returncode)
             if output is Format.text:
                 stderr.print(
                     "the version controller handed over to its new version; a new process carries on",
@@ -180,6 +186,18 @@ def _supervise(
         if listener is not None:
             listener.close()
         lock.release()
+
+
+def _lost_child(pid: int, number: int) -> str:
+    """What a run whose controllers' process died of a signal tells its user."""
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = f"signal {number}"
+    return (
+        f"the controllers' process {pid} was stopped by {name}; the cluster keeps every "
+        "step committed before it"
+    )
 
 
 @contextmanager

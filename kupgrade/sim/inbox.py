@@ -24,8 +24,7 @@ import msgspec
 # AUTOINCREMENT: a number is never used again once its entry is taken and deleted (the
 # writer reads past the last number it took).
 SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS inbox "
-    "(seq INTEGER PRIMARY KEY AUTOINCREMENT, body BLOB NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS inbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, body BLOB NOT NULL);"
 )
 Key = tuple[str, str, str]
 

@@ -348,6 +348,10 @@ def _statefulset_columns(sts: dict[str, Any], now: float) -> list[str]:
     return [f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 1)}", _made(sts, now)]
 
 
+def _lease_columns(lease: dict[str, Any], now: float) -> list[str]:
+    return [str((lease.get("spec") or {}).get("holderIdentity") or ""), _made(lease, now)]
+
+
 def event_rows(events: list[dict[str, Any]], now: float) -> tuple[list[str], list[list[str]]]:
     """kubectl's event columns (pkg/printers/internalversion printEvent): LAST SEEN from
     lastTimestamp (or eventTime), the involved object as kind/name, on the same clock as
@@ -392,6 +396,7 @@ OTHER_COLUMNS = {
         _daemonset_columns,
     ),
     "StatefulSet": (["READY", "AGE"], _statefulset_columns),
+    "Lease": (["HOLDER", "AGE"], _lease_columns),
 }
 
 

@@ -103,3 +103,36 @@ def test_lightkube_lists_watches_and_patches(kubeconfig: Path) -> None:
     with pytest.raises(ApiError) as invalid:
         lk.patch(PodDisruptionBudget, "web", {"spec": {"maxUnavailable": -1}}, namespace="shop")
     assert invalid.value.status.code == 422
+
+
+def test_a_lease_is_taken_renewed_and_guarded_by_its_resource_version(
+    api: k8s.ApiClient,
+) -> None:
+    """Leader election as client-go's leaderelection does it: create the Lease, renew it
+    with an update carrying the version read, and lose a race with a 409."""
+    leases = k8s.CoordinationV1Api(api)
+    lease = k8s.V1Lease(
+        metadata=k8s.V1ObjectMeta(name="kupgrade-controllers", namespace="kupgrade"),
+        spec=k8s.V1LeaseSpec(
+            holder_identity="replica-a", lease_duration_seconds=15, lease_transitions=0
+        ),
+    )
+    made = leases.create_namespaced_lease("kupgrade", lease)
+    assert made.spec.holder_identity == "replica-a"
+    read = leases.read_namespaced_lease("kupgrade-controllers", "kupgrade")
+    read.spec.holder_identity = "replica-b"
+    read.spec.lease_transitions = 1
+    taken = leases.replace_namespaced_lease("kupgrade-controllers", "kupgrade", read)
+    assert taken.spec.holder_identity == "replica-b"
+    assert taken.metadata.resource_version != read.metadata.resource_version
+    read.spec.holder_identity = "replica-c"  # from the version replica-b has replaced
+    with pytest.raises(ApiException) as lost:
+        leases.replace_namespaced_lease("kupgrade-controllers", "kupgrade", read)
+    assert lost.value.status == 409
+    listed = leases.list_lease_for_all_namespaces()
+    assert [item.spec.holder_identity for item in listed.items] == ["replica-b"]
+    with pytest.raises(ApiException) as invalid:
+        leases.patch_namespaced_lease(
+            "kupgrade-controllers", "kupgrade", {"spec": {"leaseDurationSeconds": 0}}
+        )
+    assert invalid.value.status == 422 and "must be greater than 0" in str(invalid.value.body)

@@ -6,6 +6,10 @@ exiting 0 (SPEC X4); `--speed N` runs N simulated seconds per real second."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -113,3 +117,48 @@ def test_a_run_is_stalled_only_after_its_motion_stood_still_past_the_limit(
             assert not said
         else:
             assert said == (now - since > limit)
+
+
+def test_a_killed_controllers_process_is_said_in_one_line(tmp_path: Path) -> None:
+    env = {**os.environ, "KUPGRADE_HOME": str(tmp_path)}
+    made = kupgrade(
+        "cluster",
+        "create",
+        "k",
+        "--platform",
+        "kubernetes",
+        "--version",
+        "v1.30.4",
+        "--control-planes",
+        "1",
+        "--workers",
+        "2",
+        env=env,
+    )
+    assert made.returncode == 0, made.stderr
+    assert kupgrade("upgrade", "--cluster", "k", "--to", "v1.30.9", env=env).returncode == 0
+    parent = subprocess.Popen(
+        [sys.executable, "-m", "kupgrade", "controller", "run", "--cluster", "k", "--speed", "1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    child = None
+    deadline = time.monotonic() + 60
+    while child is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+        found = subprocess.run(
+            ["pgrep", "-P", str(parent.pid)], capture_output=True, text=True, check=False
+        )
+        child = int(found.stdout.split()[0]) if found.stdout.strip() else None
+    assert child is not None
+    os.kill(child, signal.SIGKILL)
+    _, said = parent.communicate(timeout=60)
+    assert parent.returncode == 1  # not 247, the -9 of a child passed on
+    lines = [line for line in said.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"process {child} was stopped by SIGKILL" in lines[0], said
+    assert "kupgrade controller run" in lines[0] and "Traceback" not in said
+    # The cluster carries on where the killed run left it.
+    again = kupgrade("controller", "run", "--cluster", "k", "-o", "json", env=env)
+    assert json.loads(again.stdout)["outcome"] == "completed", again.stderr
