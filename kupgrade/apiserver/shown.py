@@ -5,10 +5,10 @@ and the server-side Table of a list (kubectl's `get` columns, on the simulator's
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from kupgrade.apiserver.resources import BY_KIND, Resource
+from kupgrade.cluster.objects import NODE_SYSTEM, node_info
 from kupgrade.cluster.workloads import (
     OWNERS,
     PodCounts,
@@ -21,15 +21,6 @@ from kupgrade.sim.store import ChangeLog
 from kupgrade.views.tables import table_rows
 
 PAUSE = "registry.k8s.io/pause:3.9"  # the image a simulated pod's container shows
-# NodeSystemInfo's required fields a simulated kubelet does not keep, as it reports them:
-# strict clients (the official Python client's models) refuse a node without them.
-SYSTEM = {
-    "architecture": "amd64",
-    "operatingSystem": "linux",
-    "osImage": "kupgrade simulated node",
-    "kernelVersion": "simulated",
-    "containerRuntimeVersion": "simulated://kupgrade",
-}
 
 
 class Shown:
@@ -116,16 +107,9 @@ def _row_object(obj: dict[str, Any], include: str) -> dict[str, Any]:
 
 
 def _with_node_info(status: dict[str, Any], name: str) -> dict[str, Any]:
-    """The node's status with every required nodeInfo field (ids made from its name)."""
+    """The node's status with every required nodeInfo field: a store an older kupgrade
+    wrote has only the kubelet's version."""
     info = status.get("nodeInfo") or {}
-    made = str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{name}.node.kupgrade.io"))
-    full = {
-        **SYSTEM,
-        "bootID": made,
-        "machineID": made.replace("-", ""),
-        "systemUUID": made,
-        "kubeletVersion": info.get("kubeletVersion", ""),
-        "kubeProxyVersion": info.get("kubeletVersion", ""),
-        **info,
-    }
-    return {**status, "nodeInfo": full}
+    if all(k in info for k in NODE_SYSTEM):
+        return status
+    return {**status, "nodeInfo": {**node_info(name, info.get("kubeletVersion", "")), **info}}

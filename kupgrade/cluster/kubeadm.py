@@ -12,7 +12,7 @@ import hashlib
 import re
 from typing import Any
 
-from kupgrade.cluster.objects import MIRROR_ANNOTATION, meta
+from kupgrade.cluster.objects import MIRROR_ANNOTATION, meta, node_info
 
 Obj = dict[str, Any]
 REGISTRY = "registry.k8s.io"
@@ -136,11 +136,12 @@ def kube_node(
                     "lastTransitionTime": created,
                 }
             ],
-            "nodeInfo": {
-                "kubeletVersion": v(version),
-                "kubeProxyVersion": v(version),
-                "containerRuntimeVersion": "containerd://1.7.20",
-            },
+            "nodeInfo": node_info(
+                name,
+                v(version),
+                proxy=v(version),
+                containerRuntimeVersion="containerd://1.7.20",
+            ),
         },
     }
 

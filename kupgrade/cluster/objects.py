@@ -7,6 +7,7 @@ backend can hand the same objects to the same controllers.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import msgspec
@@ -130,6 +131,31 @@ def node(name: str, pool: str, zone: str | None, rendered: str, created: str) ->
         "status": {
             "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": created}]
         },
+    }
+
+
+# NodeSystemInfo's fields a simulated kubelet reports beside its version: all of them are
+# required (strict clients, the official Python client's models, refuse a node without).
+NODE_SYSTEM = {
+    "architecture": "amd64",
+    "operatingSystem": "linux",
+    "osImage": "kupgrade simulated node",
+    "kernelVersion": "simulated",
+    "containerRuntimeVersion": "simulated://kupgrade",
+}
+
+
+def node_info(name: str, kubelet: str, *, proxy: str = "", **more: str) -> dict[str, str]:
+    """A node's status.nodeInfo, its ids made from its name (stable across runs)."""
+    made = str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{name}.node.kupgrade.io"))
+    return {
+        **NODE_SYSTEM,
+        "bootID": made,
+        "machineID": made.replace("-", ""),
+        "systemUUID": made,
+        "kubeletVersion": kubelet,
+        "kubeProxyVersion": proxy,
+        **more,
     }
 
 

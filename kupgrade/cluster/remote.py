@@ -22,6 +22,7 @@ import msgspec
 
 from kupgrade.cluster.backend import Key, Obj, Watch
 from kupgrade.cluster.disruption import Answer
+from kupgrade.cluster.fieldops import Op, applied, field_ops
 from kupgrade.cluster.informer import Informer, key, version_of
 from kupgrade.cluster.kube import KINDS, STATE_CONFIGMAP, STATE_NAMESPACE, KubeBackend
 from kupgrade.cluster.objects import applies_nothing
@@ -48,10 +49,28 @@ def path_of(
     return out + (f"/{sub}" if sub else "")
 
 
+CONFLICT_RETRIES = 5  # client-go's retry.DefaultRetry steps
+
+
 def _parts(obj: Obj) -> tuple[bytes, bytes]:
     """The object without its status, and its status, encoded (what a write changes)."""
     rest = {k: v for k, v in obj.items() if k != "status"}
     return msgspec.json.encode(rest), msgspec.json.encode(obj.get("status"))
+
+
+def _own_changes(obj: Obj, served: bytes, sub: str) -> list[Op]:
+    """The fields a write changes: against the part of the object last served to this
+    backend (`_parts`), or all of that part when none was (an object only listed)."""
+    base = msgspec.json.decode(served) if served else None
+    if sub:
+        return [
+            Op(["status", *op.path], op.value, op.remove)
+            for op in field_ops(base, obj.get("status"))
+        ]
+    mine = {k: v for k, v in obj.items() if k != "status"}
+    if base is None:
+        return [Op([k], v) for k, v in mine.items()]
+    return field_ops(base, mine)
 
 
 class InformedBackend(KubeBackend):
@@ -91,12 +110,17 @@ class InformedBackend(KubeBackend):
     def _request(
         self, method: str, path: str, body: Any = None, *, what: str, missing_ok: bool = False
     ) -> Any:
+        return self._answer(self._send(method, path, body, what=what), what, missing_ok=missing_ok)
+
+    def _send(self, method: str, path: str, body: Any = None, *, what: str) -> httpx.Response:
         try:
-            response = self.http.request(method, path, json=body)
+            return self.http.request(method, path, json=body)
         except httpx.HTTPError as exc:
             raise InputError(
                 f"cannot {what}: {exc}", hint=f"is the API server of {self.where} still up?"
             ) from None
+
+    def _answer(self, response: httpx.Response, what: str, *, missing_ok: bool) -> Any:
         if response.status_code == 404 and missing_ok:
             return None
         if response.status_code >= 400:
@@ -280,19 +304,34 @@ class InformedBackend(KubeBackend):
         main, status = _parts(obj)
         served = self.served.get(k, (b"", b""))
         if main != served[0]:
-            done = self._request(
-                "PUT", self._path(kind, namespace, name), obj, what=f"update {kind} {name}"
-            )
+            done = self._update(k, obj, served[0], "", f"update {kind} {name}")
             obj["metadata"]["resourceVersion"] = str(version_of(done))
         if "status" in obj and status != served[1]:
-            done = self._request(
-                "PUT",
-                self._path(kind, namespace, name, "status"),
-                obj,
-                what=f"update the status of {kind} {name}",
-            )
+            done = self._update(k, obj, served[1], "status", f"update the status of {kind} {name}")
             obj["metadata"]["resourceVersion"] = str(version_of(done))
         self._cache(obj)
+
+    def _update(self, k: Key, obj: Obj, served: bytes, sub: str, what: str) -> Any:
+        """PUT with the version held; on a 409 Conflict, read the object again, make this
+        write's own field changes (against what was last served to it) on the fresh one
+        and PUT that, as client-go's RetryOnConflict retries (DefaultRetry: five tries):
+        a change someone else made meanwhile to another field is kept."""
+        kind, namespace, name = k
+        path = self._path(kind, namespace, name, sub) if sub else self._path(kind, namespace, name)
+        body = obj
+        for _ in range(CONFLICT_RETRIES):
+            response = self._send("PUT", path, body, what=what)
+            if response.status_code != 409:
+                return self._answer(response, what, missing_ok=False)
+            fresh = self._request(
+                "GET", self._path(kind, namespace, name), what=f"read {kind} {name}"
+            )
+            body = applied(fresh, _own_changes(obj, served, sub))
+            body["metadata"]["resourceVersion"] = fresh["metadata"]["resourceVersion"]
+        raise InputError(
+            f"cannot {what}: 409 the object kept changing ({CONFLICT_RETRIES} tries)",
+            hint=f"the API server of {self.where}: run `kupgrade controller run` again",
+        )
 
     def delete(self, kind: str, name: str, namespace: str = "") -> None:
         self._request(

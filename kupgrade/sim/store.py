@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 
 from kupgrade.cluster.backend import Key, Watch
+from kupgrade.cluster.fieldops import applied
 from kupgrade.collector import paused
 from kupgrade.errors import KupgradeError
 from kupgrade.sim import commits, inbox
@@ -546,7 +547,7 @@ class Store:
             else:
                 self.put(new)
         for key, ops in change.meta:
-            self.set_meta(key, inbox.applied(self._meta.get(key), ops))
+            self.set_meta(key, applied(self._meta.get(key), ops))
         self._events.extend(change.events)
         for at, action in change.scheduled:
             self.schedule(at, action)
@@ -616,7 +617,7 @@ class Store:
                 db.execute(ROW_PUT, (*item.key, _encode(new)))
         for name, ops in change.meta:
             row = db.execute("SELECT value FROM meta WHERE key=?", (name,)).fetchone()
-            value = inbox.applied(_decode(row[0]) if row else None, ops)
+            value = applied(_decode(row[0]) if row else None, ops)
             db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, _encode(value)))
         db.executemany(commits.ROW_BY_ROW["events"], change.events)
         for at, action in change.scheduled:

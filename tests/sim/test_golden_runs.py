@@ -18,7 +18,7 @@ platforms got one run loop (issue 40's change), so that change is held by them t
 
 Workloads as objects (issue 41) re-recorded the object digests of every single-cluster
 run (the workloads' Deployments, ReplicaSets and DaemonSets and a fresh cluster's own
-pods are stored) and the OpenShift event logs (a drain's DrainWarning names the
+pods are stored, and nodes report every nodeInfo field) and the OpenShift event logs (a drain's DrainWarning names the
 platform's DaemonSet pods it leaves in place); every outcome, step count and timeline
 stayed as it was.
 
@@ -290,7 +290,7 @@ GOLDEN: dict[str, dict[str, object]] = {
         "events": 2425,
         "event_log": "b3e6de3373f91b27",
         "timeline": "4117e02849c440d1",
-        "objects": "7eec53439d1a0ca6",
+        "objects": "77480f8a37cc7c26",
     },
     "gdc-bench-60-seed-5": {
         "outcome": "completed",
@@ -298,7 +298,7 @@ GOLDEN: dict[str, dict[str, object]] = {
         "events": 2946,
         "event_log": "d228950ab8629e93",
         "timeline": "a2b4a4ea2c53060f",
-        "objects": "cdf9517a6b189509",
+        "objects": "e561a6bb584d76f0",
     },
     "gdc-example-seed-7": {
         "outcome": "completed",
@@ -306,7 +306,7 @@ GOLDEN: dict[str, dict[str, object]] = {
         "events": 135,
         "event_log": "483dbfda7799825f",
         "timeline": "5314d6e795bc48f3",
-        "objects": "5fba956e73b66f63",
+        "objects": "3f0d5febefbd4eab",
     },
     "gdc-example-seed-7-over-api": {
         "outcome": "completed",
@@ -314,7 +314,7 @@ GOLDEN: dict[str, dict[str, object]] = {
         "events": 135,
         "event_log": "52ddc3919451ebb4",
         "timeline": "48a55af6486bffcd",
-        "objects": "79a0c9eef7fed80d",
+        "objects": "d7017e22c229fd76",
     },
     "gdc-fleet-5-users-2-at-a-time": {
         "outcome": "completed",
@@ -338,7 +338,7 @@ GOLDEN: dict[str, dict[str, object]] = {
         "events": 1768,
         "event_log": "0c9b8761ce920d4e",
         "timeline": "14e4176cc674ff5d",
-        "objects": "3b6cc5141965f786",
+        "objects": "2f1bfb5694dabba9",
     },
     "kube-bench-40-seed-9-over-api": {
         "outcome": "completed",
@@ -346,7 +346,7 @@ GOLDEN: dict[str, dict[str, object]] = {
         "events": 1768,
         "event_log": "0c9b8761ce920d4e",
         "timeline": "14e4176cc674ff5d",
-        "objects": "d09438d087dec0c8",
+        "objects": "125d26c159c129a1",
     },
     "kube-bench-50-seed-7": {
         "outcome": "completed",
@@ -354,7 +354,7 @@ GOLDEN: dict[str, dict[str, object]] = {
         "events": 2270,
         "event_log": "f71396483971ac5d",
         "timeline": "a369ce353a8af118",
-        "objects": "0553163bcde7a629",
+        "objects": "a1788cc5a74e9d1f",
     },
     "kube-fleet-2-pools": {
         "outcome": "completed",
@@ -370,7 +370,7 @@ GOLDEN: dict[str, dict[str, object]] = {
         "events": 666,
         "event_log": "8d48dbdfe85f2c42",
         "timeline": "bcbe37787d14e463",
-        "objects": "3f7c00a11389d519",
+        "objects": "056d6cb44280abff",
     },
     "openshift-bench-120-seed-3": {
         "outcome": "completed",
@@ -378,7 +378,7 @@ GOLDEN: dict[str, dict[str, object]] = {
         "events": 6004,
         "event_log": "409f97d0b9019d1e",
         "timeline": "d42f8fcf4ad4da73",
-        "objects": "1b3e3e997da95901",
+        "objects": "4642db99a0838b30",
     },
     "openshift-bench-50-seed-7": {
         "outcome": "completed",
@@ -386,7 +386,7 @@ GOLDEN: dict[str, dict[str, object]] = {
         "events": 2369,
         "event_log": "98169d8cfdddc0d5",
         "timeline": "f05dd6d2bfde3321",
-        "objects": "60530e87b6bd202a",
+        "objects": "819a2c31e21d6960",
     },
     "openshift-example-seed-11": {
         "outcome": "completed",
@@ -394,7 +394,7 @@ GOLDEN: dict[str, dict[str, object]] = {
         "events": 74,
         "event_log": "d30ca60d7eb0c393",
         "timeline": "b041c4ca71c67158",
-        "objects": "ff71a5d277d71614",
+        "objects": "1927e153238d70e0",
     },
     "openshift-example-seed-7": {
         "outcome": "completed",
@@ -402,7 +402,7 @@ GOLDEN: dict[str, dict[str, object]] = {
         "events": 74,
         "event_log": "72624c8655ed1802",
         "timeline": "677059bcf1324375",
-        "objects": "e369ceb39d8040a8",
+        "objects": "492fd3e5178af213",
     },
     "openshift-example-seed-7-over-api": {
         "outcome": "completed",
@@ -410,7 +410,7 @@ GOLDEN: dict[str, dict[str, object]] = {
         "events": 74,
         "event_log": "72624c8655ed1802",
         "timeline": "677059bcf1324375",
-        "objects": "c5341a029687f1a9",
+        "objects": "3ee63c18400d565f",
     },
 }
 

@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kupgrade.cluster import fieldops
 from kupgrade.cluster.objects import copied
 from kupgrade.sim import inbox
 from kupgrade.sim.lock import LOCK_NAME
@@ -27,15 +28,15 @@ OBJECTS = st.dictionaries(KEYS, JSON, max_size=5)
 
 @given(OBJECTS, OBJECTS)
 def test_the_ops_of_a_change_make_the_new_value_from_the_old(old: Any, new: Any) -> None:
-    assert inbox.applied(old, inbox.field_ops(old, new)) == new
+    assert fieldops.applied(old, fieldops.field_ops(old, new)) == new
 
 
 @given(OBJECTS, OBJECTS, OBJECTS)
 def test_a_change_keeps_what_another_writer_changed_in_other_fields(
     base: Any, mine: Any, theirs: Any
 ) -> None:
-    ours = inbox.field_ops(base, mine)
-    landed = inbox.applied(theirs, ours)
+    ours = fieldops.field_ops(base, mine)
+    landed = fieldops.applied(theirs, ours)
     touched = {tuple(op.path[:1]) for op in ours}
     for key, value in theirs.items():
         if (key,) not in touched:

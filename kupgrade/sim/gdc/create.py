@@ -116,6 +116,6 @@ def _node(
         "spec": {},
         "status": {
             "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": created}],
-            "nodeInfo": {"kubeletVersion": g.kubelet_version(version)},
+            "nodeInfo": o.node_info(name, g.kubelet_version(version)),
         },
     }

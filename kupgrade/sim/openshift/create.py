@@ -146,5 +146,7 @@ def _nodes(store: Store, spec: Spec, stamp: str, now: float) -> None:
                 pool.created[i] if i < len(pool.created) else rfc3339(now - 86400 + i)
             )
             made = o.node(machine.name, pool.name, zone, rendered, created)
-            made["status"]["nodeInfo"] = {"kubeletVersion": o.openshift_kubelet(spec.version)}
+            made["status"]["nodeInfo"] = o.node_info(
+                machine.name, o.openshift_kubelet(spec.version)
+            )
             store.put(made)
