@@ -24,7 +24,11 @@ from lightkube.types import PatchType
 
 from kupgrade.cluster.backend import Key, Obj, Watch
 from kupgrade.cluster.disruption import Answer
-from kupgrade.cluster.kubeconfig import default_kubeconfig, load_kubeconfig
+from kupgrade.cluster.kubeconfig import (
+    RefreshingToken,
+    default_kubeconfig,
+    load_kubeconfig,
+)
 from kupgrade.errors import InputError
 from kupgrade.versions.times import parse_time
 
@@ -98,9 +102,10 @@ class KubeBackend:
         path = kubeconfig or default_kubeconfig()
         where = str(path) if path else "the default kubeconfig"
         try:
+            loaded = None
             if path is not None:  # read and checked as every file the user names
-                doc = load_kubeconfig(path, context)
-                config = KubeConfig.from_dict(doc, fname=str(path))
+                loaded = load_kubeconfig(path, context)
+                config = KubeConfig.from_dict(loaded.doc, fname=str(path))
             else:  # several merged by $KUBECONFIG, or a pod's service account
                 config = KubeConfig.from_env()  # type: ignore[no-untyped-call]
             chosen = config.get(context_name=context)
@@ -113,6 +118,9 @@ class KubeBackend:
             ) from None
         self.where = where
         self._http().event_hooks["response"].append(self._is_api_answer)
+        if loaded is not None and loaded.exec_spec is not None:
+            # A token from an exec plugin is asked for again when it expires (a 401).
+            self._http().auth = RefreshingToken(loaded.exec_spec, where, loaded.token)
         self._wakes: list[tuple[float, Key]] = []
         self._simulated: bool | None = None  # whether it serves a simulator's Clock
 

@@ -16,8 +16,9 @@ import base64
 import json
 import os
 import subprocess
+from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 
@@ -51,9 +52,15 @@ def default_kubeconfig() -> Path | None:
     return path if named or path.exists() else None
 
 
-def load_kubeconfig(path: Path, context: str | None = None) -> dict[str, Any]:
+class Loaded(NamedTuple):
+    doc: dict[str, Any]  # what a client takes: an exec plugin's credentials already got
+    exec_spec: dict[str, Any] | None = None  # a plugin that gave a token (RefreshingToken)
+    token: str = ""  # the token it gave
+
+
+def load_kubeconfig(path: Path, context: str | None = None) -> Loaded:
     """The kubeconfig at `path` as a dictionary a client can take, checked for the
-    `context` used (or its current context); an exec plugin's credentials already got."""
+    `context` used (or its current context)."""
     source = str(path)
     doc = load_yaml(read_file(path, "kubeconfig"), source)
     if not isinstance(doc, dict):
@@ -75,13 +82,35 @@ def load_kubeconfig(path: Path, context: str | None = None) -> dict[str, Any]:
             raise InputError(f"its {key} is not a file name", file=source)
         if given and not (base / given).is_file():
             raise InputError(f"its {key} {given} is not a file that can be read", file=source)
-    if isinstance(user.get("exec"), dict):
-        user_entry["user"] = {
-            k: v
-            for k, v in {**user, **exec_credentials(user["exec"], source)}.items()
-            if k != "exec"
-        }
-    return doc
+    spec = user.get("exec")
+    if not isinstance(spec, dict):
+        return Loaded(doc)
+    credentials = exec_credentials(spec, source)
+    user_entry["user"] = {k: v for k, v in {**user, **credentials}.items() if k != "exec"}
+    token = credentials.get("token")
+    return Loaded(doc, spec, token) if isinstance(token, str) else Loaded(doc)
+
+
+class RefreshingToken(httpx.Auth):
+    """An exec plugin's token, asked for again when the server answers 401 Unauthorized,
+    as client-go's exec authenticator does when its credentials expire during a long run
+    (k8s.io/client-go plugin/pkg/client/auth/exec/exec.go: refreshCredsLocked on a 401)."""
+
+    def __init__(self, spec: dict[str, Any], source: str, token: str) -> None:
+        self.spec = spec
+        self.source = source
+        self.token = token
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        request.headers["Authorization"] = f"Bearer {self.token}"
+        response = yield request
+        if response.status_code != 401:
+            return
+        fresh = exec_credentials(self.spec, self.source).get("token")
+        if isinstance(fresh, str) and fresh != self.token:
+            self.token = fresh
+            request.headers["Authorization"] = f"Bearer {fresh}"
+            yield request
 
 
 def _named(doc: dict[str, Any], section: str, name: str, source: str) -> dict[str, Any]:

@@ -14,8 +14,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import yaml
 
-from tests.support.cli import kupgrade
+from tests.support.cli import kupgrade, run_cli
+from tests.support.processes import served_api
 
 CLUSTER = "clusters: [{name: c, cluster: {server: %s}}]\n"
 REST = (
@@ -182,3 +184,35 @@ def test_every_command_with_a_kubeconfig_refuses_a_broken_one(
         code, stderr, _ = _run(tmp_path, CASES[case][0], *command)
         _one_line(code, stderr)
         assert CASES[case][1] in stderr, (command, stderr)
+
+
+def test_an_expired_exec_token_is_asked_for_again_on_a_401(tmp_path: Path) -> None:
+    """client-go's exec authenticator: the plugin's token expired (the server answers
+    401), so the plugin is run again and the request retried with its new token."""
+    home = tmp_path / "home"
+    assert run_cli(["cluster", "create", "demo"], home).exit_code == 0
+    with served_api(home, "demo", "--no-controllers") as (_, info):
+        served = yaml.safe_load(Path(info["kubeconfig"]).read_text())
+        token = served["users"][0]["user"]["token"]
+        calls = tmp_path / "calls"
+        plugin = tmp_path / "plugin.sh"
+        credential = (
+            '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",'
+            '"status":{"token":"%s"}}'
+        )
+        plugin.write_text(
+            "#!/bin/sh\n"
+            f"echo x >> {calls}\n"
+            f"if [ \"$(wc -l < {calls})\" -eq 1 ]; then echo '{credential % 'expired'}'; "
+            f"else echo '{credential % token}'; fi\n"
+        )
+        plugin.chmod(0o755)
+        served["users"][0]["user"] = {
+            "exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin)}
+        }
+        config = tmp_path / "kubeconfig"
+        config.write_text(yaml.safe_dump(served))
+        got = run_cli(["get", "nodes", "--kubeconfig", str(config)], home)
+    assert got.exit_code == 0, got.stderr
+    assert "master-0" in got.stdout
+    assert calls.read_text().count("x") == 2  # once at start, once after the 401

@@ -84,8 +84,8 @@ def test_fuzz_kubeconfig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
     def read(data: bytes) -> None:
         target.write_bytes(data)
-        doc = kubeconfig.load_kubeconfig(target)
-        assert isinstance(doc, dict)
+        loaded = kubeconfig.load_kubeconfig(target)
+        assert isinstance(loaded.doc, dict)
 
     def read_doc(doc: Any) -> None:
         read(yaml.safe_dump(doc).encode())
