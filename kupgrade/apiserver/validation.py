@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from kupgrade.cluster.objects import key_of
 
 INT32 = 2**31 - 1
 MAX_ANNOTATIONS = 256 * 1024  # TotalAnnotationSizeLimitB
@@ -80,6 +82,20 @@ def validate(kind: str, obj: dict[str, Any]) -> list[FieldError]:
         else:
             errors.append(FieldError("spec", "Invalid value", spec, "must be an object"))
     return errors
+
+
+def stored_problems(objects: Iterable[dict[str, Any]], shown: int = 3) -> str:
+    """One line naming the stored objects the API would refuse now (a store an older
+    kupgrade wrote, before writes were validated), or "" when there are none."""
+    found = []
+    for obj in objects:
+        errors = validate(str(obj.get("kind", "")), obj)
+        if errors:
+            found.append(f"{key_of(obj)}: {errors[0]}")
+    if not found:
+        return ""
+    more = f" (and {len(found) - shown} more)" if len(found) > shown else ""
+    return f"{len(found)} stored object(s) are not valid: " + "; ".join(found[:shown]) + more
 
 
 # --- metadata -------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from kupgrade.cli.output import (
     stdout,
     user_errors,
 )
+from kupgrade.cli.storecheck import warn_invalid_objects
 from kupgrade.controllers.nodes import metrics as node_metrics
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
@@ -317,6 +318,7 @@ def serve_api_command(
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         with opened(root.name) as (_, store, spec):
+            warn_invalid_objects(root.name, store)
             runner = local_loop(root, store, spec, with_controllers=controllers)
             with (
                 APIServer(runner.transport.sim, root, root.name, port, clock=runner) as server,

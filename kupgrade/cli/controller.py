@@ -30,6 +30,7 @@ from kupgrade.cli.output import (
     stdout,
     user_errors,
 )
+from kupgrade.cli.storecheck import warn_invalid_objects
 from kupgrade.cluster.remote import InformedBackend
 from kupgrade.errors import InputError, KupgradeError
 from kupgrade.sim.homes import cluster_root, opened
@@ -304,6 +305,7 @@ def _run_child(
 ) -> None:
     """The controllers' process: one run of the loop until done, handoff or failure."""
     with opened(cluster) as (root, store, spec):
+        warn_invalid_objects(root.name, store)
         runner = local_loop(root, store, spec)
         started = float(store.meta("run_started") or runner.now())
         store.set_meta("run_started", started)

@@ -26,14 +26,37 @@ def scaled(value: int | str, total: int) -> int:
     return int(value)
 
 
-def budget_status(spec: dict[str, Any], expected: int, healthy: int) -> dict[str, int]:
-    """currentHealthy, desiredHealthy, disruptionsAllowed and expectedPods of a budget."""
-    if spec.get("minAvailable") is not None:
-        desired = scaled(spec["minAvailable"], expected)
-    elif spec.get("maxUnavailable") is not None:
-        desired = expected - scaled(spec["maxUnavailable"], expected)
-    else:
-        desired = expected
+def budget_status(spec: dict[str, Any], expected: int, healthy: int) -> dict[str, Any]:
+    """currentHealthy, desiredHealthy, disruptionsAllowed and expectedPods of a budget.
+
+    A budget whose numbers cannot be read (a store an older kupgrade wrote, before the
+    API validated them) allows no disruption and says why in a DisruptionAllowed
+    condition, as the disruption controller's failSafe does (pkg/controller/disruption
+    disruption.go): a drain then waits on it, named, instead of the run failing."""
+    try:
+        if spec.get("minAvailable") is not None:
+            desired = scaled(spec["minAvailable"], expected)
+        elif spec.get("maxUnavailable") is not None:
+            desired = expected - scaled(spec["maxUnavailable"], expected)
+        else:
+            desired = expected
+    except (TypeError, ValueError):
+        bad = spec.get("minAvailable", spec.get("maxUnavailable"))
+        return {
+            "currentHealthy": healthy,
+            "desiredHealthy": expected,
+            "disruptionsAllowed": 0,
+            "expectedPods": expected,
+            "conditions": [
+                {
+                    "type": "DisruptionAllowed",
+                    "status": "False",
+                    "reason": "SyncFailed",
+                    "message": f"invalid value for IntOrString: {bad!r} is neither a "
+                    "number nor a percentage",
+                }
+            ],
+        }
     return {
         "currentHealthy": healthy,
         "desiredHealthy": desired,
@@ -49,7 +72,7 @@ class Answer:
     cause: str = ""  # the Status's DisruptionBudget cause, which names the budget
 
 
-def eviction(ready: bool, budgets: list[tuple[str, dict[str, Any], dict[str, int]]]) -> Answer:
+def eviction(ready: bool, budgets: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> Answer:
     """What the Eviction API answers for one pod; `budgets` = (name, spec, status)."""
     if len(budgets) > 1:
         return Answer(500, TWO_BUDGETS)

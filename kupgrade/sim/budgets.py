@@ -14,6 +14,7 @@ on the next ask. The evictions that read it honour budgets as SPEC E3 and G11 sa
 from __future__ import annotations
 
 import weakref
+from typing import Any
 
 from kupgrade.cluster.backend import Key
 from kupgrade.cluster.disruption import budget_status
@@ -76,7 +77,7 @@ class BudgetLedger:
         found = (self.store.get(k[0], k[2], k[1]) for k in self._keys_for(pod))
         return [b for b in found if b is not None]
 
-    def status(self, pdb: Obj) -> dict[str, int]:
+    def status(self, pdb: Obj) -> dict[str, Any]:
         """currentHealthy, desiredHealthy, disruptionsAllowed and expectedPods now."""
         if self.stale:
             self._recount()

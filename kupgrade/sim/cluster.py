@@ -134,7 +134,7 @@ class SimCluster:
         """The PodDisruptionBudgets whose selector matches the pod."""
         return self.budgets.budgets_for(pod)
 
-    def budget(self, pdb: Obj) -> dict[str, int]:
+    def budget(self, pdb: Obj) -> dict[str, Any]:
         return self.budgets.status(pdb)
 
     def requeue_at(self, at: float, kind: str, name: str, namespace: str = "") -> None:
