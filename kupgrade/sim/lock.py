@@ -22,7 +22,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kupgrade.errors import KupgradeError
-from kupgrade.intake.files import os_problem
 
 LOCK_NAME = "controller.lock"
 FD_ENV = "KUPGRADE_CONTROLLER_LOCK_FD"
@@ -77,6 +76,9 @@ class ControllerLock:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as exc:
+            # Imported here: the store imports this module, and `get` must stay light.
+            from kupgrade.intake.files import os_problem  # noqa: PLC0415
+
             raise KupgradeError(
                 f"cannot open the controller lock: {os_problem(exc)}", file=str(path)
             ) from None
