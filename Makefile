@@ -34,7 +34,8 @@ FUZZ_SECONDS ?= 600
 fuzz: $(STAMP)
 	KUPGRADE_FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/pytest -s -q -p no:cacheprovider \
 		tests/intake/test_fuzz_readers.py tests/cli/test_hostile_cli.py \
-		tests/cluster/test_fuzz_kubeconfig.py tests/apiserver/test_fuzz_kubeapi_bodies.py
+		tests/cluster/test_fuzz_kubeconfig.py tests/apiserver/test_fuzz_kubeapi_bodies.py \
+		tests/apiserver/test_protobuf_bodies.py
 
 bench-deps:
 	@command -v wrk >/dev/null && command -v nginx >/dev/null || \

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from kupgrade.apiserver import openapi, openapi_v2
+from kupgrade.apiserver import openapi, openapi_v2, protobuf
 from kupgrade.apiserver.clock import Stepper, step_target
 from kupgrade.apiserver.dryrun import DryRunRefused, dry_run
 from kupgrade.apiserver.patch import APPLY, PatchError, apply_patch
@@ -112,16 +112,19 @@ class KubeAPI:
         if len(body) > MAX_BODY:
             return status_error(413, "RequestEntityTooLarge", "the request is too large")
         if body and "protobuf" in headers.get("content-type", ""):
-            # Served in JSON only: a protobuf body (kubectl 1.33's typed `create
-            # configmap|secret|...`) is answered with kube-apiserver's words for a media
-            # type it does not decode, not as a body that fails to parse as JSON.
-            return status_error(
-                415,
-                "UnsupportedMediaType",
-                "the body of the request was in an unknown format - accepted media types "
-                "include: application/json, application/merge-patch+json, "
-                "application/json-patch+json, application/strategic-merge-patch+json",
-            )
+            # kubectl 1.33's typed `create configmap|secret|namespace|serviceaccount`
+            # sends protobuf and does not fall back to JSON: read into JSON here.
+            try:
+                body = json.dumps(protobuf.decoded(body)).encode()
+            except protobuf.ProtobufError as exc:
+                return status_error(
+                    415,
+                    "UnsupportedMediaType",
+                    f"the body of the request was in an unknown format ({exc}) - accepted "
+                    "media types include: application/json, application/merge-patch+json, "
+                    "application/json-patch+json, application/strategic-merge-patch+json",
+                )
+            headers = {**headers, "content-type": "application/json"}
         found = self._discovery(path, headers.get("accept", ""))
         if found is not None:
             return (

@@ -361,3 +361,21 @@ def test_raw_http_field_validation(served: Served) -> None:
         assert ignored.status_code == 201 and "warning" not in ignored.headers
         assert "spec" not in ignored.json()
         assert http.get("/api/v1/namespaces/shop/configmaps/raw").status_code == 200
+
+
+@needs_kubectl
+@pytest.mark.parametrize("kubectl", KUBECTLS, ids=lambda p: p.name)
+def test_typed_creates_work_whatever_body_kubectl_sends(served: Served, kubectl: Path) -> None:
+    """kubectl 1.33's typed creates send protobuf (and do not fall back to JSON)."""
+    tag = kubectl.name.replace(".", "-")
+    for args in (
+        ("configmap", f"cm-{tag}", "--from-literal=a=b"),
+        ("secret", "generic", f"pw-{tag}", "--from-literal=pw=hunter2"),
+        ("serviceaccount", f"bot-{tag}"),
+    ):
+        made = served.kubectl(kubectl, "create", *args, "-n", "shop")
+        assert made.returncode == 0, made.stderr
+    data = served.kubectl(kubectl, "get", "cm", f"cm-{tag}", "-n", "shop", "-o", "json")
+    assert json.loads(data.stdout)["data"] == {"a": "b"}
+    secret = served.kubectl(kubectl, "get", "secret", f"pw-{tag}", "-n", "shop", "-o", "json")
+    assert json.loads(secret.stdout)["data"] == {"pw": "aHVudGVyMg=="}
