@@ -7,7 +7,9 @@ The wire format is apimachinery's (pkg/runtime/serializer/protobuf/protobuf.go):
 4-byte prefix "k8s\\x00", then a runtime.Unknown whose typeMeta names the kind and whose
 raw bytes are the object's message (k8s.io/api core/v1 generated.proto). The protobuf
 wire format takes a few lines; the field numbers below are those .proto files' (cited
-per message), read here into the JSON the rest of the server takes. No library decodes
+per message; kubernetes/kubernetes staging/src/k8s.io/api/core/v1/generated.proto at
+0032f46b, apimachinery pkg/runtime/generated.proto at 203d8ac8, and meta/v1 types.go's
+protobuf tags at 007b1173), read here into the JSON the rest of the server takes. No library decodes
 these messages without their generated Go (or a protoc build of the .proto files).
 """
 
