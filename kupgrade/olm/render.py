@@ -11,7 +11,8 @@ and the edges into them are marked.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,6 +171,7 @@ def _draw_channel(
 ) -> DrawnChannel:
     ordered = sorted(entries, key=lambda e: versions.get(e.name, _ZERO).precedence, reverse=True)
     out = DrawnChannel(channel.package, channel.name, [e.name for e in ordered])
+    by_version: _ByVersion | None = None  # made at the first skipRange
     for entry in ordered:
         if entry.name in out.skipped:
             out.skipped_when_drawn.add(entry.name)
@@ -186,22 +188,52 @@ def _draw_channel(
                 where = f"{go_quote(channel.package)}/{go_quote(entry.name)}"
                 warn(f"warning: ignoring invalid SkipRange for package/edge {where}: {exc.message}")
             else:
-                for other in entries:
-                    if versions.get(other.name, _ZERO) in parsed:
-                        edge = Edge(
-                            other.name,
-                            entry.name,
-                            "skipRange",
-                            f'"skipRange({entry.skipRange})"',
-                            v0 and entry.name in out.skipped,
-                        )
-                        out.edges.append((entry.name, edge))
+                if by_version is None:
+                    by_version = _ByVersion(entries, versions)
+                label = f'"skipRange({entry.skipRange})"'
+                red = v0 and entry.name in out.skipped
+                for position in by_version.within(parsed):
+                    edge = Edge(entries[position].name, entry.name, "skipRange", label, red)
+                    out.edges.append((entry.name, edge))
         if entry.replaces:
             edge = Edge(
                 entry.replaces, entry.name, "replace", "replace", v0 and entry.name in out.skipped
             )
             out.edges.append((entry.name, edge))
     return out
+
+
+class _ByVersion:
+    """A channel's entries sorted by version, to find the entries a skipRange holds.
+
+    opm's writer (alpha/declcfg/write.go, WriteMermaidChart) tests every entry of the
+    channel against every skipRange: channel size times skipRanges, minutes for a channel
+    of 50,000 bundles. A blang range is an OR of ANDs of comparators on one total order
+    (precedence), so each AND's `<`, `<=`, `>`, `>=` and `=` bound a slice of the sorted
+    entries found by bisection; only that slice is then tested against the whole range
+    (which applies `!=` and anything else exactly as before), and the survivors go back to
+    channel order, the order opm draws them in.
+    """
+
+    def __init__(self, entries: Sequence[Entry], versions: dict[str, SemVer]) -> None:
+        self.versions = [versions.get(e.name, _ZERO) for e in entries]
+        keys = [v.precedence for v in self.versions]
+        self.order = sorted(range(len(entries)), key=keys.__getitem__)
+        self.keys = [keys[i] for i in self.order]
+
+    def within(self, parsed: SemverRange) -> list[int]:
+        """The positions, in channel order, of the entries whose version `parsed` holds."""
+        found: set[int] = set()
+        for conjunction in parsed.alternatives:
+            low, high = 0, len(self.keys)
+            for op, bound in conjunction:
+                key = bound.precedence
+                if op in (">", ">=", "", "=", "=="):
+                    low = max(low, (bisect_right if op == ">" else bisect_left)(self.keys, key))
+                if op in ("<", "<=", "", "=", "=="):
+                    high = min(high, (bisect_left if op == "<" else bisect_right)(self.keys, key))
+            found.update(i for i in self.order[low:high] if self.versions[i] in parsed)
+        return sorted(found)
 
 
 def _deprecations(catalog: Catalog) -> tuple[set[str], set[str], set[str]]:

@@ -114,6 +114,10 @@ class MPackage:
     default_channel: str
     channels: dict[str, MChannel] = field(default_factory=dict)
     deprecation: str | None = None
+    # Bundle name -> its entry in each channel that lists it. opm finds a bundle blob's
+    # entries (and a deprecated bundle's) by asking every channel of the package
+    # (declcfg_to_model.go), bundles times channels; this index answers it at once.
+    members: dict[str, list[MBundle]] = field(default_factory=dict)
 
 
 @dataclass
@@ -228,6 +232,7 @@ def _convert_channels(catalog: Catalog, packages: dict[str, MPackage]) -> dict[s
                     blob.origin,
                 )
             channel.bundles[entry.name] = MBundle(entry.name, blob.package, entry)
+            package.members.setdefault(entry.name, []).append(channel.bundles[entry.name])
         # opm keeps only the last channel blob's entries here (a map assignment, not a merge)
         defined[blob.package] = set(channel.bundles)
         package.channels[blob.name] = channel
@@ -258,13 +263,10 @@ def _convert_bundles(
         names.add(blob.name)
         version, release = _bundle_version(blob)
         defined.get(blob.package, set()).discard(blob.name)
-        found = False
-        for channel in package.channels.values():
-            bundle = channel.bundles.get(blob.name)
-            if bundle is not None:
-                found = True
-                bundle.blob, bundle.version, bundle.release = blob, version, release
-        if not found:
+        members = package.members.get(blob.name, [])
+        for bundle in members:
+            bundle.blob, bundle.version, bundle.release = blob, version, release
+        if not members:
             raise ConvertError(
                 f"package {go_quote(blob.package)}, bundle {go_quote(blob.name)} not found in any channel entries",
                 blob.origin,
@@ -393,9 +395,8 @@ def _convert_deprecations(
                         f"cannot deprecate bundle {go_quote(ref.name)} for package {go_quote(blob.package)}: bundle not found",
                         blob.origin,
                     )
-                for channel in package.channels.values():
-                    if ref.name in channel.bundles:
-                        channel.bundles[ref.name].deprecation = entry.message
+                for bundle in package.members.get(ref.name, []):
+                    bundle.deprecation = entry.message
             elif ref.schema == SCHEMA_CHANNEL:
                 if ref.name not in package.channels:
                     raise ConvertError(

@@ -11,15 +11,26 @@ chain (bundle i replaces bundle i-1, versions ascending with i) shaped like real
 
 Variants break it the ways opm must notice: one bundle replacing a name that is not in
 the channel (two heads), and the tail replacing an entry above it (a cycle).
+
+Run as `python -m tests.olm.scale VALID MISSING CYCLE` it is the worker of the scale
+test: it validates and renders those three catalogs in its own process and prints what
+it found as JSON, so that the test can read the worker's own peak memory.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from kupgrade.olm.index import CatalogIndex
+from kupgrade.olm.load import load_catalog
+from kupgrade.olm.next_steps import one_step_findings
+from kupgrade.olm.render import RenderOptions, render_mermaid
+from kupgrade.olm.validate import validate_catalog
 
 PACKAGE = "scale"
 CHANNEL = "stable"
@@ -106,3 +117,35 @@ def write_catalog(
             out.write(json.dumps(blob, separators=(",", ":")))
             out.write("\n")
     return directory
+
+
+def check(valid: Path, missing: Path, cycle: Path) -> dict[str, Any]:
+    """Validate the valid catalog as `kupgrade olm validate` does (opm's checks, then the
+    one-step check) and render it as render-graph does; validate the two broken ones."""
+    catalog = load_catalog(valid)
+    result = validate_catalog(catalog)
+    findings = one_step_findings(CatalogIndex.build(catalog)) if result.valid else []
+    mermaid = render_mermaid(catalog, RenderOptions(draw_v0_semantics=True), lambda _: None)
+    del catalog
+    lines = mermaid.splitlines()
+    out: dict[str, Any] = {
+        "valid": result.to_json() | {"findings": [f.message for f in findings[:5]]},
+        "mermaid": {
+            "lines": len(lines),
+            "first_node": next(
+                line.strip() for line in lines if line.startswith(" " * 6) and "-->" not in line
+            ),
+            "replace": sum("-- replace -->" in line for line in lines),
+            "skip": sum("-- skip -->" in line for line in lines),
+            "skipRange": sum('-- "skipRange(' in line for line in lines),
+        },
+    }
+    del mermaid, lines
+    for name, path in (("missing", missing), ("cycle", cycle)):
+        broken = validate_catalog(load_catalog(path))
+        out[name] = {"valid": broken.valid, "stage": broken.stage, "leaves": broken.leaves}
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(check(*(Path(arg) for arg in sys.argv[1:4]))))
