@@ -20,28 +20,12 @@ from typing import Any
 import yaml
 
 from kupgrade.apiserver import openapi
+from kupgrade.apiserver.protobuf import field as _field
 
 DEFINITIONS = "#/definitions/"
 # What kube-openapi answers with (the "@" of the type asked for does not parse as a
 # media type: Go's mime package refuses it).
 PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def _field(number: int, payload: bytes | str | bool) -> bytes:
-    """One field: a bool as a varint, a string or message as length-delimited bytes."""
-    if isinstance(payload, bool):
-        return _varint(number << 3) + _varint(int(payload))
-    data = payload.encode() if isinstance(payload, str) else payload
-    return _varint(number << 3 | 2) + _varint(len(data)) + data
 
 
 def _named_any(name: str, value: Any) -> bytes:

@@ -1,4 +1,4 @@
-"""Request bodies in Kubernetes' protobuf (application/vnd.kubernetes.protobuf), for the
+"""Kubernetes' protobuf: request bodies (application/vnd.kubernetes.protobuf), for the
 kinds kubectl's typed `create` commands send that way: kubectl 1.33 creates a ConfigMap,
 Secret, Namespace or ServiceAccount in protobuf and does not fall back to JSON when the
 server answers 415.
@@ -100,6 +100,25 @@ MESSAGES: dict[str, dict[int, tuple[str, Kind]]] = {
     "LocalObjectReference": {1: ("name", "string")},
 }
 KINDS = ("ConfigMap", "Secret", "Namespace", "ServiceAccount")
+
+
+def varint(n: int) -> bytes:
+    """A non-negative number as protobuf's base-128 varint."""
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def field(number: int, payload: bytes | str | int) -> bytes:
+    """One field written: a number or bool as a varint, a string or a message (its
+    bytes) length-delimited. The OpenAPI v2 document (openapi_v2.py) is written so."""
+    if isinstance(payload, int):
+        return varint(number << 3) + varint(int(payload))
+    data = payload.encode() if isinstance(payload, str) else payload
+    return varint(number << 3 | 2) + varint(len(data)) + data
 
 
 class ProtobufError(ValueError):

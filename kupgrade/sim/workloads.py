@@ -100,29 +100,30 @@ def _add_platform_pods(store: Store, spec: Spec, stamp: str, platform: PlatformP
     for namespace, name in platform.daemonsets:
         _add_owners(store, "DaemonSet", name, namespace, count=len(every), at=stamp)
         for i, node in enumerate(every):
-            pod = o.pod(
-                f"{name}-{i:05d}",
-                namespace,
-                owner=name,
-                owner_kind="DaemonSet",
-                labels={"app": name},
-                node_name=node,
-                created=stamp,
-            )
-            pod["status"]["conditions"][0]["status"] = "True"
+            pod = _running(f"{name}-{i:05d}", namespace, name, "DaemonSet", node=node, at=stamp)
             store.put(pod)
     masters = [n for p in spec.pools if platform.control_plane(p) for n in node_names(p)]
     for namespace, component in platform.static:
         for node in masters:
-            pod = o.pod(
-                f"{component}-{node}",
-                namespace,
-                owner=node,
-                owner_kind="Node",
-                labels={"app": component},
-                node_name=node,
-                created=stamp,
+            mirror = _running(
+                f"{component}-{node}", namespace, component, "Node", node=node, at=stamp
             )
-            pod["status"]["conditions"][0]["status"] = "True"
-            pod["metadata"]["annotations"] = {o.MIRROR_ANNOTATION: f"{component}-{node}"}
-            store.put(pod)
+            mirror["metadata"]["annotations"] = {o.MIRROR_ANNOTATION: f"{component}-{node}"}
+            store.put(mirror)
+
+
+def _running(name: str, namespace: str, app: str, owner_kind: str, *, node: str, at: str) -> o.Obj:
+    """A ready platform pod of `app` on `node`, owned by its DaemonSet or (a mirror pod)
+    by the node."""
+    owner = node if owner_kind == "Node" else app
+    pod = o.pod(
+        name,
+        namespace,
+        owner=owner,
+        owner_kind=owner_kind,
+        labels={"app": app},
+        node_name=node,
+        created=at,
+    )
+    pod["status"]["conditions"][0]["status"] = "True"
+    return pod

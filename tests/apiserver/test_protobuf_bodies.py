@@ -8,24 +8,8 @@ import base64
 import pytest
 
 from kupgrade.apiserver import protobuf
+from kupgrade.apiserver.protobuf import field as _f
 from tests.support.fuzzkit import fuzz, mutated
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def _f(number: int, value: bytes | str | int) -> bytes:
-    """One field as the protobuf wire format writes it (test data, built by hand)."""
-    if isinstance(value, int):
-        return _varint(number << 3) + _varint(value)
-    data = value.encode() if isinstance(value, str) else value
-    return _varint(number << 3 | 2) + _varint(len(data)) + data
 
 
 def _entry(number: int, key: str, value: bytes | str) -> bytes:
