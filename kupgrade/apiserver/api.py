@@ -567,6 +567,8 @@ class KubeAPI:
             or new.get("kind", t.resource.kind) != t.resource.kind
         ):
             return status_error(422, "Invalid", "metadata.name and kind cannot change")
+        # A patch that removes kind or apiVersion (a merge patch's null) leaves the path's.
+        new = {"kind": t.resource.kind, "apiVersion": t.resource.group_version, **new}
         if t.resource.subresources and "status" in t.resource.subresources:
             if t.sub == "status":
                 new = {**old, "status": new.get("status", old.get("status"))}

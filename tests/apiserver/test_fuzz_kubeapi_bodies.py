@@ -285,3 +285,16 @@ def test_fuzz_validated_writes(cluster: tuple[KubeAPI, Loop[Local]]) -> None:
     # Whatever was taken is valid: the node's spec still reads as the controllers read it.
     spec = node.body.get("spec") or {}
     assert isinstance(spec.get("unschedulable", False), bool)
+
+
+def test_a_patch_that_removes_kind_keeps_the_paths_kind(
+    cluster: tuple[KubeAPI, Loop[Local]],
+) -> None:
+    """Found by the fuzzing above: a merge patch's null for kind and apiVersion made an
+    object without a kind, which the store could not key (a 500)."""
+    api, _ = cluster
+    headers = {"authorization": f"Bearer {TOKEN}", "content-type": "application/merge-patch+json"}
+    body = b'{"kind": null, "apiVersion": null, "metadata": {"labels": {"k": "v"}}}'
+    reply = api.handle("PATCH", "/api/v1/nodes/master-0", {}, headers, body)
+    assert reply.status == 200, reply.body
+    assert reply.body["kind"] == "Node" and reply.body["apiVersion"] == "v1"
