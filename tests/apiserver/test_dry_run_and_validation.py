@@ -17,9 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kupgrade.apiserver.validation import int_or_percent, validate
-from tests.apiserver.test_kubeapi import KUBECTLS, PROFILE, Served, needs_kubectl
-from tests.support.cli import run_cli
-from tests.support.processes import served_api
+from tests.apiserver.test_kubeapi import KUBECTLS, PROFILE, Served, needs_kubectl, served_profile
 
 PATCH_WEB_BUDGET = ("patch", "pdb", "web", "-n", "shop", "--type", "merge", "-p")
 KINDS = [
@@ -35,15 +33,8 @@ KINDS = [
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """A cluster served with a stepped clock: nothing moves unless someone writes."""
-    home = tmp_path_factory.mktemp("dry") / "home"
-    profile = home.parent / "profile.yaml"
-    profile.write_text(PROFILE)
-    created = run_cli(["cluster", "create", "demo", "--profile", str(profile)], home)
-    assert created.exit_code == 0, created.stderr
-    with served_api(home, "demo", "--no-controllers") as (process, info):
-        yield Served(
-            home, home / "clusters" / "demo", Path(info["kubeconfig"]), info["server"], process
-        )
+    with served_profile(tmp_path_factory.mktemp("dry") / "home", PROFILE) as served:
+        yield served
 
 
 def _world(http: httpx.Client) -> tuple[str, dict[str, Any]]:

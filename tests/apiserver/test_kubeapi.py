@@ -14,6 +14,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ import yaml
 from kupgrade.sim.openshift.releases import model_image
 from kupgrade.sim.profile import Spec
 from kupgrade.sim.sample import write_sample
+from tests.support.cli import run_cli
 from tests.support.processes import served_api
 from tests.support.service import running_server
 
@@ -104,6 +106,20 @@ def serve(tmp_path: Path, speed: str) -> Iterator[Served]:
         capture_output=True,
     )
     yield from serve_existing(home, "demo", speed)
+
+
+@contextmanager
+def served_profile(home: Path, profile: str) -> Iterator[Served]:
+    """Cluster `demo` made from `profile` in `home`, served with a stepped clock and no
+    controllers (nothing moves unless someone writes), until the caller is done."""
+    path = home.parent / "profile.yaml"
+    path.write_text(profile)
+    created = run_cli(["cluster", "create", "demo", "--profile", str(path)], home)
+    assert created.exit_code == 0, created.stderr
+    with served_api(home, "demo", "--no-controllers") as (process, info):
+        yield Served(
+            home, home / "clusters" / "demo", Path(info["kubeconfig"]), info["server"], process
+        )
 
 
 def serve_existing(home: Path, name: str, speed: str = "1") -> Iterator[Served]:

@@ -18,9 +18,8 @@ import pytest
 from kupgrade.apiserver import openapi
 from kupgrade.apiserver.resources import RESOURCES
 from kupgrade.views.tables import human_duration
-from tests.apiserver.test_kubeapi import KUBECTLS, Served, needs_kubectl
+from tests.apiserver.test_kubeapi import KUBECTLS, Served, needs_kubectl, served_profile
 from tests.support.cli import run_cli
-from tests.support.processes import served_api
 
 PROFILE = """\
 spec:
@@ -36,15 +35,8 @@ spec:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    home = tmp_path_factory.mktemp("openapi") / "home"
-    profile = home.parent / "profile.yaml"
-    profile.write_text(PROFILE)
-    created = run_cli(["cluster", "create", "demo", "--profile", str(profile)], home)
-    assert created.exit_code == 0, created.stderr
-    with served_api(home, "demo", "--no-controllers") as (process, info):
-        yield Served(
-            home, home / "clusters" / "demo", Path(info["kubeconfig"]), info["server"], process
-        )
+    with served_profile(tmp_path_factory.mktemp("openapi") / "home", PROFILE) as served:
+        yield served
 
 
 def _manifest(served: Served, name: str, doc: dict[str, Any]) -> str:
