@@ -19,6 +19,7 @@ import typer
 from rich.table import Table
 
 from kupgrade.apiserver.server import APIServer
+from kupgrade.cli import twin
 from kupgrade.cli.live import ConsoleOpt, ConsolePortOpt
 from kupgrade.cli.output import (
     Format,
@@ -46,7 +47,9 @@ from kupgrade.sim.upgrades import shape_profile
 from kupgrade.versions.times import rfc3339
 from kupgrade.views.cluster_live import maybe_cluster_console
 
-cluster_app = command_group("Create, list and delete simulated clusters.")
+cluster_app = command_group("Create, import, list and delete simulated clusters.")
+cluster_app.command("import")(twin.import_command)
+cluster_app.command("calibration")(twin.calibration_command)
 
 
 # --- cluster create | list | delete ------------------------------------------------------

@@ -115,7 +115,9 @@ LAZY: dict[str, Entry] = {
         "Release payloads: build, inspect, extract, push, sign, verify, order.",
     ),
     "cluster": Entry(
-        "kupgrade.cli.cluster", "cluster_app", "Create, list and delete simulated clusters."
+        "kupgrade.cli.cluster",
+        "cluster_app",
+        "Create, import, list and delete simulated clusters.",
     ),
     "controller": Entry(
         "kupgrade.cli.controller", "controller_app", "Run the controllers of a cluster."

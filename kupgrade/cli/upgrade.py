@@ -22,6 +22,7 @@ from kupgrade.sim.openshift.upgrade import channel as set_channel
 from kupgrade.sim.platform import Said, UpgradeAsk
 from kupgrade.sim.platforms import platform_of
 from kupgrade.sim.upgrades import upgrade_cluster, upgrade_over_api
+from kupgrade.twin.preflight import parse_window, preflight
 from kupgrade.views.upgrade_status import read_capture
 
 
@@ -121,6 +122,26 @@ CaptureOpt = Annotated[
         "-mcp.yaml, -mc.yaml and -node.yaml beside it (oc's own flag).",
     ),
 ]
+PreflightOpt = Annotated[
+    bool,
+    _flag(
+        "--preflight",
+        "With --to: check the cluster and rehearse the upgrade on copies of it, naming "
+        "every blocker (exit 1 when one is found); the cluster is not changed.",
+    ),
+]
+WindowOpt = Annotated[
+    str | None, _flag("--window", "--preflight: the maintenance window the upgrade must fit (4h).")
+]
+AcceptOpt = Annotated[
+    str | None,
+    _flag(
+        "--accept",
+        "--preflight: classes of blocker to report without failing (a,b): budget, downtime, "
+        "operator-cap, admin-ack, removed-api, skew, paused-pool, degraded-operator, risk, "
+        "window, stalled.",
+    ),
+]
 DetailsOpt = Annotated[
     Details,
     _flag(
@@ -161,6 +182,9 @@ def upgrade_command(
     allow_experimental: ExperimentalOpt = False,
     allow_rcs: RcsOpt = False,
     details: DetailsOpt = Details.none,
+    preflight: PreflightOpt = False,
+    window: WindowOpt = None,
+    accept: AcceptOpt = None,
     mock_clusterversion: CaptureOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -181,6 +205,7 @@ def upgrade_command(
     kupgrade upgrade --cluster demo --include-not-recommended
     kupgrade upgrade --cluster demo --to 4.14.27
     kupgrade upgrade --cluster demo --to-latest
+    kupgrade upgrade --cluster prod --to 4.15.3 --preflight --window 4h --accept downtime
     kupgrade upgrade --cluster demo --clear
     kupgrade upgrade --cluster demo --to-image quay.io/ocp/release@sha256:<64 hex> \\
         --allow-explicit-upgrade
@@ -224,12 +249,35 @@ def upgrade_command(
         show_status(read_capture(mock_clusterversion), details, output)
     elif action is UpgradeAction.status:
         _status(cluster, details, kubeconfig, context, output)
+    elif preflight:
+        _preflight(cluster, ask, window, _listed(accept), output)
     elif live:
         _print(upgrade_over_api(backend(kubeconfig, context), ask), output)
     else:
         with opened(cluster) as (root, store, spec):
             said = upgrade_cluster(root, store, spec, ask)
         _print(said, output)
+
+
+def _preflight(
+    cluster: str | None,
+    ask: UpgradeAsk,
+    window: str | None,
+    accept: tuple[str, ...],
+    output: Format,
+) -> None:
+    """`upgrade --preflight`: the blockers and the forecast; exit 1 on a blocker."""
+    if not ask.to:
+        raise InputError("--preflight needs --to VERSION", field="--preflight")
+    seconds = None if window is None else parse_window(window)
+    with opened(cluster) as (root, store, spec):
+        found = preflight(root, store, spec, ask, window=seconds, accept=frozenset(accept))
+    if output.data:
+        print_json(found.to_json())
+    else:
+        sys.stdout.write("".join(line + "\n" for line in found.lines()))
+    if found.blocked:
+        raise typer.Exit(1)
 
 
 def _check_action(

@@ -159,7 +159,12 @@ def node_info(name: str, kubelet: str, *, proxy: str = "", **more: str) -> dict[
     }
 
 
-OWNER_API = {"ReplicaSet": "apps/v1", "DaemonSet": "apps/v1", "Node": "v1"}
+OWNER_API = {
+    "ReplicaSet": "apps/v1",
+    "DaemonSet": "apps/v1",
+    "StatefulSet": "apps/v1",
+    "Node": "v1",
+}
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
+from kupgrade.cluster.objects import merge_patch
 from kupgrade.collector import paused
 from kupgrade.errors import InputError
 from kupgrade.sim.platforms import platform_of
@@ -45,6 +47,16 @@ def _populate(root: Path, name: str, profile: Profile) -> None:
     try:
         store.set_meta("profile", msgspec.to_builtins(profile))
         platform_of(profile.spec).populate(root, store, name, profile)
+        add_objects(store, profile.spec.objects)
         store.commit()
     finally:
         store.close()
+
+
+def add_objects(store: Store, objects: list[dict[str, Any]]) -> None:
+    """A profile's objects: stored as they are, or merged into the object of that kind and
+    name the platform made (a twin's ClusterVersion history, its cordoned nodes)."""
+    for obj in objects:
+        meta = obj["metadata"]
+        made = store.get(obj["kind"], meta["name"], meta.get("namespace") or "")
+        store.put(merge_patch(made, obj) if made is not None else obj)

@@ -79,7 +79,19 @@ class Budget(_Base):
     max_unavailable: int | str | None = None
 
 
-WORKLOAD_KINDS = ("Deployment", "DaemonSet", "Pod", "StaticPod")
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Pod", "StaticPod")
+# The kinds whose controller replaces an evicted pod on another node.
+REPLACED_KINDS = ("Deployment", "StatefulSet")
+
+
+class PodAt(_Base):
+    """One pod of a workload as a twin found it (SPEC X7): where it runs, whether it is
+    ready, and its name in the user's cluster (kept when it fits `<workload>-<suffix>`,
+    and always in the pod's `kupgrade.io/imported-as` annotation)."""
+
+    node: str
+    name: str | None = None
+    ready: bool = True
 
 
 class Workload(_Base):
@@ -97,6 +109,11 @@ class Workload(_Base):
     termination_seconds: float = 30.0
     kind: str = "Deployment"
     empty_dir: bool = False  # the pods keep data in an emptyDir volume
+    labels: dict[str, str] = msgspec.field(default_factory=dict)  # the pods' (default app: NAME)
+    pods: list[PodAt] = msgspec.field(default_factory=list)  # placed as listed, not spread
+
+    def pod_labels(self) -> dict[str, str]:
+        return dict(self.labels) if self.labels else {"app": self.name}
 
 
 class NodeTiming(_Base):
@@ -274,6 +291,10 @@ class Spec(_Base):
     # The platform's own DaemonSets and control-plane static pods, as a fresh cluster
     # has them; false leaves only the profile's workloads (a leaner, faster rehearsal).
     platform_pods: bool = True
+    # Objects the cluster is created with as they are (a twin's budgets, config maps,
+    # APIRequestCounts, CSVs), or merged (RFC 7386) into the ones its platform makes (a
+    # twin's ClusterVersion history, ClusterOperator conditions, cordoned nodes).
+    objects: list[dict[str, Any]] = msgspec.field(default_factory=list)
 
 
 class Profile(_Base):
@@ -458,6 +479,29 @@ def check_common(spec: Spec, where: str) -> None:
                 f"workload {w.name} names pool {w.pool!r}, which the profile does not have",
                 file=where,
                 field=f"spec.workloads[{i}].pool",
+            )
+        for j, placed in enumerate(w.pods):
+            if placed.node not in seen:
+                raise InputError(
+                    f"pod of workload {w.name} runs on {placed.node!r}, which the profile "
+                    "does not have",
+                    file=where,
+                    field=f"spec.workloads[{i}].pods[{j}].node",
+                )
+    _check_objects(spec, where)
+
+
+def _check_objects(spec: Spec, where: str) -> None:
+    """Each object names its kind and itself, as the API would require."""
+    for i, obj in enumerate(spec.objects):
+        meta = obj.get("metadata")
+        if not isinstance(obj.get("kind"), str) or not isinstance(meta, dict):
+            raise InputError(
+                "an object needs kind and metadata", file=where, field=f"spec.objects[{i}]"
+            )
+        if not isinstance(meta.get("name"), str) or not meta["name"]:
+            raise InputError(
+                "an object needs metadata.name", file=where, field=f"spec.objects[{i}]"
             )
 
 

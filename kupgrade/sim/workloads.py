@@ -9,13 +9,16 @@ from dataclasses import dataclass
 import msgspec
 
 from kupgrade.cluster import objects as o
-from kupgrade.sim.profile import Pool, Spec, node_names
+from kupgrade.sim.profile import PodAt, Pool, Spec, Workload, node_names
 from kupgrade.sim.store import Store
 
+# The name a twin's pod had in the user's cluster (SPEC X7).
+IMPORTED_AS = "kupgrade.io/imported-as"
 # Who owns a workload's pod (name, kind): its ReplicaSet, its DaemonSet, nobody (a bare
 # pod), or the Node whose kubelet runs the static pod it mirrors.
 OWNERS: dict[str, Callable[[str, str], tuple[str, str | None]]] = {
     "Deployment": lambda name, node: (name, "ReplicaSet"),
+    "StatefulSet": lambda name, node: (name, "StatefulSet"),
     "DaemonSet": lambda name, node: (name, "DaemonSet"),
     "Pod": lambda name, node: (name, None),
     "StaticPod": lambda name, node: (node, "Node"),
@@ -51,54 +54,88 @@ def add_workloads(
     if platform is not None and spec.platform_pods:
         _add_platform_pods(store, spec, stamp, platform)
     for w in spec.workloads:
-        targets = [w.node] if w.node else nodes[w.pool]
+        placed = w.pods or _spread(w, nodes[w.pool])
         per_node = w.kind in ("DaemonSet", "StaticPod")
-        count = len(targets) if per_node else w.replicas
-        _add_owners(store, w.kind, w.name, w.namespace, count=count, at=stamp)
+        count = len(placed) if per_node else w.replicas
+        _add_owners(store, w, count=count, at=stamp)
         store.set_meta(f"replicas:{w.namespace}/{w.name}", count)
-        for i in range(count):
-            node_name = targets[i % len(targets)]
-            owner, owner_kind = OWNERS[w.kind](w.name, node_name)
-            pod = o.pod(
-                f"{w.name}-{i:05d}",
-                w.namespace,
-                owner=owner,
-                owner_kind=owner_kind,
-                labels={"app": w.name},
-                node_name=node_name,
-                created=stamp,
-            )
-            pod["status"]["conditions"][0]["status"] = "True"
-            pod["metadata"]["annotations"] = {
-                "kupgrade.io/termination-seconds": str(w.termination_seconds)
-            }
-            if w.kind == "StaticPod":
-                pod["metadata"]["annotations"][o.MIRROR_ANNOTATION] = f"{w.name}-{node_name}"
-            if w.empty_dir:
-                pod["spec"]["volumes"] = [{"name": "scratch", "emptyDir": {}}]
-            if any(f.pod == f"{w.namespace}/{w.name}" for f in spec.faults):
-                pod["metadata"]["annotations"]["kupgrade.io/never-terminates"] = "true"
-            store.put(pod)
-        store.set_meta(f"serial:{w.namespace}/{w.name}", count)
+        for i, at in enumerate(placed):
+            store.put(_workload_pod(spec, w, i, at, stamp))
+        store.set_meta(f"serial:{w.namespace}/{w.name}", len(placed))
         if w.pdb is not None:
             budget = {k: v for k, v in msgspec.to_builtins(w.pdb).items() if v is not None}
-            store.put(o.pdb(w.name, w.namespace, {"app": w.name}, budget))
+            store.put(o.pdb(w.name, w.namespace, w.pod_labels(), budget))
 
 
-def _add_owners(store: Store, kind: str, name: str, namespace: str, *, count: int, at: str) -> None:
+def _spread(w: Workload, pool: list[str]) -> list[PodAt]:
+    """Where a profile's workload runs: every replica on its pinned node, or round robin
+    over its pool; one pod per node for DaemonSets and static pods."""
+    targets = [w.node] if w.node else pool
+    count = len(targets) if w.kind in ("DaemonSet", "StaticPod") else w.replicas
+    return [PodAt(targets[i % len(targets)]) for i in range(count)]
+
+
+def _workload_pod(spec: Spec, w: Workload, i: int, at: PodAt, stamp: str) -> o.Obj:
+    """Pod `i` of a workload: named `<workload>-<i>` unless its imported name already
+    reads as the workload's (the ReplicaSets find a pod's owner by that prefix)."""
+    owner, owner_kind = OWNERS[w.kind](w.name, at.node)
+    fits = at.name is not None and at.name.rsplit("-", 1)[0] == w.name
+    name = at.name if fits and at.name else f"{w.name}-{i:05d}"
+    pod = o.pod(
+        f"{w.name}-{at.node}" if w.kind == "StaticPod" and at.name is not None else name,
+        w.namespace,
+        owner=owner,
+        owner_kind=owner_kind,
+        labels=w.pod_labels(),
+        node_name=at.node,
+        created=stamp,
+    )
+    pod["status"]["conditions"][0]["status"] = "True" if at.ready else "False"
+    notes = {"kupgrade.io/termination-seconds": str(w.termination_seconds)}
+    if at.name is not None:
+        notes[IMPORTED_AS] = at.name
+    if w.kind == "StaticPod":
+        notes[o.MIRROR_ANNOTATION] = f"{w.name}-{at.node}"
+    if any(f.pod == f"{w.namespace}/{w.name}" for f in spec.faults):
+        notes["kupgrade.io/never-terminates"] = "true"
+    pod["metadata"]["annotations"] = notes
+    if w.empty_dir:
+        pod["spec"]["volumes"] = [{"name": "scratch", "emptyDir": {}}]
+    return pod
+
+
+def _add_owners(store: Store, w: Workload, *, count: int, at: str) -> None:
     """A Deployment's pods are owned by its ReplicaSet (named as the Deployment here: the
-    simulated Deployment never rolls its template), a DaemonSet's by itself."""
+    simulated Deployment never rolls its template), a DaemonSet's or StatefulSet's by
+    itself."""
+    _put_owners(store, w.kind, w.name, w.namespace, count=count, at=at, labels=w.pod_labels())
+
+
+def _put_owners(
+    store: Store,
+    kind: str,
+    name: str,
+    namespace: str,
+    *,
+    count: int,
+    at: str,
+    labels: dict[str, str] | None = None,
+) -> None:
     if kind == "Deployment":
-        store.put(o.workload_owner("Deployment", name, namespace, count, created=at))
-        store.put(o.workload_owner("ReplicaSet", name, namespace, count, created=at, owner=name))
-    elif kind == "DaemonSet":
-        store.put(o.workload_owner("DaemonSet", name, namespace, count, created=at))
+        store.put(o.workload_owner(kind, name, namespace, count, created=at, labels=labels))
+        store.put(
+            o.workload_owner(
+                "ReplicaSet", name, namespace, count, created=at, owner=name, labels=labels
+            )
+        )
+    elif kind in ("DaemonSet", "StatefulSet"):
+        store.put(o.workload_owner(kind, name, namespace, count, created=at, labels=labels))
 
 
 def _add_platform_pods(store: Store, spec: Spec, stamp: str, platform: PlatformPods) -> None:
     every = [n for p in spec.pools for n in node_names(p)]
     for namespace, name in platform.daemonsets:
-        _add_owners(store, "DaemonSet", name, namespace, count=len(every), at=stamp)
+        _put_owners(store, "DaemonSet", name, namespace, count=len(every), at=stamp)
         for i, node in enumerate(every):
             pod = _running(f"{name}-{i:05d}", namespace, name, "DaemonSet", node=node, at=stamp)
             store.put(pod)

@@ -22,7 +22,7 @@ from kupgrade.cluster.objects import key_of, merge_patch, pod
 from kupgrade.errors import KupgradeError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.events import Change, Event, PodGone, PodReady, Wake
-from kupgrade.sim.profile import Fault, Spec, Workload
+from kupgrade.sim.profile import REPLACED_KINDS, Fault, Spec, Workload
 from kupgrade.sim.spread import Ring, takes_pods
 from kupgrade.versions.times import rfc3339
 
@@ -40,10 +40,10 @@ class World:
     def __init__(self, sim: SimCluster, spec: Spec, pools: dict[str, list[str]]) -> None:
         self.sim = sim
         self.spec = spec
-        # Only a Deployment's ReplicaSet replaces its evicted pods; DaemonSet and static
-        # pods are never drained, and a bare pod is gone for good once evicted.
+        # Only a Deployment's ReplicaSet and a StatefulSet replace their evicted pods;
+        # DaemonSet and static pods are never drained, and a bare pod is gone for good.
         self.workloads = {
-            (w.namespace, w.name): w for w in spec.workloads if w.kind == "Deployment"
+            (w.namespace, w.name): w for w in spec.workloads if w.kind in REPLACED_KINDS
         }
         self.nodes = sim.watch("Node")
         self.short: set[tuple[str, str]] = set(self.workloads)  # may be missing replicas
@@ -213,7 +213,8 @@ class World:
             name,
             workload.namespace,
             owner=workload.name,
-            labels={"app": workload.name},
+            owner_kind="StatefulSet" if workload.kind == "StatefulSet" else "ReplicaSet",
+            labels=workload.pod_labels(),
             node_name=node_name,
             created=self._stamp(),
         )

@@ -40,3 +40,22 @@ def _trim(value: int, unit: int) -> str:
 def go_truncate(seconds: float, unit: float) -> float:
     """time.Duration.Truncate: towards zero, to a multiple of `unit`."""
     return math.copysign(math.floor(abs(seconds) / unit) * unit, seconds)
+
+
+def parse_go_duration(text: str) -> float:
+    """A duration as Go's time.ParseDuration reads it (10m, 1h30m, 45s);
+    0 when there is none or it does not parse."""
+    seconds, number = 0.0, ""
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0}
+    for char in text.strip():
+        if char.isdigit() or char == ".":
+            number += char
+        elif char in units and number:
+            try:
+                seconds += float(number) * units[char]
+            except ValueError:
+                return 0.0
+            number = ""
+        else:
+            return 0.0
+    return 0.0 if number else seconds

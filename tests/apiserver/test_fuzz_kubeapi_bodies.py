@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from kupgrade.apiserver.api import KubeAPI
 from kupgrade.apiserver.clock import step_target
 from kupgrade.cluster.olm import PROPERTIES, max_openshift_version, upgradeable_condition
-from kupgrade.controllers.olm.controller import parse_interval
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.loop import Local, Loop
 from kupgrade.sim.profile import Pool, Profile, Spec
 from kupgrade.sim.store import Store
+from kupgrade.versions.goduration import parse_go_duration
 from tests.support.fuzzkit import FUZZ_SETTINGS, fuzz, mutated, swapped
 from tests.support.sim import runner
 
@@ -189,7 +189,7 @@ def test_fuzz_csv_properties() -> None:
 
 @given(st.text(max_size=30))
 def test_an_interval_parses_or_is_none(text: str) -> None:
-    seconds = parse_interval(text)
+    seconds = parse_go_duration(text)
     assert seconds >= 0
     if text in ("10m", "1h30m", "45s"):
         assert seconds == {"10m": 600, "1h30m": 5400, "45s": 45}[text]

@@ -36,6 +36,7 @@ from kupgrade.olm.index import CatalogIndex
 from kupgrade.olm.resolver import resolve
 from kupgrade.olm.resolver.model import Installed, ResolutionError, Source, Subscription
 from kupgrade.versions import SemVer, parse_blang
+from kupgrade.versions.goduration import parse_go_duration
 from kupgrade.versions.times import rfc3339, stamp_or_zero
 
 # A CatalogSource -> its catalog; True asks an image source to be pulled again (its poll).
@@ -50,25 +51,6 @@ WATCHED = (
     "Deployment",
     "ClusterVersion",
 )
-
-
-def parse_interval(text: str) -> float:
-    """A registryPoll interval as Go's time.ParseDuration reads it (10m, 1h30m, 45s);
-    0 when there is none or it does not parse."""
-    seconds, number = 0.0, ""
-    units = {"h": 3600.0, "m": 60.0, "s": 1.0}
-    for char in text.strip():
-        if char.isdigit() or char == ".":
-            number += char
-        elif char in units and number:
-            try:
-                seconds += float(number) * units[char]
-            except ValueError:
-                return 0.0
-            number = ""
-        else:
-            return 0.0
-    return 0.0 if number else seconds
 
 
 def plan_csv(plan: Obj) -> str:
@@ -274,7 +256,7 @@ class OlmController:
         due = set()
         now = self.api.now()
         for found in self.api.list("CatalogSource"):
-            interval = parse_interval(
+            interval = parse_go_duration(
                 ((found["spec"].get("updateStrategy") or {}).get("registryPoll") or {}).get(
                     "interval", ""
                 )

@@ -1,0 +1,304 @@
+"""`kupgrade upgrade --preflight`: every blocker named before an upgrade starts (SPEC X8).
+
+The cluster (a twin, or any simulated cluster) is read as it stands (twin/checks.py), then
+the upgrade is requested and rehearsed on copies of it, never on the cluster itself: a
+few runs with different seeds give the forecast's range, the drains that waited and the
+runs that did not finish. A blocker is an exit code: 1 unless every blocker found is of a
+class the user accepted.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from kupgrade.errors import InputError
+from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.platform import UpgradeAsk
+from kupgrade.sim.platforms import platform_of
+from kupgrade.sim.profile import Profile, Spec
+from kupgrade.sim.report import HOLD_UPS
+from kupgrade.sim.runs import local_loop
+from kupgrade.sim.store import Store
+from kupgrade.sim.upgrades import upgrade_cluster
+from kupgrade.skew.removed_apis import Use
+from kupgrade.twin.checks import CLASSES, Blocker, Cluster, metric_uses, standing
+from kupgrade.twin.importer import IMPORT_META
+from kupgrade.versions.goduration import go_duration, parse_go_duration
+
+HORIZON = 3 * 86400.0  # a rehearsal still running after three days is stalled
+WAITS = ("EvictionBlocked", "DrainWaiting", "DrainThresholdExceeded", "DrainTimeout")
+
+
+@dataclass
+class Preflight:
+    cluster: str
+    version: str
+    target: str
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    blockers: list[Blocker] = field(default_factory=list)
+    waits: list[dict[str, Any]] = field(default_factory=list)
+    window: float | None = None
+
+    @property
+    def blocked(self) -> bool:
+        return any(not b.accepted for b in self.blockers)
+
+    def forecast(self) -> dict[str, Any]:
+        done = [r["seconds"] for r in self.runs if r["outcome"] == "completed"]
+        pools: dict[str, list[float]] = defaultdict(list)
+        for run in self.runs:
+            for pool, seconds in run["pools"].items():
+                pools[pool].append(seconds)
+        return {
+            "seconds": {"low": min(done), "high": max(done)} if done else None,
+            "runs": len(self.runs),
+            "completed": len(done),
+            "pools": {p: {"low": min(s), "high": max(s)} for p, s in sorted(pools.items())},
+            "window": self.window,
+            "fits": None if self.window is None or not done else max(done) <= self.window,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cluster": self.cluster,
+            "version": self.version,
+            "target": self.target,
+            "blocked": self.blocked,
+            "forecast": self.forecast(),
+            "blockers": [b.to_json() for b in self.blockers],
+            "drainWaits": self.waits,
+        }
+
+    def lines(self) -> list[str]:
+        f = self.forecast()
+        out = [f"Preflight of {self.cluster}: {self.version} -> {self.target}", ""]
+        if f["seconds"]:
+            low, high = f["seconds"]["low"], f["seconds"]["high"]
+            fits = ""
+            if self.window is not None:
+                fits = (
+                    f"; fits the {_d(self.window)} window"
+                    if f["fits"]
+                    else (f"; does NOT fit the {_d(self.window)} window")
+                )
+            out.append(
+                f"Forecast: {_d(low)} to {_d(high)} ({f['completed']} of {f['runs']} rehearsals finished){fits}"
+            )
+            for pool, span in f["pools"].items():
+                out.append(f"  {pool}: {_d(span['low'])} to {_d(span['high'])}")
+        else:
+            out.append(f"Forecast: none of {f['runs']} rehearsals finished")
+        for wait in self.waits:
+            out.append(f"Drain of {wait['node']} waits {_d(wait['seconds'])}: {wait['message']}")
+        out.append("")
+        if not self.blockers:
+            out.append("No blockers.")
+        for b in self.blockers:
+            tag = "accepted" if b.accepted else "BLOCKER"
+            out.append(f"{tag} [{b.check}] {b.message}")
+            out.append(
+                f"  objects: {', '.join(b.objects[:12])}{' ...' if len(b.objects) > 12 else ''}"
+            )
+            out.append(f"  fix: {b.fix}")
+        return out
+
+
+def _d(seconds: float) -> str:
+    return go_duration(round(seconds))
+
+
+def parse_window(text: str) -> float:
+    """A maintenance window's length as Go writes durations (4h, 90m, 2h30m)."""
+    seconds = parse_go_duration(text)
+    if seconds <= 0:
+        raise InputError(f"{text!r} is not a duration", field="--window", hint="e.g. 4h or 2h30m")
+    return seconds
+
+
+def preflight(
+    root: Path,
+    store: Store,
+    spec: Spec,
+    ask: UpgradeAsk,
+    *,
+    window: float | None = None,
+    accept: frozenset[str] = frozenset(),
+    runs: int = 3,
+) -> Preflight:
+    """Check the cluster at `root` and rehearse `ask` on copies of it (SPEC X8)."""
+    unknown = accept - set(CLASSES)
+    if unknown:
+        raise InputError(
+            f"{', '.join(sorted(unknown))} is not a class of blocker",
+            field="--accept",
+            hint=f"one of {', '.join(CLASSES)}",
+        )
+    target = ask.to or ""
+    result = Preflight(str(store.meta("name")), spec.version, target, window=window)
+    api = SimCluster(store)
+    record = store.meta(IMPORT_META)
+    uses = (
+        [_use(u) for u in (record or {}).get("apiUses") or []] if isinstance(record, dict) else []
+    )
+    facts = Cluster(
+        spec.version, target, spec.platform, api.list("Pod"), api.list("PodDisruptionBudget")
+    )
+    workloads = [
+        {
+            "kind": w.kind,
+            "namespace": w.namespace,
+            "name": w.name,
+            "replicas": w.replicas,
+            "down": w.start_seconds + w.termination_seconds,
+        }
+        for w in spec.workloads
+    ]
+    metrics = Path(spec.metrics) if spec.metrics else None
+    blockers = standing(api, facts, workloads, [*uses, *metric_uses(metrics, api.now())])
+    for seed in range(spec.seed, spec.seed + max(1, runs)):
+        run, refused = _rehearse(root, spec, ask, seed)
+        if refused:
+            blockers.append(refused)
+            break
+        result.runs.append(run)
+    result.waits = _waits(result.runs)
+    blockers += _outcomes(result, window)
+    result.blockers = [
+        Blocker(b.check, b.message, b.objects, b.fix, b.check in accept) for b in blockers
+    ]
+    return result
+
+
+def _use(raw: dict[str, Any]) -> Use:
+    removed = raw.get("reported_removed_in")
+    return Use(
+        **{
+            **raw,
+            "notes": tuple(raw.get("notes") or ()),
+            "reported_removed_in": tuple(removed) if removed else None,
+        }
+    )
+
+
+def _rehearse(
+    root: Path, spec: Spec, ask: UpgradeAsk, seed: int
+) -> tuple[dict[str, Any], Blocker | None]:
+    """One rehearsal on a copy of the cluster with `seed`: its outcome, duration, each
+    pool's span and its drains' waits; or the refusal of the request."""
+    with tempfile.TemporaryDirectory(prefix="kupgrade-preflight-") as tmp:
+        copy = Path(tmp) / root.name
+        _copy_cluster(root, copy)
+        store = Store(copy / "cluster.db")
+        try:
+            profile = msgspec.convert(store.meta("profile"), Profile)
+            profile.spec.seed = seed
+            store.set_meta("profile", msgspec.to_builtins(profile))
+            store.set_meta("seed", seed)
+            copied = profile.spec
+            said = upgrade_cluster(copy, store, copied, ask)
+            store.commit()
+            if said.exit:
+                words = " ".join([*said.errors, *said.lines]).strip()
+                check = "skew" if "skew" in words.lower() else "risk"
+                return {}, Blocker(
+                    check,
+                    f"the upgrade is refused: {words}",
+                    (f"ClusterVersion {spec.version}",),
+                    "see the refusal's own fix",
+                )
+            loop = local_loop(copy, store, copied)
+            started = loop.now()
+            outcome = loop.run(until="completed", max_seconds=HORIZON)
+            events = [e for e in loop.events() if e["at"] >= started]
+            pool_of = platform_of(copied).pool_of
+            nodes = {n["metadata"]["name"]: pool_of(n) for n in SimCluster(store).list("Node")}
+            return {
+                "seed": seed,
+                "outcome": outcome.reason,
+                "seconds": outcome.now - started,
+                "pools": _pool_spans(events, nodes),
+                "waits": [e for e in events if e["reason"] in WAITS],
+                "holdUps": [e for e in events if e["reason"] in HOLD_UPS][-5:],
+            }, None
+        finally:
+            store.close()
+
+
+def _copy_cluster(root: Path, copy: Path) -> None:
+    """The cluster's home, its store copied consistently (SQLite's backup)."""
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("cluster.db*", "*.lock"))
+    source = sqlite3.connect(f"file:{root / 'cluster.db'}?mode=ro", uri=True)
+    target = sqlite3.connect(copy / "cluster.db")
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+
+
+def _pool_spans(events: list[dict[str, Any]], pools: dict[str, str]) -> dict[str, float]:
+    """How long each pool's nodes took, from the first node's start to the last's end."""
+    spans: dict[str, list[float]] = defaultdict(list)
+    for e in events:
+        obj = e["object"]
+        if obj.startswith("node/") and obj[5:] in pools:
+            spans[pools[obj[5:]]].append(e["at"])
+    return {p: max(at) - min(at) for p, at in sorted(spans.items()) if p}
+
+
+def _waits(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drains that waited, per node, over the longest of the rehearsals."""
+    longest: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        first: dict[str, dict[str, Any]] = {}
+        for e in run["waits"]:
+            node = e["object"].removeprefix("node/")
+            seen = first.setdefault(
+                node, {"node": node, "from": e["at"], "to": e["at"], "message": e["message"]}
+            )
+            seen["to"] = e["at"]
+        for node, w in first.items():
+            seconds = w["to"] - w["from"]
+            if seconds > longest.get(node, {}).get("seconds", 0):
+                longest[node] = {"node": node, "seconds": seconds, "message": w["message"]}
+    return [longest[n] for n in sorted(longest)]
+
+
+def _outcomes(result: Preflight, window: float | None) -> list[Blocker]:
+    found = []
+    for run in result.runs:
+        if run["outcome"] != "completed":
+            held = "; ".join(
+                f"{e['object']} {e['reason']}: {e['message']}" for e in run["holdUps"][-3:]
+            )
+            found.append(
+                Blocker(
+                    "stalled",
+                    f"the rehearsal with seed {run['seed']} did not finish ({run['outcome']} after "
+                    f"{_d(run['seconds'])})" + (f"; last hold-ups: {held}" if held else ""),
+                    tuple(sorted({e["object"] for e in run["holdUps"]})),
+                    "fix the blockers above, then run the preflight again",
+                )
+            )
+            break
+    forecast = result.forecast()
+    if window is not None and forecast["fits"] is False:
+        high = forecast["seconds"]["high"]
+        found.append(
+            Blocker(
+                "window",
+                f"the upgrade may take {_d(high)}, longer than the {_d(window)} window",
+                (f"ClusterVersion {result.version}",),
+                "ask for a longer window, raise the pools' maxUnavailable, or update the "
+                "pools in a later window (pause them now)",
+            )
+        )
+    return found

@@ -1,0 +1,255 @@
+"""`cluster import` and `upgrade --preflight` as users run them (SPEC X7, X8): real
+captures no one here wrote (tests/data/captures, with their licences), bad dumps, and
+clusters that have, or have not, each class of blocker."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import tarfile
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.support.cli import run_cli
+
+CAPTURES = Path(__file__).parents[1] / "data" / "captures"
+AWS = CAPTURES / "must-gather-aws"
+AWS_VERSION = "4.8.0-0.nightly-2021-07-31-065602"
+
+
+def _graph(versions: list[str]) -> bytes:
+    nodes = [
+        {"version": v, "payload": f"quay.io/x@sha256:{str(i) * 64}", "metadata": {}}
+        for i, v in enumerate(versions, start=1)
+    ]
+    edges = [[i, j] for i in range(len(nodes)) for j in range(i + 1, len(nodes))]
+    return json.dumps({"nodes": nodes, "edges": edges}).encode()
+
+
+@pytest.fixture
+def upstream() -> Iterator[str]:
+    """An update service on loopback whose graph goes from the captures' and the default
+    cluster's versions to 4.9.0 and 4.14.27."""
+    body = _graph([AWS_VERSION, "4.9.0", "4.13.40", "4.14.27"])
+
+    class Graph(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Graph)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/graph"
+    server.shutdown()
+
+
+def test_a_real_must_gather_imports_calibrates_and_preflights(
+    tmp_path: Path, upstream: str
+) -> None:
+    made = run_cli(
+        ["cluster", "import", "aws", "--from", str(AWS), "--upstream", upstream, "-o", "json"],
+        tmp_path,
+    )
+    assert made.exit_code == 0, made.stderr
+    twin = json.loads(made.stdout)
+    assert twin["platform"] == "OpenShift" and twin["version"] == AWS_VERSION
+    assert twin["pools"] == {"master": 3, "worker": 3}
+    assert twin["notModelled"]["OperatorGroup"] == 2  # counted, not dropped
+    assert any("more than once" in n for n in twin["notes"])  # pods.yaml and per-pod files
+    figures = {f["name"]: f for f in twin["calibration"]}
+    assert figures["cluster update"]["measured"]
+    shown = run_cli(["cluster", "calibration", "aws"], tmp_path)
+    assert shown.exit_code == 0 and "cluster update" in shown.stdout
+    pdbs = run_cli(["get", "pdb", "-A", "--cluster", "aws", "-o", "json"], tmp_path)
+    assert "etcd-quorum-guard" in pdbs.stdout  # the budgets are the cluster's own
+    run_cli(
+        ["upgrade", "channel", "stable-4.9", "--cluster", "aws", "--allow-explicit-channel"],
+        tmp_path,
+    )
+    found = run_cli(
+        [
+            "upgrade",
+            "--cluster",
+            "aws",
+            "--to",
+            "4.9.0",
+            "--preflight",
+            "--window",
+            "1h",
+            "-o",
+            "json",
+        ],
+        tmp_path,
+    )
+    assert found.exit_code == 1, found.stderr
+    report = json.loads(found.stdout)
+    checks = {b["check"] for b in report["blockers"]}
+    assert {"removed-api", "window", "downtime"} <= checks
+    removed = next(b for b in report["blockers"] if b["check"] == "removed-api")
+    assert (
+        "extensions/v1beta1 Ingress" in removed["message"]
+        and "networking.k8s.io/v1" in removed["fix"]
+    )
+    assert report["forecast"]["completed"] == report["forecast"]["runs"] == 3
+    assert report["forecast"]["fits"] is False
+    accepted = run_cli(
+        [
+            "upgrade",
+            "--cluster",
+            "aws",
+            "--to",
+            "4.9.0",
+            "--preflight",
+            "--accept",
+            "removed-api,downtime",
+        ],
+        tmp_path,
+    )
+    assert accepted.exit_code == 0, accepted.stdout
+    assert "accepted [removed-api]" in accepted.stdout
+    # The twin itself was never upgraded: only its copies were.
+    version = run_cli(["get", "clusterversion", "--cluster", "aws", "-o", "json"], tmp_path)
+    assert json.loads(version.stdout)["items"][0]["status"]["desired"]["version"] == AWS_VERSION
+
+
+@pytest.mark.parametrize("capture", ["insights-operator", "must-gather-metal"])
+def test_other_real_captures_import(tmp_path: Path, capture: str) -> None:
+    made = run_cli(
+        ["cluster", "import", "t", "--from", str(CAPTURES / capture), "-o", "json"], tmp_path
+    )
+    assert made.exit_code == 0, made.stderr
+    twin = json.loads(made.stdout)
+    assert twin["platform"] == "OpenShift" and twin["nodes"] >= 1
+
+
+def _profile(tmp_path: Path, workloads: list[dict[str, object]], paused: bool = False) -> Path:
+    doc = {
+        "spec": {
+            "version": "4.13.40",
+            "channel": "stable-4.14",
+            "platformPods": False,
+            "pools": [
+                {"name": "master", "nodes": 1, "maxUnavailable": 1},
+                {"name": "worker", "nodes": 2, "maxUnavailable": 1, "paused": paused},
+            ],
+            "workloads": workloads,
+        }
+    }
+    path = tmp_path / "profile.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def _preflight(
+    tmp_path: Path, upstream: str, profile: Path, *extra: str
+) -> tuple[int, dict[str, object]]:
+    made = run_cli(
+        ["cluster", "create", "c", "--profile", str(profile), "--upstream", upstream], tmp_path
+    )
+    assert made.exit_code == 0, made.stderr
+    found = run_cli(
+        ["upgrade", "--cluster", "c", "--to", "4.14.27", "--preflight", "-o", "json", *extra],
+        tmp_path,
+    )
+    return found.exit_code, json.loads(found.stdout)
+
+
+def test_a_cluster_without_blockers_passes(tmp_path: Path, upstream: str) -> None:
+    web = {"name": "web", "namespace": "shop", "replicas": 2, "pdb": {"maxUnavailable": 1}}
+    code, report = _preflight(tmp_path, upstream, _profile(tmp_path, [web]), "--window", "12h")
+    assert code == 0, report
+    assert report["blockers"] == [] and report["forecast"]["fits"] is True
+
+
+def test_a_budget_that_allows_nothing_is_named(tmp_path: Path, upstream: str) -> None:
+    db = {"name": "db", "namespace": "data", "replicas": 2, "pdb": {"minAvailable": 2}}
+    code, report = _preflight(tmp_path, upstream, _profile(tmp_path, [db]), "--accept", "stalled")
+    assert code == 1
+    budget = next(b for b in report["blockers"] if b["check"] == "budget")  # type: ignore[union-attr]
+    assert "PodDisruptionBudget data/db" in budget["objects"][0] and "forever" in budget["message"]
+    assert any(o.startswith("Node worker-") for o in budget["objects"])
+
+
+def test_one_replica_without_budget_and_a_paused_pool_are_named(
+    tmp_path: Path, upstream: str
+) -> None:
+    solo = {"name": "solo", "namespace": "shop", "replicas": 1}
+    code, report = _preflight(tmp_path, upstream, _profile(tmp_path, [solo], paused=True))
+    assert code == 1
+    checks = {b["check"] for b in report["blockers"]}  # type: ignore[union-attr]
+    assert {"downtime", "paused-pool"} <= checks
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+NODE = (
+    b"apiVersion: v1\nkind: Node\n"
+    b"metadata: {name: n1, creationTimestamp: '2024-01-01T00:00:00Z',"
+    b" labels: {node-role.kubernetes.io/control-plane: ''}}\n"
+    b"status: {nodeInfo: {kubeletVersion: v1.30.2}}\n"
+)
+
+
+def test_bad_files_in_a_dump_are_named_and_the_rest_imported(tmp_path: Path) -> None:
+    dump = tmp_path / "dump"
+    _write(dump / "nodes.yaml", NODE)
+    _write(dump / "broken.yaml", b"kind: Pod\nmetadata: {name: [unclosed\n")
+    _write(dump / "latin1.yaml", "kind: Pod\nmetadata: {name: caf\xe9}\n".encode("latin-1"))
+    _write(dump / "strings.json", b'["not", "objects"]')
+    _write(dump / "logs" / "current.log", b"not an object")
+    made = run_cli(["cluster", "import", "k", "--from", str(dump), "-o", "json"], tmp_path)
+    assert made.exit_code == 0, made.stderr
+    twin = json.loads(made.stdout)
+    assert twin["platform"] == "kubernetes" and twin["version"] == "v1.30.2"
+    notes = "\n".join(twin["notes"])
+    for name in ("broken.yaml", "latin1.yaml", "strings.json"):
+        assert name in notes
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"kind: Pod\nmetadata: {name: [unclosed\n", b"\xff\xfe\x00garbage", b"[1, 2, 3]", b""],
+)
+def test_a_dump_with_nothing_usable_is_refused_in_one_line(tmp_path: Path, content: bytes) -> None:
+    bad = _write(tmp_path / "bad.yaml", content)
+    made = run_cli(["cluster", "import", "k", "--from", str(bad)], tmp_path)
+    assert made.exit_code == 1
+    assert made.stderr.count("\n") == 1 and "bad.yaml" in made.stderr
+    assert not (tmp_path / "clusters" / "k").exists()
+
+
+def test_missing_and_truncated_archives_are_refused(tmp_path: Path) -> None:
+    missing = run_cli(["cluster", "import", "k", "--from", str(tmp_path / "nope")], tmp_path)
+    assert missing.exit_code == 1 and "nope" in missing.stderr and missing.stderr.count("\n") == 1
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        info = tarfile.TarInfo("mg/nodes.yaml")
+        info.size = len(NODE)
+        tar.addfile(info, io.BytesIO(NODE))
+    archive = _write(tmp_path / "mg.tar.gz", gzip.compress(raw.getvalue())[:40])
+    cut = run_cli(["cluster", "import", "k", "--from", str(archive)], tmp_path)
+    assert cut.exit_code == 1 and "mg.tar.gz" in cut.stderr and cut.stderr.count("\n") == 1
+    whole = _write(tmp_path / "ok.tar.gz", gzip.compress(raw.getvalue()))
+    made = run_cli(["cluster", "import", "k", "--from", str(whole), "-o", "json"], tmp_path)
+    assert made.exit_code == 0, made.stderr
+    assert json.loads(made.stdout)["nodes"] == 1
+
+
+def test_import_takes_a_dump_or_a_kubeconfig(tmp_path: Path) -> None:
+    neither = run_cli(["cluster", "import", "k"], tmp_path)
+    assert neither.exit_code == 1 and "--from" in neither.stderr
