@@ -45,6 +45,8 @@ KINDS: dict[str, tuple[str, str, str, bool]] = {
     "StatefulSet": ("apps", "v1", "statefulsets", True),
     "PodDisruptionBudget": ("policy", "v1", "poddisruptionbudgets", True),
     "ClusterVersion": ("config.openshift.io", "v1", "clusterversions", False),
+    "APIRequestCount": ("apiserver.openshift.io", "v1", "apirequestcounts", False),
+    "Infrastructure": ("config.openshift.io", "v1", "infrastructures", False),
     "ClusterOperator": ("config.openshift.io", "v1", "clusteroperators", False),
     "MachineConfigPool": ("machineconfiguration.openshift.io", "v1", "machineconfigpools", False),
     "MachineConfig": ("machineconfiguration.openshift.io", "v1", "machineconfigs", False),

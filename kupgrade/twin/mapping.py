@@ -56,6 +56,7 @@ READ_KINDS = frozenset(
         "Cluster",
         "NodePool",
         "Event",
+        "Infrastructure",
     }
 )
 # Kept in the twin as they are (SPEC X8 reads them: budgets, acknowledgements, API use,
@@ -81,8 +82,10 @@ class Twin:
 
     def to_json(self) -> dict[str, Any]:
         spec = self.profile.spec
+        family = spec.platform if spec.platform in ("gdc", "kubernetes") else OPENSHIFT
         return {
-            "platform": spec.platform,
+            "platform": family,
+            "infrastructure": spec.platform,
             "version": spec.version,
             "nodes": sum(len(p.machines) for p in spec.pools),
             "pools": {p.name: len(p.machines) for p in spec.pools},
@@ -103,7 +106,8 @@ def twin_of(objects: dict[Key, Obj], *, name: str, start: str, seed: int = 1) ->
     spec = Spec(seed=seed, start=start, platform_pods=False)
     platform = _platform(by_kind)
     spec.platform = platform
-    if platform == "OpenShift":
+    if platform == OPENSHIFT:
+        spec.platform = _infrastructure(by_kind.get("Infrastructure", []))
         _openshift(spec, by_kind, twin.notes)
     elif platform == "gdc":
         _gdc(spec, by_kind, twin.notes)
@@ -118,12 +122,25 @@ def twin_of(objects: dict[Key, Obj], *, name: str, start: str, seed: int = 1) ->
 
 def _platform(by_kind: dict[str, list[Obj]]) -> str:
     if by_kind.get("ClusterVersion"):
-        return "OpenShift"
+        return OPENSHIFT
     gke = [c for c in by_kind.get("Cluster", []) if "baremetal" in str(c.get("apiVersion", ""))]
     return "gdc" if gke else "kubernetes"
 
 
 # --- OpenShift ---------------------------------------------------------------------------
+
+OPENSHIFT = "OpenShift"
+
+
+def _infrastructure(found: list[Obj]) -> str:
+    """The infrastructure platform an OpenShift cluster runs on (its Infrastructure's
+    status.platformStatus.type, or the older status.platform), as a profile names it."""
+    for infra in found:
+        status = _dict(infra.get("status"))
+        kind = _dict(status.get("platformStatus")).get("type") or status.get("platform")
+        if isinstance(kind, str) and kind:
+            return kind
+    return "None"
 
 
 def _openshift(spec: Spec, by_kind: dict[str, list[Obj]], notes: list[str]) -> None:
@@ -446,6 +463,9 @@ def _ready(pod: Obj) -> bool:
 
 def kept_objects(by_kind: dict[str, list[Obj]]) -> list[Obj]:
     kept = [_clean(o) for kind in KEPT_KINDS for o in by_kind.get(kind, [])]
+    for budget in kept:  # its status is the disruption controller's, counted in the twin
+        if budget.get("kind") == "PodDisruptionBudget":
+            budget.pop("status", None)
     kept += [
         _clean(c)
         for c in by_kind.get("ConfigMap", [])
