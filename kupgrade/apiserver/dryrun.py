@@ -64,7 +64,7 @@ def _from_body(body: bytes, under: str) -> list[str]:
     body that is not such an object carries none (the write itself will say so)."""
     try:
         doc = json.loads(body or b"null")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return []
     if under and isinstance(doc, dict):
         doc = doc.get(under)

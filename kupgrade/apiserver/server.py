@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from kupgrade.apiserver.access import Access, ensure_access, write_kubeconfig
 from kupgrade.apiserver.api import MAX_BODY, KubeAPI, Reply, status_error
+from kupgrade.apiserver.audit import AuditLog
 from kupgrade.apiserver.clock import Stepper
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.views.live_server import LOOPBACK
@@ -49,12 +50,13 @@ class _Handler(BaseHTTPRequestHandler):
             # A client may send the Content-Type twice (kubectl 1.33's typed clients: the
             # protobuf body's type, then JSON); the body is in the first.
             headers["content-type"] = (self.headers.get_all("Content-Type") or [""])[0]
+            query = dict(parse_qsl(url.query))
             try:
-                reply = self.server.api.handle(
-                    self.command, url.path, dict(parse_qsl(url.query)), headers, body
-                )
+                reply = self.server.api.handle(self.command, url.path, query, headers, body)
             except Exception as exc:
                 reply = status_error(500, "InternalError", f"{type(exc).__name__}: {exc}")
+            if self.server.audit is not None:
+                self.server.audit.record(self.command, self.path, query, headers, code=reply.status)
         self._send(reply)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve  # noqa: N815 - the base's names
@@ -98,9 +100,10 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, port: int, api: KubeAPI, access: Access) -> None:
+    def __init__(self, port: int, api: KubeAPI, access: Access, audit: AuditLog | None) -> None:
         super().__init__((LOOPBACK, port), _Handler)
         self.api = api
+        self.audit = audit
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(access.cert, access.key)
         self.socket = context.wrap_socket(self.socket, server_side=True)
@@ -118,10 +121,12 @@ class APIServer:
         port: int = 0,
         *,
         clock: Stepper | None = None,
+        audit_log: Path | None = None,
     ) -> None:
         self.access = ensure_access(home)
         self.api = KubeAPI(sim, self.access.token, clock=clock, home=str(home))
-        self.server = _Server(port, self.api, self.access)
+        self.audit = AuditLog(audit_log) if audit_log is not None else None
+        self.server = _Server(port, self.api, self.access, self.audit)
         self.port = int(self.server.server_address[1])
         self.kubeconfig = write_kubeconfig(home / "kubeconfig", name, self.port, self.access)
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -133,3 +138,5 @@ class APIServer:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+        if self.audit is not None:
+            self.audit.close()

@@ -291,6 +291,14 @@ def serve_api_command(
     ] = True,
     console: ConsoleOpt = False,
     console_port: ConsolePortOpt = 0,
+    audit_log: Annotated[
+        Path | None,
+        typer.Option(
+            "--audit-log",
+            help="Append every request to this file as kube-apiserver's audit log does "
+            "(audit.k8s.io/v1 Events at level Metadata, one JSON line each).",
+        ),
+    ] = None,
     output: OutputOpt = Format.text,
 ) -> None:
     """Serve a simulated cluster's Kubernetes API on loopback until interrupted, with its
@@ -313,6 +321,7 @@ def serve_api_command(
     kupgrade cluster serve-api demo --speed 60 -o json
     kupgrade cluster serve-api demo --no-controllers
     kupgrade cluster serve-api demo --speed 60 --console --console-port 8088
+    kupgrade cluster serve-api demo --audit-log audit.jsonl
     ```
     """
     root = cluster_root(name, field="NAME")
@@ -324,7 +333,9 @@ def serve_api_command(
             warn_invalid_objects(root.name, store)
             runner = local_loop(root, store, spec, with_controllers=controllers)
             with (
-                APIServer(runner.transport.sim, root, root.name, port, clock=runner) as server,
+                APIServer(
+                    runner.transport.sim, root, root.name, port, clock=runner, audit_log=audit_log
+                ) as server,
                 maybe_cluster_console(server.kubeconfig, console_port if console else None) as live,
             ):
                 info = {

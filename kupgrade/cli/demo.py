@@ -40,6 +40,7 @@ from kupgrade.sim.runs import local_loop
 from kupgrade.sim.sample import EXAMPLE_CLUSTER, write_sample
 from kupgrade.sim.store import Store
 from kupgrade.sim.upgrades import upgrade_cluster
+from kupgrade.twin.preflight import preflight
 from kupgrade.updateservice.app import DEFAULT_PREFIX
 from kupgrade.updateservice.process import ServiceProcess
 from kupgrade.views.bars import live_bars
@@ -178,6 +179,9 @@ def _show(
     return {}
 
 
+WINDOW = 4 * 3600.0  # the maintenance window the demo's preflight checks the forecast against
+
+
 class Rehearsal:
     """A simulated cluster at the example release, upgraded to what the service recommends."""
 
@@ -192,7 +196,11 @@ class Rehearsal:
         if not updates:
             raise KupgradeError("the update service recommended no update for the demo cluster")
         self.target = str(updates[0]["version"])  # newest first (SPEC A3)
-        upgrade_cluster(self.root, self.store, self.spec, UpgradeAsk(to=self.target))
+        # `kupgrade upgrade --to TARGET --preflight --window 4h`: rehearsed on a copy first.
+        self.store.commit()
+        ask = UpgradeAsk(to=self.target)
+        self.preflight = preflight(self.root, self.store, self.spec, ask, window=WINDOW, runs=1)
+        upgrade_cluster(self.root, self.store, self.spec, ask)
 
     def run(self, output: Format) -> dict[str, Any]:
         try:
@@ -205,6 +213,8 @@ class Rehearsal:
         started, wall = runner.now(), time.monotonic()
         text = output is Format.text
         if text:
+            stdout.rule(f"kupgrade upgrade --to {self.target} --preflight --window 4h")
+            stdout.print("\n".join(self.preflight.lines()), highlight=False, markup=False)
             stdout.rule(f"kupgrade upgrade --to {self.target}: a simulated cluster rehearses it")
             lines, _ = render_upgrade(self.before, include_not_recommended=True)
             stdout.print("\n".join(lines), highlight=False, markup=False)
@@ -217,6 +227,7 @@ class Rehearsal:
         assert cv is not None
         if not text:
             summary["target"] = self.target
+            summary["preflight"] = self.preflight.to_json()
             summary["history"] = cv["status"].get("history")
             summary["unverified"] = self._unverified()
             summary["pools"] = {

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from kupgrade.cli.captured import FromOpt, NowOpt, captured, refuse_with_kubeconfig
 from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
 from kupgrade.cli.output import ClusterOpt, Format, print_json, user_errors
 from kupgrade.cluster.gdc import in_bootstrap
@@ -51,6 +52,8 @@ def get_command(
     ] = False,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
+    from_: FromOpt = None,
+    now: NowOpt = None,
     output: Annotated[
         Format, typer.Option("-o", "--output", help="text (oc get columns), json or yaml.")
     ] = Format.text,
@@ -71,6 +74,7 @@ def get_command(
     kupgrade get pods --cluster demo -n shop
     kupgrade get deploy --cluster demo -A
     kupgrade get events --cluster demo
+    kupgrade get pods -A --from must-gather.local.5049/ --now 2024-05-04T10:00:00Z
     ```
     """
     if namespace and all_namespaces:
@@ -84,18 +88,22 @@ def get_command(
             "nodes (no), clusters, nodepools, preflightchecks, healthchecks, catalogsources, "
             "subscriptions, installplans, csv, pods, pdb, deploy, rs, ds, sts, events",
         )
-    if kubeconfig is not None:
-        objs, now = backend(kubeconfig, context).list(kind), time.time()
+    refuse_with_kubeconfig(from_, kubeconfig is not None)
+    if from_:
+        dump = captured(from_, now)
+        objs, at = dump.list(kind), dump.now()
+    elif kubeconfig is not None:
+        objs, at = backend(kubeconfig, context).list(kind), time.time()
     else:
         with opened(cluster) as (_, store, _spec):
             objs = _local(kind, store, bootstrap)
-            now = float(store.meta("now", 0))
+            at = float(store.meta("now", 0))
     if namespace:
         objs = [o for o in objs if o["metadata"].get("namespace", "") == namespace]
     if output.data:
         print_json({"apiVersion": "v1", "kind": "List", "items": objs})
         return
-    sys.stdout.write(oc_table(kind, objs, now))
+    sys.stdout.write(oc_table(kind, objs, at))
 
 
 def _local(kind: str, store: Store, bootstrap: bool) -> list[dict[str, Any]]:

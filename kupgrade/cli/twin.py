@@ -64,9 +64,10 @@ def import_command(
     ```
     kupgrade cluster import prod --kubeconfig ~/.kube/config --context prod
     kupgrade cluster import case-0142 --from must-gather.local.5049/
-    kupgrade cluster import case-0142 --from must-gather.tar.gz --anonymize -o json
-    kupgrade cluster import lab --from nodes.yaml --from pods.json --from pdbs.yaml
-    kupgrade upgrade --cluster prod --to 4.15.3 --preflight --window 4h
+    kupgrade cluster import case-0143 --from must-gather.tar.gz --anonymize -o json
+    kupgrade cluster import lab --from captured/prod-cv.yaml --from captured/prod-node.yaml \\
+        --from captured/prod-mcp.yaml
+    kupgrade upgrade --cluster prod --to 4.14.27 --preflight --window 4h
     ```
     """
     if not CLUSTER_NAME.fullmatch(name):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -16,17 +16,16 @@ from kupgrade.cli.backends import (
     TokenOpt,
     promql_condition,
 )
+from kupgrade.cli.captured import FromOpt, NowOpt, captured, refuse_with_kubeconfig
 from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
 from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, user_errors
+from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.upgrade_text import render_upgrade
 from kupgrade.errors import InputError
 from kupgrade.graph.client import ClusterView, fetch
 from kupgrade.risks.recommend import CVO_HEAD, SEED
 from kupgrade.risks.rules import Registry
 from kupgrade.risks.updates import cluster_version, evaluate
-
-if TYPE_CHECKING:
-    from kupgrade.cluster.kube import KubeBackend
 
 UpstreamOpt = Annotated[
     str, typer.Option("--upstream", help="Update service graph URL (Cincinnati API).")
@@ -42,7 +41,7 @@ WORDING = {"documented": SEED, "current": CVO_HEAD}
 DEFAULT_UPSTREAM = "https://api.openshift.com/api/upgrades_info/v1/graph"
 
 
-def cluster_view_of(api: KubeBackend) -> tuple[str, str, str, str, str]:
+def cluster_view_of(api: Backend) -> tuple[str, str, str, str, str]:
     """(upstream, channel, version, architecture, cluster ID) from the ClusterVersion."""
     cv = api.get("ClusterVersion", "version")
     if cv is None:
@@ -105,13 +104,15 @@ def updates_command(
     ] = "documented",
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
+    from_: FromOpt = None,
+    now: NowOpt = None,
     output: OutputOpt = Format.text,
 ) -> None:
     """Show the updates of this cluster's channel as `oc adm upgrade` would.
 
-    With --kubeconfig the upstream, channel, version, architecture and cluster ID are read
-    from the cluster's ClusterVersion (flags given win), as the cluster-version operator
-    reads them.
+    With --kubeconfig (or --from, a dump) the upstream, channel, version, architecture
+    and cluster ID are read from the cluster's ClusterVersion (flags given win), as the
+    cluster-version operator reads them.
 
     Risks on conditional updates are evaluated against a metrics snapshot (--metrics) or
     a live Prometheus/Thanos (--prometheus), each query once. Exit 1 when updates could
@@ -125,10 +126,12 @@ def updates_command(
     kupgrade updates --upstream https://api.openshift.com/api/upgrades_info/v1/graph \\
         --channel stable-4.14 --version 4.14.10 --prometheus https://thanos:9091 -o json
     kupgrade updates --kubeconfig ~/.kube/config --metrics cluster.om
+    kupgrade updates --from captured/ --upstream http://127.0.0.1:8080/api/upgrades_info/graph
     ```
     """
-    if kubeconfig is not None:
-        found = cluster_view_of(backend(kubeconfig, context))
+    refuse_with_kubeconfig(from_, kubeconfig is not None)
+    if kubeconfig is not None or from_:
+        found = cluster_view_of(captured(from_, now) if from_ else backend(kubeconfig, context))
         upstream, channel, version = upstream or found[0], channel or found[1], version or found[2]
         arch, cluster_id = found[3] if arch == "amd64" else arch, cluster_id or found[4]
     if not (upstream and channel and version):

@@ -5,16 +5,19 @@ channel` as `oc adm upgrade channel`."""
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from kupgrade.cli.captured import FromOpt, NowOpt, captured, refuse_with_kubeconfig
 from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
 from kupgrade.cli.output import ClusterOpt, Format, OutputOpt, print_json, stderr, user_errors
 from kupgrade.cli.skew import BmctlOpt, ReleasesOpt
 from kupgrade.cli.upgrade_status import Details, show_status
+from kupgrade.cluster.upgrade_text import render_upgrade
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.homes import opened
@@ -22,7 +25,8 @@ from kupgrade.sim.openshift.upgrade import channel as set_channel
 from kupgrade.sim.platform import Said, UpgradeAsk
 from kupgrade.sim.platforms import platform_of
 from kupgrade.sim.upgrades import upgrade_cluster, upgrade_over_api
-from kupgrade.twin.preflight import parse_window, preflight
+from kupgrade.twin.importer import Source
+from kupgrade.twin.preflight import parse_window, preflight, preflight_live
 from kupgrade.views.upgrade_status import read_capture
 
 
@@ -142,6 +146,15 @@ AcceptOpt = Annotated[
         "window, stalled.",
     ),
 ]
+RunsOpt = Annotated[
+    int,
+    typer.Option(
+        "--runs",
+        min=1,
+        max=100,
+        help="--preflight: how many rehearsals (seeds S, S+1, ...) the forecast's range spans.",
+    ),
+]
 DetailsOpt = Annotated[
     Details,
     _flag(
@@ -185,7 +198,10 @@ def upgrade_command(
     preflight: PreflightOpt = False,
     window: WindowOpt = None,
     accept: AcceptOpt = None,
+    runs: RunsOpt = 3,
     mock_clusterversion: CaptureOpt = None,
+    from_: FromOpt = None,
+    now: NowOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     output: OutputOpt = Format.text,
@@ -205,7 +221,8 @@ def upgrade_command(
     kupgrade upgrade --cluster demo --include-not-recommended
     kupgrade upgrade --cluster demo --to 4.14.27
     kupgrade upgrade --cluster demo --to-latest
-    kupgrade upgrade --cluster prod --to 4.15.3 --preflight --window 4h --accept downtime
+    kupgrade upgrade --cluster prod --to 4.14.27 --preflight --window 4h --accept downtime
+    kupgrade upgrade --kubeconfig ~/.kube/config --to 4.14.27 --preflight -o json
     kupgrade upgrade --cluster demo --clear
     kupgrade upgrade --cluster demo --to-image quay.io/ocp/release@sha256:<64 hex> \\
         --allow-explicit-upgrade
@@ -218,6 +235,8 @@ def upgrade_command(
     kupgrade upgrade status --cluster demo --details nodes
     kupgrade upgrade status --context prod -o json
     kupgrade upgrade status --mock-clusterversion captured/prod-cv.yaml --details all
+    kupgrade upgrade status --from must-gather.local.5049/ --details all
+    kupgrade upgrade --from must-gather.tar.gz --include-not-recommended
     ```
     """
     ask = UpgradeAsk(
@@ -243,14 +262,18 @@ def upgrade_command(
     )
     live = kubeconfig is not None or context is not None
     _check_action(action, channel, allow_explicit_channel, ask, mock_clusterversion)
-    if action is UpgradeAction.channel:
+    refuse_with_kubeconfig(from_, live)
+    if from_:
+        _from_dump(action, ask, from_, now, details, output)
+    elif action is UpgradeAction.channel:
         _channel(cluster, channel or "", allow_explicit_channel, kubeconfig, context, output)
     elif action is UpgradeAction.status and mock_clusterversion is not None:
         show_status(read_capture(mock_clusterversion), details, output)
     elif action is UpgradeAction.status:
         _status(cluster, details, kubeconfig, context, output)
     elif preflight:
-        _preflight(cluster, ask, window, _listed(accept), output)
+        source = Source(kubeconfig=kubeconfig, context=context) if live else None
+        _preflight(cluster, ask, Rehearsals(window, _listed(accept), runs), source, output)
     elif live:
         _print(upgrade_over_api(backend(kubeconfig, context), ask), output)
     else:
@@ -259,19 +282,56 @@ def upgrade_command(
         _print(said, output)
 
 
-def _preflight(
-    cluster: str | None,
+def _from_dump(
+    action: UpgradeAction | None,
     ask: UpgradeAsk,
-    window: str | None,
-    accept: tuple[str, ...],
+    paths: list[Path],
+    now: str | None,
+    details: Details,
     output: Format,
 ) -> None:
-    """`upgrade --preflight`: the blockers and the forecast; exit 1 on a blocker."""
+    """`upgrade status --from` and `upgrade --from`: a dump read as oc reads a cluster."""
+    if action is UpgradeAction.channel or ask.target or ask.clear:
+        raise InputError(
+            "a dump is read, not changed",
+            field="--from",
+            hint="import it with `kupgrade cluster import NAME --from ...`, then rehearse the "
+            "update with `upgrade --cluster NAME --to V --preflight`",
+        )
+    api = captured(paths, now, mock=True)
+    if action is UpgradeAction.status:
+        show_status(api, details, output)
+        return
+    cv = api.get("ClusterVersion", "version")
+    if cv is None:
+        raise InputError("the dump holds no ClusterVersion (it is not OpenShift's)", field="--from")
+    out, err = render_upgrade(cv, ask.include_not_recommended)
+    _print(Said(doc=cv, lines=out, errors=err), output)
+
+
+@dataclass(frozen=True)
+class Rehearsals:
+    """What `--preflight` was asked: the window, the accepted classes, how many runs."""
+
+    window: str | None
+    accept: tuple[str, ...]
+    runs: int
+
+
+def _preflight(
+    cluster: str | None, ask: UpgradeAsk, asked: Rehearsals, live: Source | None, output: Format
+) -> None:
+    """`upgrade --preflight`: the blockers and the forecast; exit 1 on a blocker. With
+    --kubeconfig a temporary twin of the live cluster is rehearsed; it is only read."""
     if not ask.to:
         raise InputError("--preflight needs --to VERSION", field="--preflight")
-    seconds = None if window is None else parse_window(window)
-    with opened(cluster) as (root, store, spec):
-        found = preflight(root, store, spec, ask, window=seconds, accept=frozenset(accept))
+    seconds = None if asked.window is None else parse_window(asked.window)
+    accept, runs = frozenset(asked.accept), asked.runs
+    if live is not None:
+        found = preflight_live(live, ask, window=seconds, accept=accept, runs=runs)
+    else:
+        with opened(cluster) as (root, store, spec):
+            found = preflight(root, store, spec, ask, window=seconds, accept=accept, runs=runs)
     if output.data:
         print_json(found.to_json())
     else:

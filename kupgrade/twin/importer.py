@@ -21,7 +21,7 @@ from kupgrade.cluster.kube import KINDS, KubeBackend
 from kupgrade.errors import InputError, KupgradeError
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.profile import Profile
-from kupgrade.skew.removed_apis import uses_in_objects
+from kupgrade.skew.removed_apis import TABLE, uses_in_objects
 from kupgrade.twin.anonymize import anonymized
 from kupgrade.twin.calibration import Calibration, calibrate, calibrated
 from kupgrade.twin.dump import Dump, Obj, read_dumps
@@ -163,7 +163,9 @@ def import_twin(
         twin.profile.spec.upstream = upstream
     if anonymize:
         twin.profile = anonymized(twin.profile)
-    uses = [asdict(u) for u in uses_in_objects(objects)]
+    # Only uses of an API some Kubernetes minor removes are worth keeping (SPEC X8).
+    removable = {(r.group, r.version) for r in TABLE}
+    uses = [asdict(u) for u in uses_in_objects(objects) if (u.group, u.version) in removable]
     imported = Imported(name, twin, calibration, uses, source.describe())
     root = create_cluster(home, name, twin.profile)
     _remember(root, imported)

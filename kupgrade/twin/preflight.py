@@ -30,7 +30,7 @@ from kupgrade.sim.store import Store
 from kupgrade.sim.upgrades import upgrade_cluster
 from kupgrade.skew.removed_apis import Use
 from kupgrade.twin.checks import CLASSES, Blocker, Cluster, metric_uses, standing
-from kupgrade.twin.importer import IMPORT_META
+from kupgrade.twin.importer import IMPORT_META, Source, import_twin
 from kupgrade.versions.goduration import go_duration, parse_go_duration
 
 HORIZON = 3 * 86400.0  # a rehearsal still running after three days is stalled
@@ -175,6 +175,28 @@ def preflight(
         Blocker(b.check, b.message, b.objects, b.fix, b.check in accept) for b in blockers
     ]
     return result
+
+
+def preflight_live(
+    source: Source,
+    ask: UpgradeAsk,
+    *,
+    window: float | None = None,
+    accept: frozenset[str] = frozenset(),
+    runs: int = 3,
+) -> Preflight:
+    """The preflight of a live cluster: a temporary twin imported read-only, checked and
+    rehearsed, then removed; the cluster itself is only read (SPEC X7, X8)."""
+    with tempfile.TemporaryDirectory(prefix="kupgrade-twin-") as tmp:
+        name = source.context or "live"
+        made = import_twin(Path(tmp), name, source)
+        root = Path(tmp) / "clusters" / name
+        store = Store(root / "cluster.db")
+        try:
+            spec = made.twin.profile.spec
+            return preflight(root, store, spec, ask, window=window, accept=accept, runs=runs)
+        finally:
+            store.close()
 
 
 def _use(raw: dict[str, Any]) -> Use:

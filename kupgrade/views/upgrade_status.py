@@ -820,14 +820,21 @@ def read_capture(cv_path: Path) -> MemoryBackend:
         path = Path(name.removesuffix("-cv.yaml") + f"-{suffix}.yaml")
         if required or path.exists():
             objects += _captured(path)
+    return MemoryBackend(objects, mock_clock(objects))
+
+
+def mock_clock(objects: list[Obj]) -> float:
+    """The time oc's mock mode reads a capture at: its ClusterVersion's and
+    ClusterOperators' latest condition change, a little after (0 when there is none)."""
     conditions = [
         c
         for o in objects
         if o.get("kind") in ("ClusterVersion", "ClusterOperator")
         for c in (o.get("status") or {}).get("conditions") or []
+        if isinstance(c, dict)
     ]
     stamps = [parse_time(c.get("lastTransitionTime")) for c in conditions]
-    return MemoryBackend(objects, max(stamps, default=0.0) + CAPTURE_SLACK)
+    return max(stamps, default=0.0) + CAPTURE_SLACK if stamps else 0.0
 
 
 def _captured(path: Path) -> list[Obj]:

@@ -298,3 +298,16 @@ def test_a_patch_that_removes_kind_keeps_the_paths_kind(
     reply = api.handle("PATCH", "/api/v1/nodes/master-0", {}, headers, body)
     assert reply.status == 200, reply.body
     assert reply.body["kind"] == "Node" and reply.body["apiVersion"] == "v1"
+
+
+def test_a_body_nested_past_the_decoder_is_a_bad_request(
+    cluster: tuple[KubeAPI, Loop[Local]],
+) -> None:
+    """Found by make test's fuzzing: a body of 100,000 open brackets was a 500."""
+    api, _ = cluster
+    path = "/apis/policy/v1/namespaces/shop/poddisruptionbudgets"
+    headers = {"authorization": f"Bearer {TOKEN}", "content-type": "application/json"}
+    for dry in ("", "All"):
+        reply = api.handle("POST", path, {"dryRun": dry} if dry else {}, headers, b"[" * 100_000)
+        assert reply.status == 400, reply.body
+        assert "nested too deeply" in reply.body["message"]

@@ -71,6 +71,8 @@ ORDER = [
     "plan",
     "rollout",
     "cluster create",
+    "cluster import",
+    "cluster calibration",
     "olm subscribe",
     "controller run",
     "olm approve",
@@ -167,6 +169,7 @@ simulation: {nodesPerPool: 2}
 
 
 OC_CAPTURES = SHARED / "peer" / "oc" / "status-examples"
+MUST_GATHER = Path(__file__).parents[1] / "data" / "captures" / "must-gather-aws"
 
 
 def _workspace(root: Path) -> None:
@@ -221,6 +224,10 @@ def _workspace(root: Path) -> None:
     (root / "captured").mkdir()
     for found in sorted(OC_CAPTURES.glob("4.14.1-degraded-*.yaml")):
         shutil.copy(found, root / "captured" / found.name.replace("4.14.1-degraded", "prod"))
+    # A real must-gather (tests/data/captures), as a directory and as `tar czf` packs it.
+    shutil.copytree(MUST_GATHER, root / "must-gather.local.5049")
+    with tarfile.open(root / "must-gather.tar.gz", "w:gz") as tar:
+        tar.add(root / "must-gather.local.5049", arcname="must-gather.local.5049")
     # A directory of manifests: the model release's, with its own release-metadata.
     layout = root / "model-release"
     build_release(Spec(), "4.16.3", layout)

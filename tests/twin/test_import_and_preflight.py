@@ -8,50 +8,16 @@ import gzip
 import io
 import json
 import tarfile
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.support.cli import run_cli
+from tests.twin.conftest import AWS_VERSION
 
 CAPTURES = Path(__file__).parents[1] / "data" / "captures"
 AWS = CAPTURES / "must-gather-aws"
-AWS_VERSION = "4.8.0-0.nightly-2021-07-31-065602"
-
-
-def _graph(versions: list[str]) -> bytes:
-    nodes = [
-        {"version": v, "payload": f"quay.io/x@sha256:{str(i) * 64}", "metadata": {}}
-        for i, v in enumerate(versions, start=1)
-    ]
-    edges = [[i, j] for i in range(len(nodes)) for j in range(i + 1, len(nodes))]
-    return json.dumps({"nodes": nodes, "edges": edges}).encode()
-
-
-@pytest.fixture
-def upstream() -> Iterator[str]:
-    """An update service on loopback whose graph goes from the captures' and the default
-    cluster's versions to 4.9.0 and 4.14.27."""
-    body = _graph([AWS_VERSION, "4.9.0", "4.13.40", "4.14.27"])
-
-    class Graph(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Graph)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/graph"
-    server.shutdown()
 
 
 def test_a_real_must_gather_imports_calibrates_and_preflights(
@@ -253,3 +219,90 @@ def test_missing_and_truncated_archives_are_refused(tmp_path: Path) -> None:
 def test_import_takes_a_dump_or_a_kubeconfig(tmp_path: Path) -> None:
     neither = run_cli(["cluster", "import", "k"], tmp_path)
     assert neither.exit_code == 1 and "--from" in neither.stderr
+
+
+PROPERTIES = '{"properties":[{"type":"olm.maxOpenShiftVersion","value":"4.13"}]}'
+BLOCKING_OBJECTS = {
+    "operator-cap": {
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "ClusterServiceVersion",
+        "metadata": {
+            "name": "legacy.v1.0.0",
+            "namespace": "operators",
+            "annotations": {"operatorframework.io/properties": PROPERTIES},
+        },
+        "spec": {},
+        "status": {"phase": "Succeeded"},
+    },
+    "admin-ack": {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "admin-gates", "namespace": "openshift-config-managed"},
+        "data": {
+            "ack-4.13-kube-1.27-api-removals-in-4.14": "Kubernetes 1.27 and therefore OpenShift "
+            "4.14 remove several APIs which require admin consideration."
+        },
+    },
+    "removed-api": {
+        "apiVersion": "apiserver.openshift.io/v1",
+        "kind": "APIRequestCount",
+        "metadata": {"name": "csistoragecapacities.v1beta1.storage.k8s.io"},
+        "status": {
+            "removedInRelease": "1.27",
+            "requestCount": 7,
+            "last24h": [
+                {
+                    "requestCount": 7,
+                    "byNode": [
+                        {
+                            "nodeName": "master-0",
+                            "requestCount": 7,
+                            "byUser": [
+                                {
+                                    "username": "system:serviceaccount:storage:provisioner",
+                                    "userAgent": "provisioner/v0.3",
+                                    "requestCount": 7,
+                                    "byVerb": [{"verb": "list", "requestCount": 7}],
+                                }
+                            ],
+                        }
+                    ],
+                }
+            ],
+        },
+    },
+    "degraded-operator": {
+        "apiVersion": "config.openshift.io/v1",
+        "kind": "ClusterOperator",
+        "metadata": {"name": "dns"},
+        "status": {
+            "conditions": [
+                {"type": "Available", "status": "True"},
+                {"type": "Progressing", "status": "False"},
+                {"type": "Degraded", "status": "True", "message": "DNS default is degraded"},
+            ]
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("check", sorted(BLOCKING_OBJECTS))
+def test_each_class_of_blocker_is_found_and_named(
+    tmp_path: Path, upstream: str, check: str
+) -> None:
+    path = _profile(tmp_path, [])
+    doc = yaml.safe_load(path.read_text())
+    doc["spec"]["objects"] = [BLOCKING_OBJECTS[check]]
+    path.write_text(yaml.safe_dump(doc))
+    code, report = _preflight(tmp_path, upstream, path, "--accept", "stalled")
+    assert code == 1, report
+    found = [b for b in report["blockers"] if b["check"] == check]  # type: ignore[union-attr]
+    assert found, report["blockers"]
+    named = BLOCKING_OBJECTS[check]["metadata"]["name"]  # type: ignore[index]
+    assert (
+        any(named in " ".join([b["message"], *b["objects"]]) for b in found)
+        or check == "removed-api"
+    )
+    if check == "removed-api":
+        assert "storage.k8s.io/v1beta1 CSIStorageCapacity" in found[0]["message"]
+        assert "provisioner" in found[0]["message"] and "storage.k8s.io/v1" in found[0]["fix"]
