@@ -18,6 +18,8 @@
    channel of 5,000 and 50,000 bundles validated and rendered (bench/catalog_growth.py).
 9. The web console's time to first render of the largest channel and its bytes over the
    wire, in headless Chromium (bench/console.py), when Chromium and Playwright are there.
+11. A must-gather of 5,000 nodes and 100,000 pods imported as a twin and preflighted
+   (bench/twin_import.py; each step in its own process, with its peak memory).
 10. How quickly the CLI starts (`--help`, `get nodes`, `skew check`) as a ratio to
    `kubectl version --client`, paired runs (bench/cli_start.py).
 8. A fleet of 100 distributed-cloud clusters (one admin, 99 users with 3 pools of 5 nodes)
@@ -56,6 +58,7 @@ from bench.olm import bench_olm, bench_olm_cluster
 from bench.promql import bench_promql
 from bench.release import bench_release, describe
 from bench.sim import bench_sim
+from bench.twin_import import bench_twin_import
 from kupgrade.graph.builder import build_graph
 from kupgrade.graph.codec import encode_graph
 from kupgrade.graph.graphdata import load_graph_data
@@ -359,6 +362,7 @@ def main() -> None:
     report["olm"] = bench_olm(SHARED.parent)
     report["olm on a cluster"] = bench_olm_cluster(SHARED.parent)
     report["catalog growth"] = bench_catalog_growth([5_000, 50_000])
+    report["twin import and preflight"] = bench_twin_import(5000, 100_000, "json")
     report["cli start"] = bench_cli_start()
     if args.json:
         print(json.dumps(report, indent=2))

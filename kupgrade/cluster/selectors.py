@@ -18,7 +18,16 @@ OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 def problem(selector: dict[str, Any] | None) -> str | None:
     """Why the API server would refuse the selector, or None."""
-    for expr in (selector or {}).get("matchExpressions") or []:
+    if selector is not None and not isinstance(selector, dict):
+        return "a label selector is an object"
+    wanted, exprs = (selector or {}).get("matchLabels"), (selector or {}).get("matchExpressions")
+    if wanted is not None and not isinstance(wanted, dict):
+        return "matchLabels is a map of labels"
+    if exprs is not None and not (
+        isinstance(exprs, list) and all(isinstance(e, dict) for e in exprs)
+    ):
+        return "matchExpressions is a list of requirements"
+    for expr in exprs or []:
         operator, values = expr.get("operator"), expr.get("values") or []
         if operator not in OPERATORS:
             return f"{operator!r} is not a valid label selector operator"

@@ -117,7 +117,8 @@ def _object(obj: dict[str, Any], names: _Names) -> dict[str, Any]:
         meta["namespace"] = names.namespace(ns)
     if not _system(ns):
         meta.pop("annotations", None)
-        selector = (out.get("spec") or {}).get("selector")
+        spec = out.get("spec")
+        selector = spec.get("selector") if isinstance(spec, dict) else None
         if isinstance(selector, dict):
             _selector(selector, ns, names)
     return out
@@ -127,7 +128,7 @@ def _selector(selector: dict[str, Any], ns: str, names: _Names) -> None:
     labels = selector.get("matchLabels")
     if isinstance(labels, dict):
         selector["matchLabels"] = names.labels(ns, labels)
-    for expr in selector.get("matchExpressions") or []:
+    for expr in _list(selector.get("matchExpressions")):
         if isinstance(expr, dict) and isinstance(expr.get("values"), list):
             expr["values"] = [hashed("v", str(v)) for v in expr["values"]]
 
@@ -137,14 +138,18 @@ def _users(obj: dict[str, Any], names: _Names) -> None:
     status = obj.get("status")
     if not isinstance(status, dict):
         return
-    hours = [status.get("currentHour"), *(status.get("last24h") or [])]
+    hours = [status.get("currentHour"), *_list(status.get("last24h"))]
     for hour in hours:
-        for by_node in (hour or {}).get("byNode") or [] if isinstance(hour, dict) else []:
+        for by_node in _list(hour.get("byNode")) if isinstance(hour, dict) else []:
             if not isinstance(by_node, dict):
                 continue
             if isinstance(by_node.get("nodeName"), str):
                 by_node["nodeName"] = names.node(by_node["nodeName"])
-            for user in by_node.get("byUser") or []:
+            for user in _list(by_node.get("byUser")):
                 name = user.get("username") if isinstance(user, dict) else None
                 if isinstance(name, str) and not name.startswith("system:"):
                     user["username"] = hashed("user", name)
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []

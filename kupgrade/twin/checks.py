@@ -293,7 +293,11 @@ def paused_pools(pools: list[Obj]) -> list[Blocker]:
 def degraded_operators(operators: list[Obj]) -> list[Blocker]:
     found = []
     for op in operators:
-        conditions = {c.get("type"): c for c in (op.get("status") or {}).get("conditions") or []}
+        raw = op.get("status")
+        status: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        given = status.get("conditions")
+        listed: list[Any] = given if isinstance(given, list) else []
+        conditions = {c.get("type"): c for c in listed if isinstance(c, dict)}
         bad = [
             f"{t}={conditions[t].get('status')}: {conditions[t].get('message') or conditions[t].get('reason') or ''}".rstrip(
                 ": "

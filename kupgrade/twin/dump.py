@@ -18,8 +18,9 @@ its folder names (`config/node/NAME.json`).
 from __future__ import annotations
 
 import os
+import stat
 import tarfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -102,7 +103,7 @@ def _version(obj: Obj) -> int:
     return int(raw) if isinstance(raw, str | int) and str(raw).isdigit() else -1
 
 
-def read_dumps(paths: Iterable[Path]) -> Dump:
+def read_dumps(paths: Sequence[Path]) -> Dump:
     """Every object of every path given; InputError when none of them holds any."""
     dump = Dump()
     for path in paths:
@@ -122,12 +123,12 @@ def _read_path(dump: Dump, path: Path) -> None:
         info = path.stat()
     except OSError as exc:
         raise InputError(f"cannot read the dump: {os_problem(exc)}", file=str(path)) from None
-    if path.is_dir():
+    if stat.S_ISDIR(info.st_mode):
         for file, rel in _walk(path):
             _read_file(dump, file, rel)
     elif path.name.endswith(ARCHIVE_SUFFIXES):
         _read_archive(dump, path)
-    elif info.st_size >= 0:
+    else:  # a file the user named is read whatever its name (a FIFO is refused there)
         _read_bytes(dump, intake.read_file(path, "dump file"), str(path), path.name)
 
 

@@ -10,6 +10,7 @@ preflight read them later without the dump.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -148,15 +149,22 @@ def import_twin(
 ) -> Imported:
     """Read the source, map it, calibrate it and create the twin `name` (SPEC X7)."""
     dump, now = read_source(source)
-    if now <= 0:
-        raise InputError(
-            "holds no timestamps to start the twin's clock from",
-            file=source.describe(),
-            hint="a capture's objects carry creationTimestamp and condition times",
-        )
     objects = list(dump.objects.values())
+    kinds = {kind for kind, _, _ in dump.objects}
+    if not kinds & READ_KINDS:
+        raise InputError(
+            f"holds {len(objects):,} objects, none of a kind a twin is made from "
+            f"(it has {', '.join(sorted(kinds)[:5])}{', ...' if len(kinds) > 5 else ''})",
+            file=source.describe(),
+            hint="a twin reads Nodes, Pods, workloads, budgets and the ClusterVersion",
+        )
+    undated = now <= 0  # a directory of manifests carries no times of its own
+    if undated:
+        now = time.time()
     twin = twin_of(dump.objects, name=name, start=rfc3339(now), seed=seed)
     twin.notes[:0] = dump.notes()
+    if undated:
+        twin.notes.append("the dump holds no timestamps: the twin's clock starts now")
     calibration = calibrate(objects, twin.profile.spec)
     twin.profile.spec = calibrated(twin.profile.spec, calibration)
     if upstream is not None:

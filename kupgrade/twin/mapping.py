@@ -18,14 +18,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kupgrade.cluster.kubeadm import POOL_LABEL
+from kupgrade.cluster.gdc import MANAGED_BY
+from kupgrade.cluster.kubeadm import POOL_LABEL, STATIC
 from kupgrade.cluster.mco import DRAIN_FLAGS, ZONE_LABEL, pool_of
 from kupgrade.cluster.objects import MIRROR_ANNOTATION
 from kupgrade.sim.profile import (
     DEFAULT_OPERATORS,
+    GDC_ROLES,
     DrainPolicy,
     Fault,
     Gdc,
+    Kube,
     Machine,
     Operator,
     PodAt,
@@ -114,7 +117,7 @@ def twin_of(objects: dict[Key, Obj], *, name: str, start: str, seed: int = 1) ->
     else:
         _kubernetes(spec, by_kind, twin.notes)
     spec.workloads = workloads_of(by_kind, spec.pools, twin.notes)
-    spec.objects += kept_objects(by_kind)
+    spec.objects += kept_objects(by_kind, twin.notes)
     spec.objects += node_overlays(by_kind.get("Node", []))
     twin.profile.spec = spec
     return twin
@@ -209,9 +212,13 @@ def _mcp_pools(mcps: list[Obj], nodes: list[Obj], notes: list[str]) -> list[Pool
     if not mcps:
         notes.append("no MachineConfigPools in the dump: pools are made from the nodes' roles")
         mcps = [_role_pool("master"), _role_pool("worker")]
+    # What pool_of reads, in the shapes it reads them (a dump's may be anything).
+    selectors = [
+        {"metadata": {"name": _name(p)}, "spec": {"nodeSelector": _selector_of(p)}} for p in mcps
+    ]
     members: dict[str, list[Obj]] = defaultdict(list)
     for node in nodes:
-        members[pool_of(node, mcps)].append(node)
+        members[pool_of({"metadata": {"labels": _labels(node)}}, selectors)].append(node)
     if members.get(""):
         names = ", ".join(_name(n) for n in members[""][:5])
         notes.append(
@@ -235,6 +242,11 @@ def _mcp_pools(mcps: list[Obj], nodes: list[Obj], notes: list[str]) -> list[Pool
         else:
             notes.append(f"MachineConfigPool {pool_name} has no nodes in the dump: left out")
     return pools or _default_pools(notes)
+
+
+def _selector_of(mcp: Obj) -> dict[str, Any] | None:
+    found = _dict(mcp.get("spec")).get("nodeSelector")
+    return found if isinstance(found, dict) else None
 
 
 def _role_pool(role: str) -> Obj:
@@ -281,36 +293,115 @@ def _kubernetes(spec: Spec, by_kind: dict[str, list[Obj]], notes: list[str]) -> 
         spec.pools.insert(0, Pool("control-plane", machines=[Machine("control-plane-0")]))
     if not nodes:
         spec.pools = _default_pools(notes)
+    spec.kube, platform_pods = _kube_shape(by_kind.get("Pod", []), spec.version)
+    by_kind["Pod"] = [p for p in by_kind.get("Pod", []) if id(p) not in platform_pods]
+
+
+def _kube_shape(pods: list[Obj], version: str) -> tuple[Kube | None, set[int]]:
+    """The versions a kubeadm cluster's own pods run, from their images (SPEC H): each
+    control-plane node's static pods and each node's kube-proxy, where they differ from
+    the cluster's version. The twin's platform makes those pods itself, so they are not
+    workloads (the ids of the pods read)."""
+    static: dict[str, dict[str, str]] = defaultdict(dict)
+    proxy: dict[str, str] = {}
+    seen: set[int] = set()
+    for pod in pods:
+        meta = _dict(pod.get("metadata"))
+        node = str(_dict(pod.get("spec")).get("nodeName") or "")
+        tag = _image_tag(pod)
+        component = _labels(pod).get("component", "")
+        if meta.get("namespace") != "kube-system" or not node:
+            continue
+        if MIRROR_ANNOTATION in _dict(meta.get("annotations")) and component in (*STATIC, "etcd"):
+            seen.add(id(pod))
+            if component != "etcd" and tag:
+                static[node][component] = tag
+        elif _labels(pod).get("k8s-app") == "kube-proxy":
+            seen.add(id(pod))
+            if tag and tag != version:
+                proxy[node] = tag
+    differ = {
+        node: {c: runs.get(c, version) for c in STATIC}
+        for node, runs in sorted(static.items())
+        if any(runs.get(c, version) != version for c in STATIC)
+    }
+    return (Kube(static_pods=differ, kube_proxy=proxy) if differ or proxy else None), seen
+
+
+def _image_tag(pod: Obj) -> str:
+    """A container image's tag when it is a Kubernetes version (registry.k8s.io/x:v1.30.4)."""
+    for container in _dict(pod.get("spec")).get("containers") or []:
+        image = str(_dict(container).get("image") or "")
+        tag = image.rsplit(":", 1)[-1] if ":" in image.rsplit("/", 1)[-1] else ""
+        if re.fullmatch(r"v\d+\.\d+\.\d+", tag):
+            return tag
+    return ""
 
 
 def _gdc(spec: Spec, by_kind: dict[str, list[Obj]], notes: list[str]) -> None:
+    """A bare-metal cluster (baremetal.cluster.gke.io Cluster and NodePools): its role, its
+    management cluster, its version and its pools; control-plane and load-balancer nodes
+    listed in the Cluster's own nodePoolSpecs when no NodePool lists them."""
     cluster = next(c for c in by_kind["Cluster"] if "baremetal" in str(c.get("apiVersion", "")))
     status, cspec = _dict(cluster.get("status")), _dict(cluster.get("spec"))
-    spec.version = str(
-        status.get("anthosBareMetalVersion") or cspec.get("anthosBareMetalVersion") or spec.version
-    )
+    version = status.get("anthosBareMetalVersion") or cspec.get("anthosBareMetalVersion")
+    spec.version = str(version or spec.version)
     spec.channel = ""
     role = str(cspec.get("type") or "standalone")
-    spec.gdc = Gdc(role=role if role in ("admin", "hybrid", "standalone", "user") else "standalone")
+    spec.gdc = Gdc(role=role if role in GDC_ROLES else "standalone")
+    annotations = _dict(_dict(cluster.get("metadata")).get("annotations"))
     if spec.gdc.role == "user":
-        spec.gdc.managed_by = str(_dict(cluster.get("metadata")).get("namespace") or "admin")
+        spec.gdc.managed_by = str(annotations.get(MANAGED_BY) or "admin")
+    mode = _dict(cspec.get("loadBalancer")).get("mode")
+    spec.gdc.load_balancer = mode if mode in ("bundled", "manual") else "bundled"
+    strategy = _dict(cspec.get("nodePoolUpgradeStrategy")).get("concurrentNodePools")
+    spec.gdc.concurrent_node_pools = strategy if strategy in (0, 1) else 1
     by_node = {_name(n): n for n in by_kind.get("Node", [])}
-    pools = []
-    for nodepool in by_kind.get("NodePool", []):
-        addresses = [
-            str(m.get("address"))
-            for m in _dict(nodepool.get("spec")).get("nodes") or []
-            if isinstance(m, dict) and m.get("address")
-        ]
-        members = [by_node.get(a) or {"metadata": {"name": a}} for a in addresses]
-        pools.append(Pool(_name(nodepool), machines=_machines(members)))
+    pools = [_nodepool(p, by_node) for p in by_kind.get("NodePool", [])]
+    listed = {m.name for p in pools for m in p.machines}
+    for part, pool_role in (("controlPlane", "control-plane"), ("loadBalancer", "load-balancer")):
+        addresses = _addresses(_dict(_dict(cspec.get(part)).get("nodePoolSpec")))
+        if addresses and not listed & set(addresses):
+            members = [by_node.get(a) or {"metadata": {"name": a}} for a in addresses]
+            pools.append(Pool(pool_role, machines=_machines(members), role=pool_role))
     if not pools:
         notes.append("no NodePools in the dump: pools are made from the nodes' roles")
         groups: dict[str, list[Obj]] = defaultdict(list)
         for node in by_node.values():
             groups["control-plane" if _is_control_plane(node) else "worker"].append(node)
         pools = [Pool(p, machines=_machines(ns)) for p, ns in sorted(groups.items())]
-    spec.pools = pools or _default_pools(notes)
+    spec.pools = [p for p in pools if p.machines] or _default_pools(notes)
+
+
+def _addresses(pool_spec: dict[str, Any]) -> list[str]:
+    return [
+        str(m["address"])
+        for m in pool_spec.get("nodes") or []
+        if isinstance(m, dict) and isinstance(m.get("address"), str) and m["address"]
+    ]
+
+
+def _nodepool(nodepool: Obj, by_node: dict[str, Obj]) -> Pool:
+    """A NodePool as a profile pool: its nodes, its role, the profile pool name a
+    simulated cluster's nodes carry (so that a twin of one keeps its names)."""
+    members = [
+        by_node.get(a) or {"metadata": {"name": a}} for a in _addresses(_dict(nodepool.get("spec")))
+    ]
+    pool_spec = _dict(nodepool.get("spec"))
+    role = _labels(nodepool).get("kupgrade.io/pool-role") or None
+    named = {_labels(n).get(POOL_LABEL) for n in members} - {None}
+    name = next(iter(named)) if len(named) == 1 else _name(nodepool)
+    parallel = _dict(_dict(pool_spec.get("upgradeStrategy")).get("parallelUpgradeConfig"))
+    concurrent, minimum = parallel.get("concurrentNodes"), parallel.get("minimumAvailable")
+    version = pool_spec.get("anthosBareMetalVersion")
+    return Pool(
+        str(name),
+        machines=_machines(members),
+        role=role,
+        concurrent_nodes=concurrent if isinstance(concurrent, int) and concurrent > 0 else 1,
+        minimum_available=minimum if isinstance(minimum, int) and minimum > 0 else 0,
+        version=version if isinstance(version, str) and version else None,
+    )
 
 
 def _is_control_plane(node: Obj) -> bool:
@@ -461,17 +552,49 @@ def _ready(pod: Obj) -> bool:
 # --- objects kept as they are ---------------------------------------------------------------
 
 
-def kept_objects(by_kind: dict[str, list[Obj]]) -> list[Obj]:
-    kept = [_clean(o) for kind in KEPT_KINDS for o in by_kind.get(kind, [])]
-    for budget in kept:  # its status is the disruption controller's, counted in the twin
-        if budget.get("kind") == "PodDisruptionBudget":
-            budget.pop("status", None)
-    kept += [
-        _clean(c)
+def kept_objects(by_kind: dict[str, list[Obj]], notes: list[str]) -> list[Obj]:
+    """The objects a twin keeps as they are, each in the shape the API would have
+    accepted (a malformed one would break the rehearsal that reads it: it is left out
+    and counted)."""
+    found = [o for kind in KEPT_KINDS for o in by_kind.get(kind, [])]
+    found += [
+        c
         for c in by_kind.get("ConfigMap", [])
         if (c["metadata"].get("namespace", ""), _name(c)) in ADMIN_CONFIG_MAPS
     ]
+    kept, bad = [], Counter[str]()
+    for obj in found:
+        if not _well_formed(obj):
+            bad[obj["kind"]] += 1
+            continue
+        clean = _clean(obj)
+        if clean["kind"] == "PodDisruptionBudget":  # its status is counted in the twin
+            clean.pop("status", None)
+        kept.append(clean)
+    for kind, count in sorted(bad.items()):
+        notes.append(f"{count} {kind} objects are malformed and left out")
     return kept
+
+
+def _well_formed(obj: Obj) -> bool:
+    spec, status, meta = obj.get("spec"), obj.get("status"), obj["metadata"]
+    if obj["kind"] == "PodDisruptionBudget":
+        selector = _dict(spec).get("selector")
+        numbers = [_dict(spec).get(k) for k in ("minAvailable", "maxUnavailable")]
+        return (
+            isinstance(spec, dict)
+            and (selector is None or isinstance(selector, dict))
+            and all(n is None or _int_or_percent(n) is not None for n in numbers)
+        )
+    if obj["kind"] == "ConfigMap":
+        data = obj.get("data")
+        return data is None or (
+            isinstance(data, dict) and all(isinstance(v, str) for v in data.values())
+        )
+    annotations = meta.get("annotations")
+    return (status is None or isinstance(status, dict)) and (
+        annotations is None or isinstance(annotations, dict)
+    )
 
 
 def node_overlays(nodes: list[Obj]) -> list[Obj]:

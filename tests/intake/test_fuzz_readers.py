@@ -48,11 +48,15 @@ from kupgrade.skew.fleet import is_fleet_document, parse_fleet
 from kupgrade.skew.gdc import check_fleet
 from kupgrade.skew.inventory import parse_inventory
 from kupgrade.skew.k8s import check as check_k8s
+from kupgrade.twin.anonymize import anonymized
+from kupgrade.twin.calibration import calibrate
+from kupgrade.twin.dump import Dump, read_dumps
+from kupgrade.twin.mapping import twin_of
 from tests.support.conformance import conformance_doc, conformance_path
 from tests.support.fuzzkit import fuzz, mutated, swapped
 from tests.support.hostile import CONTENTS
 
-TARGETS = 18
+TARGETS = 20
 SHARE = 1 / TARGETS
 USER = (KupgradeError,)
 
@@ -279,6 +283,44 @@ def test_fuzz_profile() -> None:
             check_profile(load_profile(path), str(path))
 
     fuzz("profile", swapped([seed]), read, USER, SHARE)
+
+
+# --- a cluster's dump, read as a twin (SPEC X7) ------------------------------------------------
+
+CAPTURES = Path(__file__).parents[1] / "data" / "captures" / "must-gather-aws"
+
+
+def _capture_files() -> list[Path]:
+    return sorted(CAPTURES.rglob("*.yaml"))[:40]
+
+
+def test_fuzz_dump_files() -> None:
+    seeds = _bytes_of(_capture_files(), 16 * 1024)
+
+    def read(data: bytes) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "dump" / "pods.yaml"
+            path.parent.mkdir()
+            path.write_bytes(data)
+            twin_of(read_dumps([path.parent]).objects, name="t", start="2024-05-04T10:00:00Z")
+
+    fuzz("dump files", mutated(seeds), read, USER, SHARE)
+
+
+def test_fuzz_dump_objects() -> None:
+    docs = [yaml.safe_load(p.read_bytes()) for p in _capture_files()]
+
+    def read(doc: Any) -> None:
+        dump = Dump()
+        items = doc.get("items") if isinstance(doc, dict) else None
+        for obj in items if isinstance(items, list) else [doc]:
+            if isinstance(obj, dict):
+                dump.add(obj)
+        twin = twin_of(dump.objects, name="t", start="2024-05-04T10:00:00Z")
+        calibrate(list(dump.objects.values()), twin.profile.spec)
+        check_profile(anonymized(twin.profile), "t")
+
+    fuzz("dump objects", swapped([d for d in docs if isinstance(d, dict)]), read, USER, SHARE)
 
 
 # --- PromQL ----------------------------------------------------------------------------------

@@ -306,3 +306,54 @@ def test_each_class_of_blocker_is_found_and_named(
     if check == "removed-api":
         assert "storage.k8s.io/v1beta1 CSIStorageCapacity" in found[0]["message"]
         assert "provisioner" in found[0]["message"] and "storage.k8s.io/v1" in found[0]["fix"]
+
+
+def test_a_dump_of_kinds_a_twin_does_not_read_is_refused(tmp_path: Path) -> None:
+    secrets = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"s{i}", "namespace": "a"}}
+            for i in range(3)
+        ],
+    }
+    path = _write(tmp_path / "secrets.json", json.dumps(secrets).encode())
+    made = run_cli(["cluster", "import", "k", "--from", str(path)], tmp_path)
+    assert made.exit_code == 1 and made.stderr.count("\n") == 1
+    assert "Secret" in made.stderr and "secrets.json" in made.stderr
+
+
+def test_a_large_list_and_duplicates_import(tmp_path: Path) -> None:
+    """A 50 MB List of pods, and the same nodes twice with different resourceVersions: the
+    newer copy is kept and the duplicates are counted in one line."""
+    node = yaml.safe_load(NODE)
+    older = {**node, "metadata": {**node["metadata"], "resourceVersion": "5"}}
+    newer = {**node, "metadata": {**node["metadata"], "resourceVersion": "9", "labels": {}}}
+    _write(tmp_path / "d" / "a.json", json.dumps({"kind": "List", "items": [older]}).encode())
+    _write(tmp_path / "d" / "b.json", json.dumps({"kind": "NodeList", "items": [newer]}).encode())
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "namespace": "big",
+            "labels": {"app": "x"},
+            "annotations": {"pad": "p" * 1000},
+        },
+        "spec": {"nodeName": "n1"},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+    }
+    pods = [{**pod, "metadata": {**pod["metadata"], "name": f"x-{i}"}} for i in range(42_000)]
+    big = json.dumps({"apiVersion": "v1", "kind": "PodList", "items": pods}).encode()
+    assert len(big) > 50_000_000
+    _write(tmp_path / "d" / "pods.json", big)
+    made = run_cli(
+        ["cluster", "import", "k", "--from", str(tmp_path / "d"), "-o", "json"], tmp_path
+    )
+    assert made.exit_code == 0, made.stderr
+    twin = json.loads(made.stdout)
+    assert twin["pods"] == 42_000
+    assert any(n.startswith("1 objects appear more than once") for n in twin["notes"])
+    # The newer copy won: without its control-plane label the node is a worker, and the
+    # missing control plane is said and filled with a default node.
+    assert twin["pools"] == {"control-plane": 1, "worker": 1}
+    assert any("no control-plane node" in n for n in twin["notes"])

@@ -10,6 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.support.cli import run_cli
@@ -159,3 +160,41 @@ def _event(node: str, reason: str, offset: int) -> dict[str, Any]:
         "count": 1,
         "type": "Normal",
     }
+
+
+PLATFORMS = {
+    "gdc": (
+        ["--platform", "gdc", "--role", "standalone", "--version", "1.28.500-gke.120"],
+        ["--to", "1.29.100-gke.251"],
+    ),
+    "kubernetes": (
+        ["--platform", "kubernetes", "--version", "v1.30.4", "--control-planes", "1"],
+        ["--to", "v1.31.2", "--available", "v1.30.9,v1.31.2"],
+    ),
+}
+
+
+@pytest.mark.parametrize("platform", sorted(PLATFORMS))
+def test_a_twin_of_each_platform_rehearses_as_its_cluster_does(
+    tmp_path: Path, platform: str
+) -> None:
+    create, upgrade = PLATFORMS[platform]
+    home = tmp_path / "home"
+    made = run_cli(["cluster", "create", "orig", *create, "--workers", "3"], home)
+    assert made.exit_code == 0, made.stderr
+    with served_api(home, "orig", "--no-controllers") as (_, info):
+        live = run_cli(
+            ["cluster", "import", "live", "--kubeconfig", info["kubeconfig"], "-o", "json"], home
+        )
+    assert live.exit_code == 0, live.stderr
+    assert json.loads(live.stdout)["platform"] == platform
+    timelines = []
+    for name in ("orig", "live"):
+        asked = run_cli(["upgrade", "--cluster", name, *upgrade], home)
+        assert asked.exit_code == 0, asked.stderr
+        ran = run_cli(["controller", "run", "--cluster", name, "-o", "json"], home)
+        assert ran.exit_code == 0, ran.stderr
+        # A distributed-cloud cluster's own name is in its objects (cluster/NAME, its
+        # control-plane NodePool): the twin's is its own.
+        timelines.append(json.loads(ran.stdout.replace(f'/{name}"', '/NAME"'))["timeline"])
+    assert timelines[0] and timelines[1] == timelines[0]
