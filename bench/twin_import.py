@@ -14,20 +14,19 @@ Run alone: `python -m bench.twin_import [--nodes 5000 --pods 100000 --format jso
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from tests.support.graphserver import serve_graph
 
 REPO = Path(__file__).resolve().parents[1]
 START = "2024-05-04T10:00:00Z"
@@ -227,37 +226,10 @@ def _timed_cli(args: list[str], home: Path) -> dict[str, Any]:
     return {"wall_s": round(wall, 2), "peak_mb": peak, "exit": done.returncode, "out": done.stdout}
 
 
-@contextlib.contextmanager
-def _update_service() -> Iterator[str]:
-    """A graph on loopback from the dump's 4.14.20 to 4.15.3."""
-    nodes = [
-        {"version": v, "payload": f"quay.io/x@sha256:{c * 64}", "metadata": {}}
-        for v, c in (("4.14.20", "1"), ("4.15.3", "2"))
-    ]
-    body = json.dumps({"nodes": nodes, "edges": [[0, 1]]}).encode()
-
-    class Graph(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Graph)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/graph"
-    finally:
-        server.shutdown()
-
-
 def bench_twin_import(nodes: int = 5000, pods: int = 100_000, fmt: str = "json") -> dict[str, Any]:
     with (
         tempfile.TemporaryDirectory(prefix="kupgrade-bench-twin-") as tmp,
-        _update_service() as url,
+        serve_graph(["4.14.20", "4.15.3"]) as url,
     ):
         root, home = Path(tmp) / "must-gather", Path(tmp) / "home"
         size = write_dump(root, nodes, pods, fmt)

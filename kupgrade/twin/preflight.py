@@ -53,18 +53,23 @@ class Preflight:
 
     def forecast(self) -> dict[str, Any]:
         done = [r["seconds"] for r in self.runs if r["outcome"] == "completed"]
-        pools: dict[str, list[float]] = defaultdict(list)
-        for run in self.runs:
-            for pool, seconds in run["pools"].items():
-                pools[pool].append(seconds)
         return {
             "seconds": {"low": min(done), "high": max(done)} if done else None,
             "runs": len(self.runs),
             "completed": len(done),
-            "pools": {p: {"low": min(s), "high": max(s)} for p, s in sorted(pools.items())},
+            "pools": self._ranges("pools"),
+            "stages": self._ranges("stages"),
             "window": self.window,
             "fits": None if self.window is None or not done else max(done) <= self.window,
         }
+
+    def _ranges(self, part: str) -> dict[str, dict[str, float]]:
+        """Each pool's (or stage's) span over the rehearsals, shortest and longest."""
+        spans: dict[str, list[float]] = defaultdict(list)
+        for run in self.runs:
+            for name, seconds in run[part].items():
+                spans[name].append(seconds)
+        return {n: {"low": min(s), "high": max(s)} for n, s in sorted(spans.items())}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -92,8 +97,8 @@ class Preflight:
             out.append(
                 f"Forecast: {_d(low)} to {_d(high)} ({f['completed']} of {f['runs']} rehearsals finished){fits}"
             )
-            for pool, span in f["pools"].items():
-                out.append(f"  {pool}: {_d(span['low'])} to {_d(span['high'])}")
+            for part, span in [*f["stages"].items(), *f["pools"].items()]:
+                out.append(f"  {part}: {_d(span['low'])} to {_d(span['high'])}")
         else:
             out.append(f"Forecast: none of {f['runs']} rehearsals finished")
         for wait in self.waits:
@@ -247,6 +252,7 @@ def _rehearse(
                 "outcome": outcome.reason,
                 "seconds": outcome.now - started,
                 "pools": _pool_spans(events, nodes),
+                "stages": _stage_spans(events),
                 "waits": [e for e in events if e["reason"] in WAITS],
                 "holdUps": [e for e in events if e["reason"] in HOLD_UPS][-5:],
             }, None
@@ -274,6 +280,27 @@ def _pool_spans(events: list[dict[str, Any]], pools: dict[str, str]) -> dict[str
         if obj.startswith("node/") and obj[5:] in pools:
             spans[pools[obj[5:]]].append(e["at"])
     return {p: max(at) - min(at) for p, at in sorted(spans.items()) if p}
+
+
+# What each platform's events call the parts of an upgrade: the version controller's
+# operators, a distributed-cloud upgrade's stages and components, a Kubernetes plan's steps.
+STAGE_KINDS = {
+    "clusteroperator": "control plane",
+    "stage": "cluster stages",
+    "component": "cluster stages",
+    "step": "plan steps",
+    "csv": "operators (OLM)",
+}
+
+
+def _stage_spans(events: list[dict[str, Any]]) -> dict[str, float]:
+    """How long each part of the upgrade took, from its first event to its last."""
+    spans: dict[str, list[float]] = defaultdict(list)
+    for e in events:
+        part = STAGE_KINDS.get(str(e["object"]).split("/", 1)[0])
+        if part is not None:
+            spans[part].append(e["at"])
+    return {p: max(at) - min(at) for p, at in sorted(spans.items())}
 
 
 def _waits(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:

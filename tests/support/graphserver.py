@@ -1,0 +1,48 @@
+"""An update service on loopback that answers every request with one Cincinnati graph:
+for twins and preflights whose clusters need an upstream (tests and bench/)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def graph_of(versions: list[str]) -> bytes:
+    """A graph of `versions` with an edge from each to every later one."""
+    nodes = [
+        {
+            "version": v,
+            "payload": f"quay.io/x@sha256:{hashlib.sha256(v.encode()).hexdigest()}",
+            "metadata": {},
+        }
+        for v in versions
+    ]
+    edges = [[i, j] for i in range(len(nodes)) for j in range(i + 1, len(nodes))]
+    return json.dumps({"nodes": nodes, "edges": edges}).encode()
+
+
+@contextmanager
+def serve_graph(versions: list[str]) -> Iterator[str]:
+    """The URL of a graph of `versions`, served until the caller is done."""
+    body = graph_of(versions)
+
+    class Graph(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Graph)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/graph"
+    finally:
+        server.shutdown()
