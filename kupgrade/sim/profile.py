@@ -493,6 +493,7 @@ def check_common(spec: Spec, where: str) -> None:
 
 def _check_objects(spec: Spec, where: str) -> None:
     """Each object names its kind and itself, as the API would require."""
+    nodes = {n for p in spec.pools for n in node_names(p)}
     for i, obj in enumerate(spec.objects):
         meta = obj.get("metadata")
         if not isinstance(obj.get("kind"), str) or not isinstance(meta, dict):
@@ -502,6 +503,13 @@ def _check_objects(spec: Spec, where: str) -> None:
         if not isinstance(meta.get("name"), str) or not meta["name"]:
             raise InputError(
                 "an object needs metadata.name", file=where, field=f"spec.objects[{i}]"
+            )
+        if obj["kind"] == "Node" and meta["name"] not in nodes:
+            raise InputError(
+                f"node {meta['name']} is not a node of the profile's pools (a Node object "
+                "changes one the cluster is created with)",
+                file=where,
+                field=f"spec.objects[{i}]",
             )
 
 

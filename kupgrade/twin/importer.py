@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from kupgrade.cluster.kube import KINDS, KubeBackend
+from kupgrade.collector import paused
 from kupgrade.errors import InputError, KupgradeError
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.profile import Profile
@@ -67,6 +68,7 @@ class Imported:
             "source": self.source,
             **self.twin.to_json(),
             "calibration": self.calibration.to_json(),
+            "apiUses": self.api_uses,
         }
 
 
@@ -148,6 +150,13 @@ def import_twin(
     upstream: str | None = None,
 ) -> Imported:
     """Read the source, map it, calibrate it and create the twin `name` (SPEC X7)."""
+    with paused():  # a dump is millions of acyclic dicts (kupgrade/collector.py)
+        return _import(home, name, source, seed=seed, anonymize=anonymize, upstream=upstream)
+
+
+def _import(
+    home: Path, name: str, source: Source, *, seed: int, anonymize: bool, upstream: str | None
+) -> Imported:
     dump, now = read_source(source)
     objects = list(dump.objects.values())
     kinds = {kind for kind, _, _ in dump.objects}
@@ -171,9 +180,11 @@ def import_twin(
         twin.profile.spec.upstream = upstream
     if anonymize:
         twin.profile = anonymized(twin.profile)
-    # Only uses of an API some Kubernetes minor removes are worth keeping (SPEC X8).
-    removable = {(r.group, r.version) for r in TABLE}
-    uses = [asdict(u) for u in uses_in_objects(objects) if (u.group, u.version) in removable]
+    # Only uses of an API some Kubernetes minor removes are worth keeping (SPEC X8): the
+    # objects are sorted out by their apiVersion first (a 100,000-pod dump has none).
+    removable = {r.api_version for r in TABLE}
+    old = [o for o in objects if o.get("apiVersion") in removable]
+    uses = [asdict(u) for u in uses_in_objects(old)]
     imported = Imported(name, twin, calibration, uses, source.describe())
     root = create_cluster(home, name, twin.profile)
     _remember(root, imported)

@@ -118,7 +118,8 @@ def twin_of(objects: dict[Key, Obj], *, name: str, start: str, seed: int = 1) ->
         _kubernetes(spec, by_kind, twin.notes)
     spec.workloads = workloads_of(by_kind, spec.pools, twin.notes)
     spec.objects += kept_objects(by_kind, twin.notes)
-    spec.objects += node_overlays(by_kind.get("Node", []))
+    members = {m.name for p in spec.pools for m in p.machines}
+    spec.objects += node_overlays([n for n in by_kind.get("Node", []) if _name(n) in members])
     twin.profile.spec = spec
     return twin
 

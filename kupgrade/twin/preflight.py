@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from kupgrade.collector import paused
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.platform import UpgradeAsk
@@ -153,6 +154,25 @@ def preflight(
     uses = (
         [_use(u) for u in (record or {}).get("apiUses") or []] if isinstance(record, dict) else []
     )
+    metrics = Path(spec.metrics) if spec.metrics else None
+    with paused():  # a big cluster's pods and budgets, read once (kupgrade/collector.py)
+        blockers = _standing(api, spec, target, [*uses, *metric_uses(metrics, api.now())])
+    for seed in range(spec.seed, spec.seed + max(1, runs)):
+        run, refused = _rehearse(root, spec, ask, seed)
+        if refused:
+            blockers.append(refused)
+            break
+        result.runs.append(run)
+    result.waits = _waits(result.runs)
+    blockers += _outcomes(result, window)
+    result.blockers = [
+        Blocker(b.check, b.message, b.objects, b.fix, b.check in accept) for b in blockers
+    ]
+    return result
+
+
+def _standing(api: SimCluster, spec: Spec, target: str, uses: list[Use]) -> list[Blocker]:
+    """The checks of the cluster as it stands (twin/checks.py)."""
     facts = Cluster(
         spec.version, target, spec.platform, api.list("Pod"), api.list("PodDisruptionBudget")
     )
@@ -166,20 +186,7 @@ def preflight(
         }
         for w in spec.workloads
     ]
-    metrics = Path(spec.metrics) if spec.metrics else None
-    blockers = standing(api, facts, workloads, [*uses, *metric_uses(metrics, api.now())])
-    for seed in range(spec.seed, spec.seed + max(1, runs)):
-        run, refused = _rehearse(root, spec, ask, seed)
-        if refused:
-            blockers.append(refused)
-            break
-        result.runs.append(run)
-    result.waits = _waits(result.runs)
-    blockers += _outcomes(result, window)
-    result.blockers = [
-        Blocker(b.check, b.message, b.objects, b.fix, b.check in accept) for b in blockers
-    ]
-    return result
+    return standing(api, facts, workloads, uses)
 
 
 def preflight_live(
@@ -255,6 +262,7 @@ def _rehearse(
                 "stages": _stage_spans(events),
                 "waits": [e for e in events if e["reason"] in WAITS],
                 "holdUps": [e for e in events if e["reason"] in HOLD_UPS][-5:],
+                "failing": loop.failing() if outcome.reason != "completed" else None,
             }, None
         finally:
             store.close()
@@ -328,12 +336,14 @@ def _outcomes(result: Preflight, window: float | None) -> list[Blocker]:
             held = "; ".join(
                 f"{e['object']} {e['reason']}: {e['message']}" for e in run["holdUps"][-3:]
             )
+            why = f": {run['failing']}" if run.get("failing") else ""
             found.append(
                 Blocker(
                     "stalled",
                     f"the rehearsal with seed {run['seed']} did not finish ({run['outcome']} after "
-                    f"{_d(run['seconds'])})" + (f"; last hold-ups: {held}" if held else ""),
-                    tuple(sorted({e["object"] for e in run["holdUps"]})),
+                    f"{_d(run['seconds'])}){why}" + (f"; last hold-ups: {held}" if held else ""),
+                    tuple(sorted({e["object"] for e in run["holdUps"]}))
+                    or (f"ClusterVersion {result.version}",),
                     "fix the blockers above, then run the preflight again",
                 )
             )

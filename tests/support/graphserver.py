@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
 
 
 def graph_of(versions: list[str]) -> bytes:
@@ -25,13 +26,22 @@ def graph_of(versions: list[str]) -> bytes:
     return json.dumps({"nodes": nodes, "edges": edges}).encode()
 
 
+def next_minor(version: str) -> str:
+    """4.14.1 -> 4.15.0: the release a cluster's next minor update goes to."""
+    major, minor = version.split(".")[:2]
+    return f"{major}.{int(minor) + 1}.0"
+
+
 @contextmanager
-def serve_graph(versions: list[str]) -> Iterator[str]:
-    """The URL of a graph of `versions`, served until the caller is done."""
-    body = graph_of(versions)
+def serve_graph(versions: list[str] | None = None) -> Iterator[str]:
+    """The URL of a graph of `versions`, served until the caller is done; without
+    versions, a graph from the asking cluster's version to its next minor."""
+    fixed = graph_of(versions) if versions is not None else b""
 
     class Graph(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            asked = parse_qs(urlsplit(self.path).query).get("version", [""])[0]
+            body = fixed or graph_of([asked, next_minor(asked)])
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.end_headers()

@@ -14,6 +14,8 @@ import pytest
 import yaml
 
 from tests.support.cli import run_cli
+from tests.support.conformance import SHARED
+from tests.support.graphserver import next_minor, serve_graph
 from tests.twin.conftest import AWS_VERSION
 
 CAPTURES = Path(__file__).parents[1] / "data" / "captures"
@@ -97,6 +99,13 @@ def test_other_real_captures_import(tmp_path: Path, capture: str) -> None:
     assert made.exit_code == 0, made.stderr
     twin = json.loads(made.stdout)
     assert twin["platform"] == "OpenShift" and twin["nodes"] >= 1
+    if capture == "insights-operator":  # its budget is written in policy/v1beta1
+        (use,) = twin["apiUses"]
+        assert (use["group"], use["version"], use["kind"]) == (
+            "policy",
+            "v1beta1",
+            "PodDisruptionBudget",
+        )
 
 
 def _profile(tmp_path: Path, workloads: list[dict[str, object]], paused: bool = False) -> Path:
@@ -357,3 +366,73 @@ def test_a_large_list_and_duplicates_import(tmp_path: Path) -> None:
     # missing control plane is said and filled with a default node.
     assert twin["pools"] == {"control-plane": 1, "worker": 1}
     assert any("no control-plane node" in n for n in twin["notes"])
+
+
+def test_the_insights_archive_preflights_with_its_own_blockers(tmp_path: Path) -> None:
+    """A real archive no one here wrote: its budget in policy/v1beta1 (removed in 1.25), its
+    degraded ingress operator, and the rehearsal that stalls on it, each named."""
+    with serve_graph(["4.7.16", "4.12.0"]) as url:
+        archive = CAPTURES / "insights-operator"
+        made = run_cli(
+            ["cluster", "import", "ins", "--from", str(archive), "--upstream", url], tmp_path
+        )
+        assert made.exit_code == 0, made.stderr
+        run_cli(
+            ["upgrade", "channel", "stable-4.12", "--cluster", "ins", "--allow-explicit-channel"],
+            tmp_path,
+        )
+        found = run_cli(
+            [
+                "upgrade",
+                "--cluster",
+                "ins",
+                "--to",
+                "4.12.0",
+                "--preflight",
+                "--runs",
+                "1",
+                "-o",
+                "json",
+            ],
+            tmp_path,
+        )
+    assert found.exit_code == 1, found.stderr
+    blockers = {b["check"]: b for b in json.loads(found.stdout)["blockers"]}
+    assert (
+        "policy/v1beta1 PodDisruptionBudget is removed in v1.25"
+        in blockers["removed-api"]["message"]
+    )
+    assert blockers["degraded-operator"]["objects"] == ["ClusterOperator ingress"]
+    assert "did not finish" in blockers["stalled"]["message"]
+
+
+OC_EXAMPLES = SHARED / "peer" / "oc" / "status-examples"
+
+
+@pytest.mark.skipif(not OC_EXAMPLES.is_dir(), reason=f"{OC_EXAMPLES} not found")
+def test_every_oc_capture_imports_calibrates_and_preflights(tmp_path: Path) -> None:
+    """oc's own captured clusters (../shared/peer), most of them mid-update: each one
+    imports, calibrates and preflights to its next minor without an internal error."""
+    names = sorted(p.name.removesuffix("-cv.yaml") for p in OC_EXAMPLES.glob("*-cv.yaml"))
+    with serve_graph() as url:
+        for name in names:
+            files = [
+                a for p in sorted(OC_EXAMPLES.glob(f"{name}-*.yaml")) for a in ("--from", str(p))
+            ]
+            made = run_cli(
+                ["cluster", "import", name, *files, "--upstream", url, "-o", "json"], tmp_path
+            )
+            assert made.exit_code == 0, (name, made.stderr)
+            assert run_cli(["cluster", "calibration", name], tmp_path).exit_code == 0
+            target = next_minor(json.loads(made.stdout)["version"])
+            channel = "stable-" + target.rsplit(".", 1)[0]
+            run_cli(
+                ["upgrade", "channel", channel, "--cluster", name, "--allow-explicit-channel"],
+                tmp_path,
+            )
+            found = run_cli(
+                ["upgrade", "--cluster", name, "--to", target, "--preflight", "--runs", "1"],
+                tmp_path,
+            )
+            assert found.exit_code in (0, 1), (name, found.stderr)
+            assert found.stdout.startswith("Preflight"), (name, found.stderr)
