@@ -71,6 +71,7 @@ def requested_release(
                     "update use --allow-not-recommended.\n"
                     + "\n".join(reason_message(recommended)),
                     field="--to" if to else "--to-image",
+                    rule="SPEC A4",
                 )
             return {"version": release.get("version", ""), "image": release["image"]}
         if not_recommended:

@@ -13,14 +13,14 @@ import shutil
 import sqlite3
 import tempfile
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from kupgrade.collector import paused
-from kupgrade.errors import InputError
+from kupgrade.errors import InputError, KupgradeError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.platform import UpgradeAsk
 from kupgrade.sim.platforms import platform_of
@@ -159,8 +159,8 @@ def preflight(
         blockers = _standing(api, spec, target, [*uses, *metric_uses(metrics, api.now())])
     for seed in range(spec.seed, spec.seed + max(1, runs)):
         run, refused = _rehearse(root, spec, ask, seed)
-        if refused:
-            blockers.append(refused)
+        blockers += [b for b in refused if b not in blockers]
+        if run is None:
             break
         result.runs.append(run)
     result.waits = _waits(result.runs)
@@ -224,9 +224,11 @@ def _use(raw: dict[str, Any]) -> Use:
 
 def _rehearse(
     root: Path, spec: Spec, ask: UpgradeAsk, seed: int
-) -> tuple[dict[str, Any], Blocker | None]:
+) -> tuple[dict[str, Any] | None, list[Blocker]]:
     """One rehearsal on a copy of the cluster with `seed`: its outcome, duration, each
-    pool's span and its drains' waits; or the refusal of the request."""
+    pool's span and its drains' waits, and the blockers its request met. A request the
+    platform refuses by a rule is a blocker; one refused only for its known risks is
+    rehearsed all the same, the risks accepted on the copy, so the forecast still comes."""
     with tempfile.TemporaryDirectory(prefix="kupgrade-preflight-") as tmp:
         copy = Path(tmp) / root.name
         _copy_cluster(root, copy)
@@ -236,36 +238,74 @@ def _rehearse(
             profile.spec.seed = seed
             store.set_meta("profile", msgspec.to_builtins(profile))
             store.set_meta("seed", seed)
-            copied = profile.spec
-            said = upgrade_cluster(copy, store, copied, ask)
+            blockers, accepted = _request(copy, store, profile.spec, ask, spec.version)
+            if not accepted:
+                return None, blockers
             store.commit()
-            if said.exit:
-                words = " ".join([*said.errors, *said.lines]).strip()
-                check = "skew" if "skew" in words.lower() else "risk"
-                return {}, Blocker(
-                    check,
-                    f"the upgrade is refused: {words}",
-                    (f"ClusterVersion {spec.version}",),
-                    "see the refusal's own fix",
-                )
-            loop = local_loop(copy, store, copied)
-            started = loop.now()
-            outcome = loop.run(until="completed", max_seconds=HORIZON)
-            events = [e for e in loop.events() if e["at"] >= started]
-            pool_of = platform_of(copied).pool_of
-            nodes = {n["metadata"]["name"]: pool_of(n) for n in SimCluster(store).list("Node")}
-            return {
-                "seed": seed,
-                "outcome": outcome.reason,
-                "seconds": outcome.now - started,
-                "pools": _pool_spans(events, nodes),
-                "stages": _stage_spans(events),
-                "waits": [e for e in events if e["reason"] in WAITS],
-                "holdUps": [e for e in events if e["reason"] in HOLD_UPS][-5:],
-                "failing": loop.failing() if outcome.reason != "completed" else None,
-            }, None
+            return _run(copy, store, profile.spec, seed), blockers
         finally:
             store.close()
+
+
+def _request(
+    copy: Path, store: Store, spec: Spec, ask: UpgradeAsk, version: str
+) -> tuple[list[Blocker], bool]:
+    """Ask for the upgrade on the copy: the blockers the request met, and whether it
+    was taken (then the rehearsal runs)."""
+    try:
+        said = upgrade_cluster(copy, store, spec, ask)
+    except KupgradeError as exc:
+        if not exc.rule:  # the request itself is wrong: the user's to fix, not a blocker
+            raise
+        risk = exc.rule.startswith("SPEC A")  # a conditional update's risks (SPEC A4)
+        found = Blocker(
+            "risk" if risk else "skew",
+            f"the upgrade is {'not recommended' if risk else 'refused'}: {' '.join(exc.message.split())}",
+            (f"ClusterVersion {version}" if risk else f"cluster at {version}",),
+            exc.hint
+            or (
+                "accept the risk with --allow-not-recommended once it is understood"
+                if risk
+                else "see the rule"
+            ),
+        )
+        if not risk or ask.allow_not_recommended:
+            return [found], False
+        accepted, taken = _request(
+            copy, store, spec, replace(ask, allow_not_recommended=True), version
+        )
+        return [found, *accepted], taken
+    if said.exit:
+        words = " ".join([*said.errors, *said.lines]).strip()
+        check = "skew" if "skew" in words.lower() else "risk"
+        refusal = Blocker(
+            check,
+            f"the upgrade is refused: {words}",
+            (f"ClusterVersion {version}",),
+            "see the refusal's own fix",
+        )
+        return [refusal], False
+    return [], True
+
+
+def _run(copy: Path, store: Store, spec: Spec, seed: int) -> dict[str, Any]:
+    """The rehearsal of the requested upgrade, as its report's figures."""
+    loop = local_loop(copy, store, spec)
+    started = loop.now()
+    outcome = loop.run(until="completed", max_seconds=HORIZON)
+    events = [e for e in loop.events() if e["at"] >= started]
+    pool_of = platform_of(spec).pool_of
+    nodes = {n["metadata"]["name"]: pool_of(n) for n in SimCluster(store).list("Node")}
+    return {
+        "seed": seed,
+        "outcome": outcome.reason,
+        "seconds": outcome.now - started,
+        "pools": _pool_spans(events, nodes),
+        "stages": _stage_spans(events),
+        "waits": [e for e in events if e["reason"] in WAITS],
+        "holdUps": [e for e in events if e["reason"] in HOLD_UPS][-5:],
+        "failing": loop.failing() if outcome.reason != "completed" else None,
+    }
 
 
 def _copy_cluster(root: Path, copy: Path) -> None:

@@ -1,15 +1,15 @@
-"""An update service on loopback that answers every request with one Cincinnati graph:
-for twins and preflights whose clusters need an upstream (tests and bench/)."""
+"""An update service on loopback that answers with one Cincinnati graph: for twins and
+preflights whose clusters need an upstream (tests and bench/)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+from tests.support.service import serving
 
 
 def graph_of(versions: list[str]) -> bytes:
@@ -32,27 +32,15 @@ def next_minor(version: str) -> str:
     return f"{major}.{int(minor) + 1}.0"
 
 
+def _to_next_minor(path: str) -> bytes:
+    asked = parse_qs(urlsplit(path).query).get("version", [""])[0]
+    return graph_of([asked, next_minor(asked)])
+
+
 @contextmanager
 def serve_graph(versions: list[str] | None = None) -> Iterator[str]:
     """The URL of a graph of `versions`, served until the caller is done; without
     versions, a graph from the asking cluster's version to its next minor."""
     fixed = graph_of(versions) if versions is not None else b""
-
-    class Graph(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            asked = parse_qs(urlsplit(self.path).query).get("version", [""])[0]
-            body = fixed or graph_of([asked, next_minor(asked)])
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Graph)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/graph"
-    finally:
-        server.shutdown()
+    with serving(fixed, answer=None if versions is not None else _to_next_minor) as base:
+        yield f"{base}/graph"

@@ -49,21 +49,23 @@ def metric(base: str, name: str) -> float:
 class _Handler(http.server.BaseHTTPRequestHandler):
     body: bytes = b""
     drip: bool = False
+    answer: Callable[[str], bytes] | None = None  # the body for a request's path and query
 
     def do_GET(self) -> None:
+        body = self.answer(self.path) if self.answer is not None else self.body
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         if not self.drip:
-            self.send_header("Content-Length", str(len(self.body)))
+            self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         try:
             if self.drip:
-                for byte in self.body:
+                for byte in body:
                     self.wfile.write(bytes([byte]))
                     self.wfile.flush()
                     time.sleep(0.05)
             else:
-                self.wfile.write(self.body)
+                self.wfile.write(body)
         except (BrokenPipeError, ConnectionResetError):
             pass
 
@@ -72,8 +74,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serving(body: bytes, drip: bool = False) -> Iterator[str]:
-    handler = type("H", (_Handler,), {"body": body, "drip": drip})
+def serving(
+    body: bytes = b"", drip: bool = False, answer: Callable[[str], bytes] | None = None
+) -> Iterator[str]:
+    """A server on loopback answering every GET with `body`, or with what `answer` makes
+    of the request's path; its base URL, until the caller is done."""
+    fields = {"body": body, "drip": drip, "answer": staticmethod(answer) if answer else None}
+    handler = type("H", (_Handler,), fields)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -16,6 +16,7 @@ import yaml
 from tests.support.cli import run_cli
 from tests.support.conformance import SHARED
 from tests.support.graphserver import next_minor, serve_graph
+from tests.support.service import serving
 from tests.twin.conftest import AWS_VERSION
 
 CAPTURES = Path(__file__).parents[1] / "data" / "captures"
@@ -436,3 +437,45 @@ def test_every_oc_capture_imports_calibrates_and_preflights(tmp_path: Path) -> N
             )
             assert found.exit_code in (0, 1), (name, found.stderr)
             assert found.stdout.startswith("Preflight"), (name, found.stderr)
+
+
+def test_skew_the_target_breaks_is_a_blocker(tmp_path: Path) -> None:
+    """A Kubernetes cluster asked to skip a minor: the planner's rule, named (SPEC H6)."""
+    create = ["--platform", "kubernetes", "--version", "v1.30.4", "--control-planes", "1"]
+    assert run_cli(["cluster", "create", "k", *create, "--workers", "2"], tmp_path).exit_code == 0
+    skipped = ["--to", "v1.32.0", "--available", "v1.32.0"]
+    found = run_cli(["upgrade", "--cluster", "k", *skipped, "--preflight", "-o", "json"], tmp_path)
+    assert found.exit_code == 1, found.stderr
+    (blocker,) = json.loads(found.stdout)["blockers"]
+    assert blocker["check"] == "skew" and "H6.no-minor-skip" in blocker["message"]
+    assert "1.31" in blocker["fix"]
+    stepwise = ["--to", "v1.32.0", "--available", "v1.31.2,v1.32.0"]
+    passed = run_cli(
+        ["upgrade", "--cluster", "k", *stepwise, "--preflight", "-o", "json"], tmp_path
+    )
+    assert passed.exit_code == 0, passed.stdout
+    assert json.loads(passed.stdout)["forecast"]["completed"] == 3
+
+
+def test_a_known_risk_is_a_blocker_and_still_rehearsed(tmp_path: Path) -> None:
+    """A conditional update whose risk applies (SPEC A4): named with its URL, and the
+    upgrade rehearsed all the same on the copies, so the forecast still comes."""
+    nodes = [
+        {"version": v, "payload": f"quay.io/x@sha256:{c * 64}", "metadata": {}}
+        for v, c in (("4.13.40", "a"), ("4.14.27", "b"))
+    ]
+    risk = {
+        "url": "https://issues.example/OCPBUGS-1",
+        "name": "DrainHangs",
+        "message": "Drains may hang on clusters like this one.",
+        "matchingRules": [{"type": "Always"}],
+    }
+    conditional = [{"edges": [{"from": "4.13.40", "to": "4.14.27"}], "risks": [risk]}]
+    graph = {"nodes": nodes, "edges": [], "conditionalEdges": conditional}
+    with serving(json.dumps(graph).encode()) as base:
+        path = _profile(tmp_path, [])
+        code, report = _preflight(tmp_path, base + "/graph", path)
+    assert code == 1
+    (blocker,) = report["blockers"]  # type: ignore[misc]
+    assert blocker["check"] == "risk" and "OCPBUGS-1" in blocker["message"]
+    assert report["forecast"]["completed"] == 3  # type: ignore[index]

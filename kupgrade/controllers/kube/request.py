@@ -71,6 +71,7 @@ def request_upgrade(
         raise InputError(
             f"no upgrade path keeps every state legal: {', '.join(refusal.rules)}: "
             f"{refusal.message}",
+            rule=", ".join(refusal.rules),
             hint=refusal.fix,
         )
     record = KubeUpgrade(
