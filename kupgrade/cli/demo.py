@@ -199,7 +199,7 @@ class Rehearsal:
         # `kupgrade upgrade --to TARGET --preflight --window 4h`: rehearsed on a copy first.
         self.store.commit()
         ask = UpgradeAsk(to=self.target)
-        self.preflight = preflight(self.root, self.store, self.spec, ask, window=WINDOW, runs=1)
+        self.preflight = preflight(self.root, self.spec, ask, window=WINDOW, runs=1)
         upgrade_cluster(self.root, self.store, self.spec, ask)
 
     def run(self, output: Format) -> dict[str, Any]:

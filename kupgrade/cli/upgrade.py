@@ -20,7 +20,7 @@ from kupgrade.cli.upgrade_status import Details, show_status
 from kupgrade.cluster.upgrade_text import render_upgrade
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
-from kupgrade.sim.homes import opened
+from kupgrade.sim.homes import opened, spec_at
 from kupgrade.sim.openshift.upgrade import channel as set_channel
 from kupgrade.sim.platform import Said, UpgradeAsk
 from kupgrade.sim.platforms import platform_of
@@ -330,8 +330,8 @@ def _preflight(
     if live is not None:
         found = preflight_live(live, ask, window=seconds, accept=accept, runs=runs)
     else:
-        with opened(cluster) as (root, store, spec):
-            found = preflight(root, store, spec, ask, window=seconds, accept=accept, runs=runs)
+        root, spec = spec_at(cluster)
+        found = preflight(root, spec, ask, window=seconds, accept=accept, runs=runs)
     if output.data:
         print_json(found.to_json())
     else:

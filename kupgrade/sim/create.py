@@ -22,19 +22,19 @@ from kupgrade.sim.profiles import check_profile
 from kupgrade.sim.store import Store
 
 
-def create_cluster(home: Path, name: str, profile: Profile) -> Path:
+def create_cluster(
+    home: Path, name: str, profile: Profile, meta: dict[str, Any] | None = None
+) -> Path:
+    """The cluster made and settled; `meta`: what else its store keeps from the start
+    (a twin's import record)."""
     check_profile(profile, "the profile")
-    target = home / "clusters" / name
-    if target.exists():
-        raise InputError(
-            f"cluster {name!r} already exists", file=str(target), hint="delete it first"
-        )
+    target = refuse_existing(home, name)
     tmp = home / "clusters" / f".{name}.creating"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
         with paused():  # a big cluster's pods, nodes and manifests: acyclic documents
-            _populate(tmp, name, profile)
+            _populate(tmp, name, profile, meta or {})
         tmp.rename(target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -42,10 +42,22 @@ def create_cluster(home: Path, name: str, profile: Profile) -> Path:
     return target
 
 
-def _populate(root: Path, name: str, profile: Profile) -> None:
+def refuse_existing(home: Path, name: str) -> Path:
+    """Where cluster `name` goes, refused when one is there already."""
+    target = home / "clusters" / name
+    if target.exists():
+        raise InputError(
+            f"cluster {name!r} already exists", file=str(target), hint="delete it first"
+        )
+    return target
+
+
+def _populate(root: Path, name: str, profile: Profile, meta: dict[str, Any]) -> None:
     store = Store(root / "cluster.db")
     try:
         store.set_meta("profile", msgspec.to_builtins(profile))
+        for key, value in meta.items():
+            store.set_meta(key, value)
         platform_of(profile.spec).populate(root, store, name, profile)
         add_objects(store, profile.spec.objects)
         store.commit()

@@ -14,7 +14,7 @@ import msgspec
 
 from kupgrade.errors import InputError
 from kupgrade.sim.profile import Profile, Spec
-from kupgrade.sim.store import Store, StoreError
+from kupgrade.sim.store import Store, StoreError, read_meta
 
 # A directory name on every file system and a Kubernetes-style name: letters, digits,
 # dashes and dots inside, at most 63 characters.
@@ -63,15 +63,24 @@ def opened(name: str | None) -> Iterator[tuple[Path, Store, Spec]]:
     root = cluster_root(name)
     store = Store(root / "cluster.db", shared=True)
     try:
-        try:
-            spec = msgspec.convert(store.meta("profile"), Profile).spec
-        except msgspec.ValidationError as exc:
-            raise StoreError(
-                f"the store of cluster {root.name} is damaged (its profile: {exc})",
-                file=str(root / "cluster.db"),
-                hint=f"delete the cluster with `kupgrade cluster delete {root.name}` and "
-                "create it again",
-            ) from None
-        yield root, store, spec
+        yield root, store, _spec(root, store.meta("profile"))
     finally:
         store.close()
+
+
+def spec_at(name: str | None) -> tuple[Path, Spec]:
+    """A cluster's home and profile, read without loading the cluster."""
+    root = cluster_root(name)
+    return root, _spec(root, read_meta(root / "cluster.db", "profile"))
+
+
+def _spec(root: Path, raw: object) -> Spec:
+    try:
+        return msgspec.convert(raw, Profile).spec
+    except msgspec.ValidationError as exc:
+        raise StoreError(
+            f"the store of cluster {root.name} is damaged (its profile: {exc})",
+            file=str(root / "cluster.db"),
+            hint=f"delete the cluster with `kupgrade cluster delete {root.name}` and "
+            "create it again",
+        ) from None

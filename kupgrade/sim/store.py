@@ -174,6 +174,20 @@ class ChangeLog:
         return self.entries[max(0, version - self.entries[0][0] + 1) :]
 
 
+def read_meta(path: Path, key: str) -> Any:
+    """One meta value read from the file without loading the cluster (None when there is
+    none): a command that only copies a big cluster need not load its 100,000 pods."""
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        finally:
+            db.close()
+        return _decode(row[0]) if row else None
+    except (sqlite3.Error, msgspec.DecodeError, ValueError) as exc:
+        raise store_error(exc, path, "open") from None
+
+
 class Store:
     """One cluster's state in one SQLite file."""
 

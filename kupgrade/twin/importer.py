@@ -16,13 +16,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from kupgrade.cluster.kube import KINDS, KubeBackend
 from kupgrade.collector import paused
 from kupgrade.errors import InputError, KupgradeError
-from kupgrade.sim.create import create_cluster
-from kupgrade.sim.profile import Profile
+from kupgrade.sim.create import create_cluster, refuse_existing
 from kupgrade.skew.removed_apis import TABLE, uses_in_objects
 from kupgrade.twin.anonymize import anonymized
 from kupgrade.twin.calibration import Calibration, calibrate, calibrated
@@ -61,6 +58,16 @@ class Imported:
     calibration: Calibration
     api_uses: list[dict[str, Any]]
     source: str
+
+    def record(self) -> dict[str, Any]:
+        """What the twin's store keeps of its import (`cluster calibration`, preflights)."""
+        return {
+            "source": self.source,
+            "notes": self.twin.notes,
+            "notModelled": self.twin.unmodelled,
+            "calibration": self.calibration.to_json(),
+            "apiUses": self.api_uses,
+        }
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -157,6 +164,7 @@ def import_twin(
 def _import(
     home: Path, name: str, source: Source, *, seed: int, anonymize: bool, upstream: str | None
 ) -> Imported:
+    refuse_existing(home, name)  # before the dump is read, not after
     dump, now = read_source(source)
     objects = list(dump.objects.values())
     kinds = {kind for kind, _, _ in dump.objects}
@@ -186,35 +194,5 @@ def _import(
     old = [o for o in objects if o.get("apiVersion") in removable]
     uses = [asdict(u) for u in uses_in_objects(old)]
     imported = Imported(name, twin, calibration, uses, source.describe())
-    root = create_cluster(home, name, twin.profile)
-    _remember(root, imported)
+    create_cluster(home, name, twin.profile, {IMPORT_META: imported.record()})
     return imported
-
-
-def _remember(root: Path, imported: Imported) -> None:
-    from kupgrade.sim.store import Store  # noqa: PLC0415 - only when a twin is made
-
-    store = Store(root / "cluster.db")
-    try:
-        store.set_meta(
-            IMPORT_META,
-            {
-                "source": imported.source,
-                "notes": imported.twin.notes,
-                "notModelled": imported.twin.unmodelled,
-                "calibration": imported.calibration.to_json(),
-                "apiUses": imported.api_uses,
-            },
-        )
-        store.commit()
-    finally:
-        store.close()
-
-
-def import_record(meta: Any) -> dict[str, Any] | None:
-    """What an import kept in the twin's store, or None for a cluster made otherwise."""
-    return dict(meta) if isinstance(meta, dict) else None
-
-
-def profile_yaml(profile: Profile) -> bytes:
-    return msgspec.yaml.encode(profile)

@@ -13,6 +13,7 @@ import shutil
 import sqlite3
 import tempfile
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -96,10 +97,10 @@ class Preflight:
                     else (f"; does NOT fit the {_d(self.window)} window")
                 )
             out.append(
-                f"Forecast: {_d(low)} to {_d(high)} ({f['completed']} of {f['runs']} rehearsals finished){fits}"
+                f"Forecast: {_span(low, high)} ({f['completed']} of {f['runs']} rehearsals finished){fits}"
             )
             for part, span in [*f["stages"].items(), *f["pools"].items()]:
-                out.append(f"  {part}: {_d(span['low'])} to {_d(span['high'])}")
+                out.append(f"  {part}: {_span(span['low'], span['high'])}")
         else:
             out.append(f"Forecast: none of {f['runs']} rehearsals finished")
         for wait in self.waits:
@@ -121,6 +122,10 @@ def _d(seconds: float) -> str:
     return go_duration(round(seconds))
 
 
+def _span(low: float, high: float) -> str:
+    return _d(low) if round(low) == round(high) else f"{_d(low)} to {_d(high)}"
+
+
 def parse_window(text: str) -> float:
     """A maintenance window's length as Go writes durations (4h, 90m, 2h30m)."""
     seconds = parse_go_duration(text)
@@ -131,7 +136,6 @@ def parse_window(text: str) -> float:
 
 def preflight(
     root: Path,
-    store: Store,
     spec: Spec,
     ask: UpgradeAsk,
     *,
@@ -139,7 +143,9 @@ def preflight(
     accept: frozenset[str] = frozenset(),
     runs: int = 3,
 ) -> Preflight:
-    """Check the cluster at `root` and rehearse `ask` on copies of it (SPEC X8)."""
+    """Check the cluster at `root` and rehearse `ask` on copies of it (SPEC X8). The
+    cluster's own store is never opened: the first copy is read for the checks, so a
+    100,000-pod cluster is loaded once per rehearsal, not once more for them."""
     unknown = accept - set(CLASSES)
     if unknown:
         raise InputError(
@@ -148,7 +154,27 @@ def preflight(
             hint=f"one of {', '.join(CLASSES)}",
         )
     target = ask.to or ""
-    result = Preflight(str(store.meta("name")), spec.version, target, window=window)
+    result = Preflight(root.name, spec.version, target, window=window)
+    standing_found: list[Blocker] = []  # read from the first copy, before its request
+    met: list[Blocker] = []  # what the requests met
+    for seed in range(spec.seed, spec.seed + max(1, runs)):
+        look = None if result.runs else (lambda s: standing_found.extend(_look(s, spec, target)))
+        run, refused = _rehearse(root, spec, ask, seed, look)
+        met += [b for b in refused if b not in met]
+        if run is None:
+            break
+        result.runs.append(run)
+    result.waits = _waits(result.runs)
+    blockers = [*standing_found, *met, *_outcomes(result, window)]
+    result.blockers = [
+        Blocker(b.check, b.message, b.objects, b.fix, b.check in accept) for b in blockers
+    ]
+    return result
+
+
+def _look(store: Store, spec: Spec, target: str) -> list[Blocker]:
+    """What the cluster's store says before anything is asked of it: the checks of the
+    cluster as it stands, with the API uses its import found."""
     api = SimCluster(store)
     record = store.meta(IMPORT_META)
     uses = (
@@ -156,19 +182,7 @@ def preflight(
     )
     metrics = Path(spec.metrics) if spec.metrics else None
     with paused():  # a big cluster's pods and budgets, read once (kupgrade/collector.py)
-        blockers = _standing(api, spec, target, [*uses, *metric_uses(metrics, api.now())])
-    for seed in range(spec.seed, spec.seed + max(1, runs)):
-        run, refused = _rehearse(root, spec, ask, seed)
-        blockers += [b for b in refused if b not in blockers]
-        if run is None:
-            break
-        result.runs.append(run)
-    result.waits = _waits(result.runs)
-    blockers += _outcomes(result, window)
-    result.blockers = [
-        Blocker(b.check, b.message, b.objects, b.fix, b.check in accept) for b in blockers
-    ]
-    return result
+        return _standing(api, spec, target, [*uses, *metric_uses(metrics, api.now())])
 
 
 def _standing(api: SimCluster, spec: Spec, target: str, uses: list[Use]) -> list[Blocker]:
@@ -203,12 +217,7 @@ def preflight_live(
         name = source.context or "live"
         made = import_twin(Path(tmp), name, source)
         root = Path(tmp) / "clusters" / name
-        store = Store(root / "cluster.db")
-        try:
-            spec = made.twin.profile.spec
-            return preflight(root, store, spec, ask, window=window, accept=accept, runs=runs)
-        finally:
-            store.close()
+        return preflight(root, made.twin.profile.spec, ask, window=window, accept=accept, runs=runs)
 
 
 def _use(raw: dict[str, Any]) -> Use:
@@ -223,7 +232,11 @@ def _use(raw: dict[str, Any]) -> Use:
 
 
 def _rehearse(
-    root: Path, spec: Spec, ask: UpgradeAsk, seed: int
+    root: Path,
+    spec: Spec,
+    ask: UpgradeAsk,
+    seed: int,
+    look: Callable[[Store], object] | None = None,
 ) -> tuple[dict[str, Any] | None, list[Blocker]]:
     """One rehearsal on a copy of the cluster with `seed`: its outcome, duration, each
     pool's span and its drains' waits, and the blockers its request met. A request the
@@ -234,6 +247,8 @@ def _rehearse(
         _copy_cluster(root, copy)
         store = Store(copy / "cluster.db")
         try:
+            if look is not None:
+                look(store)
             profile = msgspec.convert(store.meta("profile"), Profile)
             profile.spec.seed = seed
             store.set_meta("profile", msgspec.to_builtins(profile))

@@ -479,3 +479,23 @@ def test_a_known_risk_is_a_blocker_and_still_rehearsed(tmp_path: Path) -> None:
     (blocker,) = report["blockers"]  # type: ignore[misc]
     assert blocker["check"] == "risk" and "OCPBUGS-1" in blocker["message"]
     assert report["forecast"]["completed"] == 3  # type: ignore[index]
+
+
+def test_an_api_the_apiservers_saw_requested_is_named(tmp_path: Path, upstream: str) -> None:
+    """The apiserver's own gauge in the cluster's metrics snapshot (SPEC X8)."""
+    snapshot = tmp_path / "cluster.om"
+    snapshot.write_text(
+        "# TYPE apiserver_requested_deprecated_apis gauge\n"
+        'apiserver_requested_deprecated_apis{group="storage.k8s.io",version="v1beta1",'
+        'resource="csistoragecapacities",removed_release="1.27"} 1 1714816800\n'
+        "# EOF\n"
+    )
+    path = _profile(tmp_path, [])
+    doc = yaml.safe_load(path.read_text())
+    doc["spec"]["metrics"] = str(snapshot)
+    path.write_text(yaml.safe_dump(doc))
+    code, report = _preflight(tmp_path, upstream, path)
+    assert code == 1
+    (blocker,) = report["blockers"]  # type: ignore[misc]
+    assert blocker["check"] == "removed-api"
+    assert "storage.k8s.io/v1beta1 CSIStorageCapacity is removed in v1.27" in blocker["message"]
