@@ -9,6 +9,7 @@ import io
 import json
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -42,25 +43,7 @@ def test_a_real_must_gather_imports_calibrates_and_preflights(
     assert shown.exit_code == 0 and "cluster update" in shown.stdout
     pdbs = run_cli(["get", "pdb", "-A", "--cluster", "aws", "-o", "json"], tmp_path)
     assert "etcd-quorum-guard" in pdbs.stdout  # the budgets are the cluster's own
-    run_cli(
-        ["upgrade", "channel", "stable-4.9", "--cluster", "aws", "--allow-explicit-channel"],
-        tmp_path,
-    )
-    found = run_cli(
-        [
-            "upgrade",
-            "--cluster",
-            "aws",
-            "--to",
-            "4.9.0",
-            "--preflight",
-            "--window",
-            "1h",
-            "-o",
-            "json",
-        ],
-        tmp_path,
-    )
+    found = _preflight_to(tmp_path, "aws", "4.9.0", "--window", "1h", "-o", "json")
     assert found.exit_code == 1, found.stderr
     report = json.loads(found.stdout)
     checks = {b["check"] for b in report["blockers"]}
@@ -90,6 +73,14 @@ def test_a_real_must_gather_imports_calibrates_and_preflights(
     # The twin itself was never upgraded: only its copies were.
     version = run_cli(["get", "clusterversion", "--cluster", "aws", "-o", "json"], tmp_path)
     assert json.loads(version.stdout)["items"][0]["status"]["desired"]["version"] == AWS_VERSION
+
+
+def _preflight_to(home: Path, name: str, target: str, *extra: str) -> Any:
+    """The target minor's channel set (a capture's names its own minor), then the
+    preflight to `target`."""
+    channel = "stable-" + target.rsplit(".", 1)[0]
+    run_cli(["upgrade", "channel", channel, "--cluster", name, "--allow-explicit-channel"], home)
+    return run_cli(["upgrade", "--cluster", name, "--to", target, "--preflight", *extra], home)
 
 
 @pytest.mark.parametrize("capture", ["insights-operator", "must-gather-metal"])
@@ -378,25 +369,7 @@ def test_the_insights_archive_preflights_with_its_own_blockers(tmp_path: Path) -
             ["cluster", "import", "ins", "--from", str(archive), "--upstream", url], tmp_path
         )
         assert made.exit_code == 0, made.stderr
-        run_cli(
-            ["upgrade", "channel", "stable-4.12", "--cluster", "ins", "--allow-explicit-channel"],
-            tmp_path,
-        )
-        found = run_cli(
-            [
-                "upgrade",
-                "--cluster",
-                "ins",
-                "--to",
-                "4.12.0",
-                "--preflight",
-                "--runs",
-                "1",
-                "-o",
-                "json",
-            ],
-            tmp_path,
-        )
+        found = _preflight_to(tmp_path, "ins", "4.12.0", "--runs", "1", "-o", "json")
     assert found.exit_code == 1, found.stderr
     blockers = {b["check"]: b for b in json.loads(found.stdout)["blockers"]}
     assert (
@@ -426,15 +399,7 @@ def test_every_oc_capture_imports_calibrates_and_preflights(tmp_path: Path) -> N
             assert made.exit_code == 0, (name, made.stderr)
             assert run_cli(["cluster", "calibration", name], tmp_path).exit_code == 0
             target = next_minor(json.loads(made.stdout)["version"])
-            channel = "stable-" + target.rsplit(".", 1)[0]
-            run_cli(
-                ["upgrade", "channel", channel, "--cluster", name, "--allow-explicit-channel"],
-                tmp_path,
-            )
-            found = run_cli(
-                ["upgrade", "--cluster", name, "--to", target, "--preflight", "--runs", "1"],
-                tmp_path,
-            )
+            found = _preflight_to(tmp_path, name, target, "--runs", "1")
             assert found.exit_code in (0, 1), (name, found.stderr)
             assert found.stdout.startswith("Preflight"), (name, found.stderr)
 
