@@ -15,7 +15,6 @@ from typing import Any
 from kupgrade.cluster.backend import Backend, Obj
 from kupgrade.cluster.disruption import budget_status
 from kupgrade.cluster.olm import incompatible
-from kupgrade.cluster.selectors import matches
 from kupgrade.controllers.version.upgradeable import ADMIN_ACKS, ADMIN_GATES, reasons
 from kupgrade.errors import KupgradeError, VersionError
 from kupgrade.risks.promql.engine import evaluate
@@ -76,11 +75,7 @@ class Cluster:
     target: str
     platform: str
     pods: list[Obj] = field(default_factory=list)
-    budgets: list[Obj] = field(default_factory=list)
-    selected: list[tuple[Obj, list[Obj]]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.selected = selections(self.budgets, self.pods)
+    selected: list[tuple[Obj, list[Obj]]] = field(default_factory=list)  # budgets, their pods
 
     @property
     def minor_upgrade(self) -> bool:
@@ -104,39 +99,6 @@ def _ref(obj: Obj) -> str:
 def _pod_name(pod: Obj) -> str:
     meta = pod["metadata"]
     return str((meta.get("annotations") or {}).get(IMPORTED_AS) or meta["name"])
-
-
-def _selected(budget: Obj, pods: list[Obj]) -> list[Obj]:
-    ns = budget["metadata"].get("namespace", "")
-    selector = (budget.get("spec") or {}).get("selector")
-    return [
-        p
-        for p in pods
-        if p["metadata"].get("namespace", "") == ns
-        and matches(selector, p["metadata"].get("labels") or {})
-    ]
-
-
-def selections(budgets: list[Obj], pods: list[Obj]) -> list[tuple[Obj, list[Obj]]]:
-    """Each budget with its pods. Pods are looked up by namespace and by one of the
-    selector's matchLabels pairs first, so that 10,000 budgets over 100,000 pods cost a
-    pass over each, not their product."""
-    by_pair: dict[tuple[str, str, str], list[Obj]] = defaultdict(list)
-    by_namespace: dict[str, list[Obj]] = defaultdict(list)
-    for pod in pods:
-        meta = pod["metadata"]
-        ns = meta.get("namespace", "")
-        by_namespace[ns].append(pod)
-        for key, value in (meta.get("labels") or {}).items():
-            by_pair[(ns, key, value)].append(pod)
-    found = []
-    for budget in budgets:
-        ns = budget["metadata"].get("namespace", "")
-        wanted = ((budget.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
-        pair = next(iter(wanted.items()), None) if isinstance(wanted, dict) else None
-        candidates = by_pair.get((ns, *pair), []) if pair else by_namespace.get(ns, [])
-        found.append((budget, _selected(budget, candidates)))
-    return found
 
 
 def budgets_forever(c: Cluster) -> list[Blocker]:

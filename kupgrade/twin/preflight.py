@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from kupgrade.cluster.backend import Obj
 from kupgrade.collector import paused
 from kupgrade.errors import InputError, KupgradeError
 from kupgrade.sim.cluster import SimCluster
@@ -187,9 +188,14 @@ def _look(store: Store, spec: Spec, target: str) -> list[Blocker]:
 
 def _standing(api: SimCluster, spec: Spec, target: str, uses: list[Use]) -> list[Blocker]:
     """The checks of the cluster as it stands (twin/checks.py)."""
-    facts = Cluster(
-        spec.version, target, spec.platform, api.list("Pod"), api.list("PodDisruptionBudget")
-    )
+    # Each budget's pods as the simulated disruption controller counts them (sim/budgets.py).
+    pods, budgets = api.list("Pod"), api.list("PodDisruptionBudget")
+    members: dict[tuple[str, str], list[Obj]] = {_named(b): [] for b in budgets}
+    for pod in pods:
+        for budget in api.budgets_for(pod):
+            members[_named(budget)].append(pod)
+    selected = [(b, members[_named(b)]) for b in budgets]
+    facts = Cluster(spec.version, target, spec.platform, pods, selected)
     workloads = [
         {
             "kind": w.kind,
@@ -201,6 +207,10 @@ def _standing(api: SimCluster, spec: Spec, target: str, uses: list[Use]) -> list
         for w in spec.workloads
     ]
     return standing(api, facts, workloads, uses)
+
+
+def _named(obj: Obj) -> tuple[str, str]:
+    return (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
 
 
 def preflight_live(
