@@ -17,6 +17,7 @@ from typing import Any
 from msgspec import structs
 
 from kupgrade.sim.profile import Fault, Machine, NodePhases, PodAt, Profile, Workload
+from kupgrade.twin.shapes import as_list
 
 SYSTEM_PREFIXES = ("openshift-", "kube-", "default", "olm", "operators", "gke-", "kupgrade")
 # Objects kept in a twin whose names are the platform's, not the user's.
@@ -128,7 +129,7 @@ def _selector(selector: dict[str, Any], ns: str, names: _Names) -> None:
     labels = selector.get("matchLabels")
     if isinstance(labels, dict):
         selector["matchLabels"] = names.labels(ns, labels)
-    for expr in _list(selector.get("matchExpressions")):
+    for expr in as_list(selector.get("matchExpressions")):
         if isinstance(expr, dict) and isinstance(expr.get("values"), list):
             expr["values"] = [hashed("v", str(v)) for v in expr["values"]]
 
@@ -138,18 +139,14 @@ def _users(obj: dict[str, Any], names: _Names) -> None:
     status = obj.get("status")
     if not isinstance(status, dict):
         return
-    hours = [status.get("currentHour"), *_list(status.get("last24h"))]
+    hours = [status.get("currentHour"), *as_list(status.get("last24h"))]
     for hour in hours:
-        for by_node in _list(hour.get("byNode")) if isinstance(hour, dict) else []:
+        for by_node in as_list(hour.get("byNode")) if isinstance(hour, dict) else []:
             if not isinstance(by_node, dict):
                 continue
             if isinstance(by_node.get("nodeName"), str):
                 by_node["nodeName"] = names.node(by_node["nodeName"])
-            for user in _list(by_node.get("byUser")):
+            for user in as_list(by_node.get("byUser")):
                 name = user.get("username") if isinstance(user, dict) else None
                 if isinstance(name, str) and not name.startswith("system:"):
                     user["username"] = hashed("user", name)
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

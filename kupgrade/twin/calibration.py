@@ -22,6 +22,7 @@ from typing import Any
 from msgspec import structs
 
 from kupgrade.sim.profile import Spec, operators_of
+from kupgrade.twin.shapes import as_dict, as_list
 
 Obj = Mapping[str, Any]
 Marks = list[tuple[float, int, str]]  # one node's events: (time, causal rank, reason)
@@ -89,14 +90,6 @@ class _Update:
 
 
 # A field as found, or an empty one of the expected type: a wrong type drops a sample.
-def _map(value: object) -> Obj:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
@@ -143,8 +136,8 @@ def _spans(pairs: list[tuple[float | None, float | None]]) -> list[float]:
 def _conditions(obj: Obj) -> dict[str, Obj]:
     """An object's status conditions by type (the first of a type, as the API keeps one)."""
     conds: dict[str, Obj] = {}
-    for raw in _list(_map(obj.get("status")).get("conditions")):
-        conds.setdefault(_text(_map(raw).get("type")), _map(raw))
+    for raw in as_list(as_dict(obj.get("status")).get("conditions")):
+        conds.setdefault(_text(as_dict(raw).get("type")), as_dict(raw))
     return conds
 
 
@@ -157,9 +150,9 @@ def _by_kind(objects: Sequence[Obj]) -> dict[str, list[Obj]]:
     them): only these kinds carry history the twin uses."""
     kinds: dict[str, list[Obj]] = {k: [] for k in ("ClusterVersion", "ClusterOperator")}
     kinds.update({k: [] for k in ("Event", "Node", "Pod")})
-    for obj in map(_map, objects if isinstance(objects, Sequence) else ()):
+    for obj in map(as_dict, objects if isinstance(objects, Sequence) else ()):
         listed = _text(obj.get("kind")).endswith("List")
-        for item in map(_map, _list(obj.get("items")) if listed else [obj]):
+        for item in map(as_dict, as_list(obj.get("items")) if listed else [obj]):
             if (bucket := kinds.get(_text(item.get("kind")))) is not None:
                 bucket.append(item)
     return kinds
@@ -168,12 +161,12 @@ def _by_kind(objects: Sequence[Obj]) -> dict[str, list[Obj]]:
 def _completed(versions: list[Obj]) -> list[_Update]:
     """The Completed entries of the ClusterVersion's history (the one named `version`).
     The cluster-version operator prepends each update, so the last entry is the install."""
-    named = [cv for cv in versions if _map(cv.get("metadata")).get("name") == "version"]
+    named = [cv for cv in versions if as_dict(cv.get("metadata")).get("name") == "version"]
     cv = (named or versions or [{}])[0]
-    history = _list(_map(cv.get("status")).get("history"))
+    history = as_list(as_dict(cv.get("status")).get("history"))
     updates = []
     for i, raw in enumerate(history):
-        entry = _map(raw)
+        entry = as_dict(raw)
         if entry.get("state") != "Completed":
             continue
         started, completed = _time(entry.get("startedTime")), _time(entry.get("completionTime"))
@@ -202,7 +195,7 @@ def _finishes(operators: list[Obj], update: _Update) -> dict[str, float]:
     by the operator once its rollout is done) is the only clock."""
     done: dict[str, float] = {}
     for co in operators:
-        name = _text(_map(co.get("metadata")).get("name"))
+        name = _text(as_dict(co.get("metadata")).get("name"))
         cond = _conditions(co).get("Progressing", {})
         at = _time(cond.get("lastTransitionTime")) if cond.get("status") == "False" else None
         if name and at is not None and update.started <= at <= update.completed:
@@ -243,7 +236,7 @@ def _occurrences(event: Obj) -> list[float]:
     (count, series), its last occurrence; core/v1 and events.k8s.io/v1 field names."""
     firsts = [event.get(k) for k in ("firstTimestamp", "deprecatedFirstTimestamp", "eventTime")]
     lasts = [event.get(k) for k in ("lastTimestamp", "deprecatedLastTimestamp")]
-    lasts.append(_map(event.get("series")).get("lastObservedTime"))
+    lasts.append(as_dict(event.get("series")).get("lastObservedTime"))
     first = min((t for t in map(_time, firsts) if t is not None), default=None)
     last = max((t for t in map(_time, lasts) if t is not None), default=None)
     if first is None or last is None:
@@ -256,7 +249,7 @@ def _node_marks(events: list[Obj]) -> dict[str, Marks]:
     marks: dict[str, Marks] = defaultdict(list)
     for event in events:
         reason = _text(event.get("reason"))
-        subject = _map(event.get("involvedObject") or event.get("regarding"))
+        subject = as_dict(event.get("involvedObject") or event.get("regarding"))
         name = _text(subject.get("name"))
         if reason in _RANK and subject.get("kind") == "Node" and name:
             marks[name].extend((at, _RANK[reason], reason) for at in _occurrences(event))
@@ -267,7 +260,7 @@ def _ready_since(nodes: list[Obj]) -> dict[str, float]:
     """When each node last became Ready: the end of a reboot whose NodeReady event expired."""
     since: dict[str, float] = {}
     for node in nodes:
-        name = _text(_map(node.get("metadata")).get("name"))
+        name = _text(as_dict(node.get("metadata")).get("name"))
         cond = _conditions(node).get("Ready", {})
         at = _time(cond.get("lastTransitionTime")) if cond.get("status") == "True" else None
         if name and at is not None:
@@ -326,9 +319,9 @@ def _nodes(spec: Spec, events: list[Obj], nodes: list[Obj]) -> list[Figure]:
 def _owner(pod: Obj) -> str:
     """The workload a pod belongs to: its controller, a ReplicaSet standing for the
     Deployment named by its name without the pod-template hash; no controller, itself."""
-    meta = _map(pod.get("metadata"))
-    for raw in _list(meta.get("ownerReferences")):
-        ref = _map(raw)
+    meta = as_dict(pod.get("metadata"))
+    for raw in as_list(meta.get("ownerReferences")):
+        ref = as_dict(raw)
         name = _text(ref.get("name"))
         if ref.get("controller") is True and name:
             return name.rsplit("-", 1)[0] if ref.get("kind") == "ReplicaSet" else name
@@ -337,7 +330,7 @@ def _owner(pod: Obj) -> str:
 
 def _startup(pod: Obj) -> float | None:
     """Seconds from scheduled (or started) to Ready for a Running, Ready pod."""
-    status = _map(pod.get("status"))
+    status = as_dict(pod.get("status"))
     if status.get("phase") != "Running":
         return None
     conds = _conditions(pod)
@@ -355,7 +348,7 @@ def _workloads(spec: Spec, pods: list[Obj]) -> list[Figure]:
     wanted = {(w.namespace, w.name): w for w in reversed(spec.workloads)}
     samples: dict[tuple[str, str], list[float]] = defaultdict(list)
     for pod in pods:
-        key = (_text(_map(pod.get("metadata")).get("namespace")) or "default", _owner(pod))
+        key = (_text(as_dict(pod.get("metadata")).get("namespace")) or "default", _owner(pod))
         if key in wanted and (took := _startup(pod)) is not None:
             samples[key].append(took)
     figures = []

@@ -38,6 +38,7 @@ from kupgrade.sim.profile import (
     Workload,
 )
 from kupgrade.twin.dump import Key, Obj
+from kupgrade.twin.shapes import as_dict
 
 # The kinds a twin reads; everything else in a dump is counted as not modelled.
 READ_KINDS = frozenset(
@@ -140,8 +141,8 @@ def _infrastructure(found: list[Obj]) -> str:
     """The infrastructure platform an OpenShift cluster runs on (its Infrastructure's
     status.platformStatus.type, or the older status.platform), as a profile names it."""
     for infra in found:
-        status = _dict(infra.get("status"))
-        kind = _dict(status.get("platformStatus")).get("type") or status.get("platform")
+        status = as_dict(infra.get("status"))
+        kind = as_dict(status.get("platformStatus")).get("type") or status.get("platform")
         if isinstance(kind, str) and kind:
             return kind
     return "None"
@@ -149,10 +150,10 @@ def _infrastructure(found: list[Obj]) -> str:
 
 def _openshift(spec: Spec, by_kind: dict[str, list[Obj]], notes: list[str]) -> None:
     cv = by_kind["ClusterVersion"][0]
-    cv_spec, status = _dict(cv.get("spec")), _dict(cv.get("status"))
+    cv_spec, status = as_dict(cv.get("spec")), as_dict(cv.get("status"))
     history = [h for h in status.get("history") or [] if isinstance(h, dict)]
     done = [h for h in history if h.get("state") == "Completed" and h.get("version")]
-    desired = _dict(status.get("desired")).get("version")
+    desired = as_dict(status.get("desired")).get("version")
     spec.version = str((done[0] if done else {}).get("version") or desired or spec.version)
     if done and desired and desired != spec.version:
         notes.append(
@@ -168,7 +169,7 @@ def _openshift(spec: Spec, by_kind: dict[str, list[Obj]], notes: list[str]) -> N
     overlay["status"] = {"history": history} if history else {}
     spec.objects.append(overlay)
     for op in by_kind.get("ClusterOperator", []):
-        conditions = _dict(op.get("status")).get("conditions")
+        conditions = as_dict(op.get("status")).get("conditions")
         if isinstance(conditions, list):
             spec.objects.append(
                 {
@@ -197,7 +198,7 @@ def _operators(found: list[Obj], notes: list[str]) -> tuple[list[Operator] | Non
     for op in found:
         conditions = {
             c.get("type"): c.get("status")
-            for c in _dict(op.get("status")).get("conditions") or []
+            for c in as_dict(op.get("status")).get("conditions") or []
             if isinstance(c, dict)
         }
         degraded = conditions.get("Degraded") == "True"
@@ -228,8 +229,8 @@ def _mcp_pools(mcps: list[Obj], nodes: list[Obj], notes: list[str]) -> list[Pool
     pools = []
     for mcp in mcps:
         pool_name = _name(mcp)
-        pool_spec = _dict(mcp.get("spec"))
-        flags = _dict(_dict(mcp.get("metadata")).get("annotations")).get(DRAIN_FLAGS)
+        pool_spec = as_dict(mcp.get("spec"))
+        flags = as_dict(as_dict(mcp.get("metadata")).get("annotations")).get(DRAIN_FLAGS)
         pool = Pool(
             pool_name,
             machines=_machines(members.get(pool_name, [])),
@@ -246,7 +247,7 @@ def _mcp_pools(mcps: list[Obj], nodes: list[Obj], notes: list[str]) -> list[Pool
 
 
 def _selector_of(mcp: Obj) -> dict[str, Any] | None:
-    found = _dict(mcp.get("spec")).get("nodeSelector")
+    found = as_dict(mcp.get("spec")).get("nodeSelector")
     return found if isinstance(found, dict) else None
 
 
@@ -272,7 +273,7 @@ def _kubernetes(spec: Spec, by_kind: dict[str, list[Obj]], notes: list[str]) -> 
     planes = [n for n in nodes if _is_control_plane(n)]
     versions = sorted(
         {
-            str(_dict(_dict(n.get("status")).get("nodeInfo")).get("kubeletVersion") or "")
+            str(as_dict(as_dict(n.get("status")).get("nodeInfo")).get("kubeletVersion") or "")
             for n in planes or nodes
         }
         - {""}
@@ -307,13 +308,13 @@ def _kube_shape(pods: list[Obj], version: str) -> tuple[Kube | None, set[int]]:
     proxy: dict[str, str] = {}
     seen: set[int] = set()
     for pod in pods:
-        meta = _dict(pod.get("metadata"))
-        node = str(_dict(pod.get("spec")).get("nodeName") or "")
+        meta = as_dict(pod.get("metadata"))
+        node = str(as_dict(pod.get("spec")).get("nodeName") or "")
         tag = _image_tag(pod)
         component = _labels(pod).get("component", "")
         if meta.get("namespace") != "kube-system" or not node:
             continue
-        if MIRROR_ANNOTATION in _dict(meta.get("annotations")) and component in (*STATIC, "etcd"):
+        if MIRROR_ANNOTATION in as_dict(meta.get("annotations")) and component in (*STATIC, "etcd"):
             seen.add(id(pod))
             if component != "etcd" and tag:
                 static[node][component] = tag
@@ -331,8 +332,8 @@ def _kube_shape(pods: list[Obj], version: str) -> tuple[Kube | None, set[int]]:
 
 def _image_tag(pod: Obj) -> str:
     """A container image's tag when it is a Kubernetes version (registry.k8s.io/x:v1.30.4)."""
-    for container in _dict(pod.get("spec")).get("containers") or []:
-        image = str(_dict(container).get("image") or "")
+    for container in as_dict(pod.get("spec")).get("containers") or []:
+        image = str(as_dict(container).get("image") or "")
         tag = image.rsplit(":", 1)[-1] if ":" in image.rsplit("/", 1)[-1] else ""
         if re.fullmatch(r"v\d+\.\d+\.\d+", tag):
             return tag
@@ -344,24 +345,24 @@ def _gdc(spec: Spec, by_kind: dict[str, list[Obj]], notes: list[str]) -> None:
     management cluster, its version and its pools; control-plane and load-balancer nodes
     listed in the Cluster's own nodePoolSpecs when no NodePool lists them."""
     cluster = next(c for c in by_kind["Cluster"] if "baremetal" in str(c.get("apiVersion", "")))
-    status, cspec = _dict(cluster.get("status")), _dict(cluster.get("spec"))
+    status, cspec = as_dict(cluster.get("status")), as_dict(cluster.get("spec"))
     version = status.get("anthosBareMetalVersion") or cspec.get("anthosBareMetalVersion")
     spec.version = str(version or spec.version)
     spec.channel = ""
     role = str(cspec.get("type") or "standalone")
     spec.gdc = Gdc(role=role if role in GDC_ROLES else "standalone")
-    annotations = _dict(_dict(cluster.get("metadata")).get("annotations"))
+    annotations = as_dict(as_dict(cluster.get("metadata")).get("annotations"))
     if spec.gdc.role == "user":
         spec.gdc.managed_by = str(annotations.get(MANAGED_BY) or "admin")
-    mode = _dict(cspec.get("loadBalancer")).get("mode")
+    mode = as_dict(cspec.get("loadBalancer")).get("mode")
     spec.gdc.load_balancer = mode if mode in ("bundled", "manual") else "bundled"
-    strategy = _dict(cspec.get("nodePoolUpgradeStrategy")).get("concurrentNodePools")
+    strategy = as_dict(cspec.get("nodePoolUpgradeStrategy")).get("concurrentNodePools")
     spec.gdc.concurrent_node_pools = strategy if strategy in (0, 1) else 1
     by_node = {_name(n): n for n in by_kind.get("Node", [])}
     pools = [_nodepool(p, by_node) for p in by_kind.get("NodePool", [])]
     listed = {m.name for p in pools for m in p.machines}
     for part, pool_role in (("controlPlane", "control-plane"), ("loadBalancer", "load-balancer")):
-        addresses = _addresses(_dict(_dict(cspec.get(part)).get("nodePoolSpec")))
+        addresses = _addresses(as_dict(as_dict(cspec.get(part)).get("nodePoolSpec")))
         if addresses and not listed & set(addresses):
             members = [by_node.get(a) or {"metadata": {"name": a}} for a in addresses]
             pools.append(Pool(pool_role, machines=_machines(members), role=pool_role))
@@ -386,13 +387,14 @@ def _nodepool(nodepool: Obj, by_node: dict[str, Obj]) -> Pool:
     """A NodePool as a profile pool: its nodes, its role, the profile pool name a
     simulated cluster's nodes carry (so that a twin of one keeps its names)."""
     members = [
-        by_node.get(a) or {"metadata": {"name": a}} for a in _addresses(_dict(nodepool.get("spec")))
+        by_node.get(a) or {"metadata": {"name": a}}
+        for a in _addresses(as_dict(nodepool.get("spec")))
     ]
-    pool_spec = _dict(nodepool.get("spec"))
+    pool_spec = as_dict(nodepool.get("spec"))
     role = _labels(nodepool).get("kupgrade.io/pool-role") or None
     named = {_labels(n).get(POOL_LABEL) for n in members} - {None}
     name = next(iter(named)) if len(named) == 1 else _name(nodepool)
-    parallel = _dict(_dict(pool_spec.get("upgradeStrategy")).get("parallelUpgradeConfig"))
+    parallel = as_dict(as_dict(pool_spec.get("upgradeStrategy")).get("parallelUpgradeConfig"))
     concurrent, minimum = parallel.get("concurrentNodes"), parallel.get("minimumAvailable")
     version = pool_spec.get("anthosBareMetalVersion")
     return Pool(
@@ -421,7 +423,7 @@ def _machines(nodes: Iterable[Obj]) -> list[Machine]:
     """Nodes in the order their names count (worker-2 before worker-10)."""
     machines = []
     for node in nodes:
-        meta = _dict(node.get("metadata"))
+        meta = as_dict(node.get("metadata"))
         zone = _labels(node).get(ZONE_LABEL)
         created = meta.get("creationTimestamp")
         machines.append(
@@ -455,7 +457,7 @@ def workloads_of(
     groups: dict[tuple[str, str, str], list[Obj]] = defaultdict(list)
     skipped: Counter[str] = Counter()
     for pod in by_kind.get("Pod", []):
-        status, pspec = _dict(pod.get("status")), _dict(pod.get("spec"))
+        status, pspec = as_dict(pod.get("status")), as_dict(pod.get("spec"))
         if status.get("phase") in ("Succeeded", "Failed"):
             skipped["finished"] += 1
             continue
@@ -473,7 +475,7 @@ def workloads_of(
 
 
 def _controller(obj: Obj) -> tuple[str, str] | None:
-    for ref in _dict(obj.get("metadata")).get("ownerReferences") or []:
+    for ref in as_dict(obj.get("metadata")).get("ownerReferences") or []:
         if isinstance(ref, dict) and ref.get("controller") and ref.get("kind") and ref.get("name"):
             return str(ref["kind"]), str(ref["name"])
     return None
@@ -485,11 +487,11 @@ def _owner_of(
     """(kind, namespace, name) of the workload a pod belongs to: a ReplicaSet's
     Deployment (from the ReplicaSet, or its name less the template hash), a StatefulSet,
     a DaemonSet, the node of a mirror pod, or the pod itself."""
-    meta = _dict(pod.get("metadata"))
+    meta = as_dict(pod.get("metadata"))
     namespace = str(meta.get("namespace") or "default")
-    if MIRROR_ANNOTATION in _dict(meta.get("annotations")):
+    if MIRROR_ANNOTATION in as_dict(meta.get("annotations")):
         # A mirror pod is named <component>-<node> by the kubelet.
-        node = str(_dict(pod.get("spec")).get("nodeName") or "")
+        node = str(as_dict(pod.get("spec")).get("nodeName") or "")
         return ("StaticPod", namespace, _name(pod).removesuffix(f"-{node}") or _name(pod))
     owner = _controller(pod)
     if owner is None:
@@ -520,11 +522,11 @@ def _workload(
 ) -> Workload:
     kind, namespace, name = key
     pods = sorted(pods, key=lambda p: natural(_name(p)))
-    nodes = [str(_dict(p.get("spec")).get("nodeName")) for p in pods]
+    nodes = [str(as_dict(p.get("spec")).get("nodeName")) for p in pods]
     pool = Counter(pool_of_node[n] for n in nodes).most_common(1)[0][0]
-    template = _dict(_dict(_dict(owner or {}).get("spec")).get("template"))
-    pod_spec = _dict(template.get("spec")) or _dict(pods[0].get("spec"))
-    replicas = _dict((owner or {}).get("spec")).get("replicas")
+    template = as_dict(as_dict(as_dict(owner or {}).get("spec")).get("template"))
+    pod_spec = as_dict(template.get("spec")) or as_dict(pods[0].get("spec"))
+    replicas = as_dict((owner or {}).get("spec")).get("replicas")
     grace = pod_spec.get("terminationGracePeriodSeconds")
     return Workload(
         name=name,
@@ -536,7 +538,7 @@ def _workload(
         empty_dir=any(
             isinstance(v, dict) and "emptyDir" in v
             for p in pods
-            for v in _dict(p.get("spec")).get("volumes") or []
+            for v in as_dict(p.get("spec")).get("volumes") or []
         ),
         labels={k: str(v) for k, v in _labels(pods[0]).items() if k != "pod-template-hash"},
         pods=[PodAt(node, _name(p), _ready(p)) for p, node in zip(pods, nodes, strict=True)],
@@ -544,7 +546,7 @@ def _workload(
 
 
 def _ready(pod: Obj) -> bool:
-    for c in _dict(pod.get("status")).get("conditions") or []:
+    for c in as_dict(pod.get("status")).get("conditions") or []:
         if isinstance(c, dict) and c.get("type") == "Ready":
             return c.get("status") == "True"
     return False
@@ -580,8 +582,8 @@ def kept_objects(by_kind: dict[str, list[Obj]], notes: list[str]) -> list[Obj]:
 def _well_formed(obj: Obj) -> bool:
     spec, status, meta = obj.get("spec"), obj.get("status"), obj["metadata"]
     if obj["kind"] == "PodDisruptionBudget":
-        selector = _dict(spec).get("selector")
-        numbers = [_dict(spec).get(k) for k in ("minAvailable", "maxUnavailable")]
+        selector = as_dict(spec).get("selector")
+        numbers = [as_dict(spec).get(k) for k in ("minAvailable", "maxUnavailable")]
         return (
             isinstance(spec, dict)
             and (selector is None or isinstance(selector, dict))
@@ -602,7 +604,7 @@ def node_overlays(nodes: list[Obj]) -> list[Obj]:
     """Cordoned and tainted nodes stay so in the twin."""
     overlays = []
     for node in nodes:
-        nspec = _dict(node.get("spec"))
+        nspec = as_dict(node.get("spec"))
         changed = {k: nspec[k] for k in ("unschedulable", "taints") if nspec.get(k)}
         if changed:
             overlays.append({"kind": "Node", "metadata": {"name": _name(node)}, "spec": changed})
@@ -613,7 +615,7 @@ def _clean(obj: Obj) -> Obj:
     """An object without the server's bookkeeping (managedFields, uid, resourceVersion)."""
     meta = {
         k: v
-        for k, v in _dict(obj.get("metadata")).items()
+        for k, v in as_dict(obj.get("metadata")).items()
         if k in ("name", "namespace", "labels", "annotations", "creationTimestamp")
     }
     return {**{k: v for k, v in obj.items() if k != "metadata"}, "metadata": meta}
@@ -622,16 +624,12 @@ def _clean(obj: Obj) -> Obj:
 # --- small readers -------------------------------------------------------------------------
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _name(obj: Obj) -> str:
-    return str(_dict(obj.get("metadata")).get("name") or "")
+    return str(as_dict(obj.get("metadata")).get("name") or "")
 
 
 def _labels(obj: Obj) -> dict[str, str]:
-    labels = _dict(_dict(obj.get("metadata")).get("labels"))
+    labels = as_dict(as_dict(obj.get("metadata")).get("labels"))
     return {str(k): str(v) for k, v in labels.items()}
 
 
