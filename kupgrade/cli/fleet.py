@@ -22,6 +22,7 @@ from kupgrade.cli.output import (
     stdout,
     user_errors,
 )
+from kupgrade.cli.rollout import app as rollout_app
 from kupgrade.errors import InputError
 from kupgrade.sim.fleet.doc import read_fleet
 from kupgrade.sim.fleet.home import create_fleet, delete_fleet, fleet_names, locked, opened_fleet
@@ -30,7 +31,8 @@ from kupgrade.sim.fleet.report import fleet_report, fleet_view
 from kupgrade.skew.inventory import read_yaml
 from kupgrade.views.live_server import LiveServer, Throttle
 
-app = command_group("Fleets of simulated clusters: create, rehearse a plan, status.")
+app = command_group("Fleets of simulated clusters: create, rehearse a plan, roll out, status.")
+app.add_typer(rollout_app, name="rollout")
 
 FleetOpt = Annotated[
     str | None, typer.Option("--fleet", help="Fleet name (the only one if omitted).")

@@ -130,7 +130,7 @@ LAZY: dict[str, Entry] = {
     "fleet": Entry(
         "kupgrade.cli.fleet",
         "app",
-        "Fleets of simulated clusters: create, rehearse a plan, status.",
+        "Fleets of simulated clusters: create, rehearse a plan, roll out, status.",
     ),
     "olm": Entry("kupgrade.cli.olm_cluster", "app", "Operator catalogs and subscriptions."),
 }

@@ -33,6 +33,7 @@ class KubeDoc(msgspec.Struct, forbid_unknown_fields=True):
     cp: str
     pools: dict[str, str] = msgspec.field(default_factory=dict)
     kubeadm: dict[str, Any] | None = None  # the binary a rehearsal's steps use (not planned)
+    labels: dict[str, str] = msgspec.field(default_factory=dict)  # what rollouts select by
 
 
 def is_kube_fleet(data: Any) -> bool:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,6 +70,11 @@ def opened(name: str | None) -> Iterator[tuple[Path, Store, Spec]]:
         store.close()
 
 
+def spec_in(root: Path, store: Store) -> Spec:
+    """The profile of the cluster at `root` whose store is open."""
+    return _spec(root, store.meta("profile"))
+
+
 def spec_at(name: str | None) -> tuple[Path, Spec]:
     """A cluster's home and profile, read without loading the cluster."""
     root = cluster_root(name)
@@ -84,3 +91,16 @@ def _spec(root: Path, raw: object) -> Spec:
             hint=f"delete the cluster with `kupgrade cluster delete {root.name}` and "
             "create it again",
         ) from None
+
+
+def copy_cluster(root: Path, copy: Path, db: str = "cluster.db") -> None:
+    """A simulated cluster's home (or a fleet's), its store copied consistently with
+    SQLite's backup, so a copy taken while another process commits is never torn."""
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(f"{db}*", "*.lock", "requests"))
+    source = sqlite3.connect(f"file:{root / db}?mode=ro", uri=True)
+    target = sqlite3.connect(copy / db)
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()

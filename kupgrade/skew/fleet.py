@@ -37,6 +37,7 @@ class ClusterDoc(_Base):
     managed_by: str | None = None
     pools: dict[str, str] = msgspec.field(default_factory=dict)
     annotations: dict[str, str] = msgspec.field(default_factory=dict)
+    labels: dict[str, str] = msgspec.field(default_factory=dict)  # what rollouts select by
 
 
 class Release(_Base):

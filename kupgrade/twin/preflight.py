@@ -9,8 +9,6 @@ class the user accepted.
 
 from __future__ import annotations
 
-import shutil
-import sqlite3
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable
@@ -24,6 +22,7 @@ from kupgrade.cluster.backend import Obj
 from kupgrade.collector import paused
 from kupgrade.errors import InputError, KupgradeError
 from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.homes import copy_cluster
 from kupgrade.sim.platform import UpgradeAsk
 from kupgrade.sim.platforms import platform_of
 from kupgrade.sim.profile import Profile, Spec
@@ -254,7 +253,7 @@ def _rehearse(
     rehearsed all the same, the risks accepted on the copy, so the forecast still comes."""
     with tempfile.TemporaryDirectory(prefix="kupgrade-preflight-") as tmp:
         copy = Path(tmp) / root.name
-        _copy_cluster(root, copy)
+        copy_cluster(root, copy)
         store = Store(copy / "cluster.db")
         try:
             if look is not None:
@@ -331,18 +330,6 @@ def _run(copy: Path, store: Store, spec: Spec, seed: int) -> dict[str, Any]:
         "holdUps": [e for e in events if e["reason"] in HOLD_UPS][-5:],
         "failing": loop.failing() if outcome.reason != "completed" else None,
     }
-
-
-def _copy_cluster(root: Path, copy: Path) -> None:
-    """The cluster's home, its store copied consistently (SQLite's backup)."""
-    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("cluster.db*", "*.lock"))
-    source = sqlite3.connect(f"file:{root / 'cluster.db'}?mode=ro", uri=True)
-    target = sqlite3.connect(copy / "cluster.db")
-    try:
-        source.backup(target)
-    finally:
-        source.close()
-        target.close()
 
 
 def _pool_spans(events: list[dict[str, Any]], pools: dict[str, str]) -> dict[str, float]:

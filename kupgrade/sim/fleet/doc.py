@@ -69,6 +69,7 @@ class Sizes(_Base):
     nodes_per_pool: int | None = None
     profile: str | None = None
     seed: int | None = None
+    metrics: str | None = None  # an OpenMetrics snapshot: the cluster's metrics (rollout gates)
 
 
 class Simulation(Sizes):
@@ -133,9 +134,14 @@ def read_fleet(data: Any, where: str) -> FleetFile:
     for i, (name, shape) in enumerate(specs.items()):
         own = sim.clusters.get(name, Sizes())
         profile = _profile(own.profile, base) if own.profile else common
-        members.append(
-            Member(name, _member(name, shape, given=profile, sim=sim, own=own, i=i, where=where))
-        )
+        made = _member(name, shape, given=profile, sim=sim, own=own, i=i, where=where)
+        metrics = own.metrics or sim.metrics
+        if metrics:
+            made = msgspec.structs.replace(
+                made,
+                spec=msgspec.structs.replace(made.spec, metrics=_metrics(base / metrics, where)),
+            )
+        members.append(Member(name, made))
     available = doc.get("available") or []
     return FleetFile(
         platform,
@@ -168,6 +174,18 @@ def _simulation(raw: Any, where: str) -> Simulation:
                     f"{key} is {value}; it is from 1 to {top}", file=where, field=f"{at}{key}"
                 )
     return sim
+
+
+def _metrics(path: Path, where: str) -> str:
+    """A metrics snapshot, checked now (a gate reads it much later)."""
+    if not path.is_file():
+        raise InputError(
+            f"metrics snapshot {path} not found",
+            file=where,
+            hint="simulation.metrics (or simulation.clusters.NAME.metrics) is an OpenMetrics "
+            "file, relative to the fleet file",
+        )
+    return str(path.resolve())
 
 
 def _profile(path: str | None, base: Path) -> Profile | None:

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from kupgrade.errors import InputError, KupgradeError
 from kupgrade.plan.steps import Plan, Refusal, step_order
@@ -60,6 +60,25 @@ class PlanRefusedError(KupgradeError):
             hint=refusal.fix,
         )
         self.plan = plan
+
+
+class Pacer(Protocol):
+    """What else decides when steps start (a staged rollout, sim/fleet/rollout.py): the
+    plain rehearsal starts each step as soon as its `after` steps and slots allow."""
+
+    limit: float  # simulated seconds after which the run stops
+
+    def hold(self, step_id: str, at: float) -> tuple[str, float | None] | None:
+        """Why the ready step may not start at `at`, and when to look again."""
+
+    def wake(self) -> float | None:
+        """The next time the pacer changes on its own."""
+
+    def advance(self, at: float) -> str | None:
+        """Move on at `at` (steps done so far are in the store); `halted` or None."""
+
+    def waiting(self) -> str | None:
+        """What only a person can end (an approval), when nothing else is left to happen."""
 
 
 @dataclass
@@ -132,6 +151,8 @@ class Rehearsal:
         }
         self.names = sorted(self.members)
         self.decisions: list[dict[str, Any]] = []
+        self.pacer: Pacer | None = None
+        self.holds: list[float] = []  # when held steps look again (the last schedule's)
         self.pace = CommitPace()
         seen = {n: FleetMember(m.store, m.spec, m.runner.api) for n, m in self.members.items()}
         run = platform_named(self.platform, "platform").fleet(seen, info["document"])
@@ -173,9 +194,11 @@ class Rehearsal:
         """The planner's plan from where every member is now."""
         return self.part.plan(settings.target, settings.available, settings.policy)
 
-    def begin(self, settings: Settings, steps: list[dict[str, Any]] | None = None) -> Plan:
-        """Plan (or take the plan given), record the first state, start what may start,
-        commit. Nothing is written when no plan exists or a member is busy."""
+    def prepare(
+        self, settings: Settings, steps: list[dict[str, Any]] | None = None
+    ) -> tuple[Plan, dict[str, dict[str, Any]]]:
+        """The plan (or the one given) and a record per step; nothing written. Refused
+        when no plan exists or a member is busy."""
         for name in self.members:
             busy = self.part.busy(name)
             if busy is not None:
@@ -194,7 +217,6 @@ class Rehearsal:
             if plan.refused is not None:
                 raise PlanRefusedError(plan)
             steps = [s.to_json() for s in plan.steps]
-        now = max([self.now, *(float(m.store.meta("now", 0)) for m in self.members.values())])
         records = {}
         for step in steps:
             cluster, kind, pool = split_object(step["object"])
@@ -210,6 +232,20 @@ class Rehearsal:
                 "pool": pool,
                 "leavePools": step.get("leave_pools", []),
             }
+        return plan, records
+
+    def begin(
+        self,
+        settings: Settings,
+        steps: list[dict[str, Any]] | None = None,
+        *,
+        prepared: tuple[Plan, dict[str, dict[str, Any]]] | None = None,
+        pacer: Callable[[Rehearsal], Pacer] | None = None,
+    ) -> Plan:
+        """Plan (or take the plan given), record the first state, start what may start,
+        commit. Nothing is written when no plan exists or a member is busy."""
+        plan, records = prepared or self.prepare(settings, steps)
+        now = max([self.now, *(float(m.store.meta("now", 0)) for m in self.members.values())])
         serial = int((self.state or {}).get("serial", 0)) + 1
         self.fleet.set_meta(
             REHEARSAL,
@@ -221,7 +257,7 @@ class Rehearsal:
                 "policy": settings.policy,
                 "maxParallel": settings.max_parallel,
                 "startedAt": now,
-                "order": [s["id"] for s in steps],
+                "order": list(records),
                 "statesChecked": plan.states_checked,
             },
         )
@@ -232,10 +268,13 @@ class Rehearsal:
             now,
             "fleet",
             "RehearsalStarted",
-            f"{len(steps)} steps to {settings.target}, up to "
+            f"{len(records)} steps to {settings.target}, up to "
             f"{settings.max_parallel or 'any number of'} at once",
         )
         self.monitor.first(self.names, now)
+        if pacer is not None:
+            self.pacer = pacer(self)
+        self._pace(now)
         self._schedule(now)
         self.commit()
         return plan
@@ -285,18 +324,27 @@ class Rehearsal:
         if state is None or state["status"] != "running":
             return state or {}
         wall, start = time.monotonic(), self.now
+        limit = self.pacer.limit if self.pacer is not None else MAX_SIMULATED
+        if self.pacer is not None:  # holds are not stored: find them again (idempotent)
+            self._pace(self.now)
+            self._schedule(self.now)
         while self.state_status() == "running":
             at = min(
                 (t for m in self.members.values() if (t := m.store.next_at()) is not None),
                 default=None,
             )
+            timers = [t for t in (self.pacer.wake() if self.pacer else None, *self.holds) if t]
+            if timers and (at is None or min(timers) < at):
+                at = max(min(timers), self.now)
             if at is None:
                 self._idle(self.now)
                 break
-            if at - float(state["startedAt"]) > MAX_SIMULATED:
-                self._stop(self.now, "limit", why="14 simulated days passed")
+            if at - float(state["startedAt"]) > limit:
+                self._stop(self.now, "limit", why=f"{limit / 86400:.0f} simulated days passed")
                 break
-            if at - float(self.fleet.meta("progressAt", state["startedAt"])) > STALL:
+            if at - float(self.fleet.meta("progressAt", state["startedAt"])) > STALL and any(
+                "startedAt" in r and "finishedAt" not in r for r in self.steps.values()
+            ):
                 self._stalled(self.now)
                 break
             if speed > 0:
@@ -322,7 +370,17 @@ class Rehearsal:
             member.advance(at)
             if not self._observe(name, at) or not self._progress(name, at):
                 return
+        self._pace(at)
         self._schedule(at)
+
+    def _pace(self, at: float) -> None:
+        """Let the pacer move on (stages, soaks, gates); a halt stops the run."""
+        if self.pacer is None or self.state_status() != "running":
+            return
+        if self.pacer.advance(at) == "halted":
+            state = self.state or {}
+            state.update(status="halted")
+            self.fleet.set_meta(REHEARSAL, state)
 
     def _observe(self, name: str, at: float) -> bool:
         findings = self.monitor.observe(name, at)
@@ -357,12 +415,19 @@ class Rehearsal:
         started = True
         while started and self.state_status() == "running":
             started = False
+            self.holds = []
             records = self.steps
             for step_id in (self.state or {})["order"]:
                 record = records[step_id]
                 if "startedAt" in record or not self._ready(record, records, at):
                     continue
                 holder = self._holder(record, records)
+                if holder is None and self.pacer is not None:
+                    held = self.pacer.hold(step_id, at)
+                    if held is not None:
+                        holder = held[0]
+                        if held[1] is not None:
+                            self.holds.append(held[1])
                 if holder is not None:
                     if record.get("heldBy") != holder:
                         record["heldBy"] = holder
@@ -448,8 +513,16 @@ class Rehearsal:
             self._progress(name, at)
 
     def _idle(self, at: float) -> None:
-        """Nothing is left to happen: done, or stuck on a step that cannot go on."""
+        """Nothing is left to happen: done, waiting for a person, or stuck on a step that
+        cannot go on."""
         records = self.steps
+        waits = self.pacer.waiting() if self.pacer is not None else None
+        if waits is not None:
+            state = self.state or {}
+            state.update(status="waiting", waitingFor=waits)
+            self.fleet.set_meta(REHEARSAL, state)
+            self._record(at, "fleet", "RolloutWaiting", waits)
+            return
         if all("finishedAt" in r for r in records.values()):
             state = self.state or {}
             state.update(status="completed", finishedAt=at)

@@ -232,6 +232,7 @@ class GdcFleetRun:
         return {
             "why": f"{', '.join(verdict.rules)}: {first.message}; {first.fix}",
             "objects": [first.object, *first.related],
+            "rules": list(verdict.rules),
         }
 
     def versions(self, name: str) -> str:
