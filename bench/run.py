@@ -22,6 +22,8 @@
    (bench/twin_import.py; each step in its own process, with its peak memory).
 10. How quickly the CLI starts (`--help`, `get nodes`, `skew check`) as a ratio to
    `kubectl version --client`, paired runs (bench/cli_start.py).
+12. A staged rollout of 100 and 1,000 distributed-cloud clusters planned and carried out
+   on forecasts, windows and stages (bench/rollout.py), each size in its own process.
 8. A fleet of 100 distributed-cloud clusters (one admin, 99 users with 3 pools of 5 nodes)
    rehearsed along its plan from 1.28 to 1.30 (bench/fleet_rehearsal.py), in its own
    process so that its peak memory is its own.
@@ -57,6 +59,7 @@ from bench.gdc import bench_gdc
 from bench.olm import bench_olm, bench_olm_cluster
 from bench.promql import bench_promql
 from bench.release import bench_release, describe
+from bench.rollout import bench_rollout
 from bench.sim import bench_sim
 from bench.twin_import import bench_twin_import
 from kupgrade.graph.builder import build_graph
@@ -359,6 +362,7 @@ def main() -> None:
     ]
     report["fleet plan"] = bench_fleet([int(n) for n in args.fleet_sizes.split(",")])
     report["fleet rehearsal"] = _own_process("bench.fleet_rehearsal")
+    report["staged rollout"] = bench_rollout((100, 1000))
     report["olm"] = bench_olm(SHARED.parent)
     report["olm on a cluster"] = bench_olm_cluster(SHARED.parent)
     report["catalog growth"] = bench_catalog_growth([5_000, 50_000])
@@ -488,6 +492,16 @@ def main() -> None:
         f"{fleet['wall_s']} s wall for {fleet['simulated_min']} simulated min, {fleet['steps']} steps, "  # type: ignore[index]
         f"{fleet['states']} states checked, peak {fleet['peak_rss_mb']} MB"  # type: ignore[index]
     )
+    rollout = report["staged rollout"]
+    print("staged rollout (4 stages, nightly windows, 1.28 -> 1.29; each size its own process):")
+    for row in rollout["runs"]:  # type: ignore[index]
+        print(
+            f"  {row['clusters']:>5} clusters: plan {row['plan_s']} s, rehearse "
+            f"{row['rehearse_s']} s for {row['simulated_days']} simulated days, "
+            f"peak {row['peak_rss_mb']} MB"
+        )
+    if "growth" in rollout:  # type: ignore[operator]
+        print(f"  growth for x10 clusters: {rollout['growth']}")  # type: ignore[index]
     print("fleet plan (20 user clusters per manager, 5 pools each, 1.28 -> 1.30):")
     for row in report["fleet plan"]["sizes"]:  # type: ignore[index]
         print(

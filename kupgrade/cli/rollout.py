@@ -230,6 +230,7 @@ class _Progress:
         if self.root is not None and time.monotonic() - self.polled > 0.5:
             self.polled = time.monotonic()
             if take_requests(rehearsal, self.root):
+                rehearsal.moved = True
                 rehearsal.commit()
                 clear_taken(self.root, rehearsal)
         if self.bars is None or time.monotonic() - self.drawn < 0.2:

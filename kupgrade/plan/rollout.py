@@ -105,6 +105,8 @@ class Conductor:
             "halt": None,
         }
         self.events: list[Event] = []
+        self._fits: dict[str, tuple[float, float | None]] = {}
+        self._by_stage: dict[int | None, list[Task]] | None = None
 
     # --- who is where -------------------------------------------------------------------
 
@@ -134,7 +136,11 @@ class Conductor:
         return sorted(n for n, s in self.stage_of.items() if s == stage)
 
     def stage_tasks(self, stage: int) -> list[Task]:
-        return [t for t in self.tasks.values() if self.stage_of.get(t.cluster) == stage]
+        if self._by_stage is None:
+            self._by_stage = {}
+            for task in self.tasks.values():
+                self._by_stage.setdefault(self.stage_of.get(task.cluster), []).append(task)
+        return self._by_stage.get(stage, [])
 
     # --- refusals before anything starts ------------------------------------------------
 
@@ -228,8 +234,19 @@ class Conductor:
         found = self.state.get("halt")
         return dict(found) if found else None
 
-    def hold(self, task: Task, running: Iterable[str], now: float) -> Hold | None:
-        """Why `task` (ready: its `after` steps are done) may not start at `now`."""
+    def busy(self, running: Iterable[str]) -> dict[int, list[str]]:
+        """The clusters of each stage with a step under way (`running`: their ids)."""
+        out: dict[int, set[str]] = {}
+        for step_id in running:
+            cluster = self.tasks[step_id].cluster
+            stage = self.stage_of.get(cluster)
+            if stage is not None:
+                out.setdefault(stage, set()).add(cluster)
+        return {stage: sorted(names) for stage, names in out.items()}
+
+    def hold(self, task: Task, busy_by_stage: dict[int, list[str]], now: float) -> Hold | None:
+        """Why `task` (ready: its `after` steps are done) may not start at `now`; `busy`:
+        the clusters of each stage with a step under way (`busy()`)."""
         halt = self.halted
         if halt is not None:
             return Hold(f"the rollout is halted: {halt['why']}")
@@ -240,19 +257,13 @@ class Conductor:
         record = self.state["stages"][index]
         if record["status"] != RUNNING:
             return Hold(f"stage {stage.name} {self.waits(index)}", self._timer(index))
-        busy = sorted(
-            {
-                self.tasks[i].cluster
-                for i in running
-                if self.stage_of.get(self.tasks[i].cluster) == index
-            }
-        )
+        busy = busy_by_stage.get(index, [])
         if task.cluster not in busy and len(busy) >= stage.max_concurrency:
             return Hold(
                 f"a free slot of stage {stage.name} (maxConcurrency {stage.max_concurrency}: "
                 f"{', '.join(busy)} upgrading)"
             )
-        fit = self.calendars[task.cluster].fit(now, task.seconds, task.minor)
+        fit = self._fit(task, now)
         if fit is None:
             return Hold(
                 f"a window of {_span(task.seconds)} outside the exclusions (none within two years)"
@@ -260,6 +271,21 @@ class Conductor:
         if fit > now:
             return Hold(f"the window at {rfc3339(fit)} (forecast {_span(task.seconds)})", fit)
         return None
+
+    def cached_fit(self, task: Task, now: float) -> float | None:
+        """The fit found before that still holds at `now`, if there is one."""
+        asked, found = self._fits.get(task.id, (math.inf, None))
+        return found if found is not None and asked <= now <= found else None
+
+    def _fit(self, task: Task, now: float) -> float | None:
+        """Where the task fits from `now`; the answer found at an earlier moment holds
+        until its start (nothing fits between, so nothing fits from any moment between)."""
+        asked, found = self._fits.get(task.id, (math.inf, None))
+        if found is not None and asked <= now <= found:
+            return found
+        found = self.calendars[task.cluster].fit(now, task.seconds, task.minor)
+        self._fits[task.id] = (now, found)
+        return found
 
     def waits(self, index: int) -> str:
         record = self.state["stages"][index]
@@ -555,7 +581,7 @@ def schedule(
             ready_at.setdefault(task.id, now)
             if one_at_a_time and any(conductor.tasks[r].cluster == task.cluster for r in running):
                 continue
-            hold = conductor.hold(task, running, now)
+            hold = conductor.hold(task, conductor.busy(running), now)
             if hold is not None:
                 held[task.id] = hold.why
                 wakes.append(hold.until)
@@ -573,6 +599,9 @@ def schedule(
             del running[task_id]
             done.add(task_id)
     conductor.advance(done, now, None, assume_approvals=True)
+    while len(done) == len(tasks) and (wake := conductor.wake()) is not None and wake > now:
+        now = wake  # the last soaks: the rollout is done when its last stage is
+        conductor.advance(done, now, None, assume_approvals=True)
     outcome = "completed" if len(done) == len(tasks) else "waiting"
     order = [placed[t.id] for t in tasks if t.id in placed]
     return Schedule(order, outcome, now, list(conductor.events), conductor.state["stages"])

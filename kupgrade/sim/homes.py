@@ -62,7 +62,13 @@ def cluster_root(name: str | None, field: str = "--cluster") -> Path:
 
 @contextmanager
 def opened(name: str | None) -> Iterator[tuple[Path, Store, Spec]]:
-    root = cluster_root(name)
+    with opened_root(cluster_root(name)) as found:
+        yield found
+
+
+@contextmanager
+def opened_root(root: Path) -> Iterator[tuple[Path, Store, Spec]]:
+    """The cluster at `root` (known to be one), its store open."""
     store = Store(root / "cluster.db", shared=True)
     try:
         yield root, store, _spec(root, store.meta("profile"))

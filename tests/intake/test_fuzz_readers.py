@@ -33,6 +33,7 @@ from kupgrade.graph.tree import Entry, Tree, open_tree, pack_tree
 from kupgrade.olm.load import load_catalog
 from kupgrade.olm.validate import validate_catalog
 from kupgrade.plan.request import PlanRequest, plan_document
+from kupgrade.plan.rollout_doc import EXAMPLE, read_rollout
 from kupgrade.release.documents import split_documents
 from kupgrade.release.metadata import parse_image_references, parse_release_metadata
 from kupgrade.release.oci import build_image, layout_files
@@ -46,7 +47,7 @@ from kupgrade.sim.profile import Profile
 from kupgrade.sim.profiles import check_profile, load_profile
 from kupgrade.skew.fleet import is_fleet_document, parse_fleet
 from kupgrade.skew.gdc import check_fleet
-from kupgrade.skew.inventory import parse_inventory
+from kupgrade.skew.inventory import parse_inventory, read_yaml
 from kupgrade.skew.k8s import check as check_k8s
 from kupgrade.twin.anonymize import anonymized
 from kupgrade.twin.calibration import calibrate
@@ -56,7 +57,7 @@ from tests.support.conformance import conformance_doc, conformance_path
 from tests.support.fuzzkit import fuzz, mutated, swapped
 from tests.support.hostile import CONTENTS
 
-TARGETS = 20
+TARGETS = 22
 SHARE = 1 / TARGETS
 USER = (KupgradeError,)
 
@@ -283,6 +284,29 @@ def test_fuzz_profile() -> None:
             check_profile(load_profile(path), str(path))
 
     fuzz("profile", swapped([seed]), read, USER, SHARE)
+
+
+def test_fuzz_rollout_document() -> None:
+    """SPEC X9: a rollout document, mutated field by field, is read or refused in one line."""
+    seed = yaml.safe_load(EXAMPLE)
+
+    def read(doc: Any) -> None:
+        read_rollout(doc, "rollout.yaml")
+
+    fuzz("rollout-document", swapped([seed]), read, USER, SHARE)
+
+
+def test_fuzz_rollout_bytes() -> None:
+    """The rollout file as bytes (what `fleet rollout plan FILE` reads): broken YAML and
+    encodings are refused as the file's."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "rollout.yaml"
+
+        def read(data: bytes) -> None:
+            path.write_bytes(data)
+            read_rollout(read_yaml(path, "rollout"), str(path))
+
+        fuzz("rollout-bytes", mutated([EXAMPLE.encode()]), read, USER, SHARE)
 
 
 # --- a cluster's dump, read as a twin (SPEC X7) ------------------------------------------------

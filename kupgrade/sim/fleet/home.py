@@ -18,7 +18,7 @@ from typing import Any
 from kupgrade.errors import InputError
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.fleet.doc import FleetFile
-from kupgrade.sim.homes import CLUSTER_NAME, cluster_names, cluster_root, home, opened, pick
+from kupgrade.sim.homes import CLUSTER_NAME, cluster_names, cluster_root, home, opened_root, pick
 from kupgrade.sim.lock import ControllerLock
 from kupgrade.sim.profile import Spec
 from kupgrade.sim.store import Store
@@ -149,17 +149,16 @@ def opened_fleet(
         info = dict(store.meta(INFO) or {})
         with ExitStack() as stack:
             members = {}
+            present = set(cluster_names())  # listed once: a fleet has up to 1,000 members
             for member in info.get("members", []):
-                try:
-                    cluster_root(member)
-                except InputError:
+                if member not in present:
                     raise InputError(
                         f"cluster {member} of fleet {root.name} is gone",
                         file=str(root / FLEET_DB),
                         hint=f"delete the fleet (`kupgrade fleet delete {root.name}`) "
                         "and create it again",
-                    ) from None
-                members[member] = stack.enter_context(opened(member))
+                    )
+                members[member] = stack.enter_context(opened_root(home() / "clusters" / member))
             yield root, store, info, members
     finally:
         store.close()
@@ -172,7 +171,7 @@ def locked(root: Path, members: list[str]) -> Iterator[None]:
         held = ControllerLock.acquire(root)
         stack.callback(held.release)
         for member in members:
-            lock = ControllerLock.acquire(cluster_root(member))
+            lock = ControllerLock.acquire(home() / "clusters" / member)
             stack.callback(lock.release)
         yield
 

@@ -22,6 +22,8 @@ fleet's store already.
 
 from __future__ import annotations
 
+import heapq
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -68,8 +70,15 @@ class Pacer(Protocol):
 
     limit: float  # simulated seconds after which the run stops
 
-    def hold(self, step_id: str, at: float) -> tuple[str, float | None] | None:
-        """Why the ready step may not start at `at`, and when to look again."""
+    def hold(self, step_id: str, running: list[str], at: float) -> tuple[str, float | None] | None:
+        """Why the ready step may not start at `at` (`running`: the steps under way), and
+        when to look again."""
+
+    def consider(
+        self, order: list[str], records: dict[str, Any], running: list[str], at: float
+    ) -> list[str]:
+        """The steps of `order` that may start now or whose wait changed (the others
+        are held as they were: a rollout of a thousand clusters asks of a few)."""
 
     def wake(self) -> float | None:
         """The next time the pacer changes on its own."""
@@ -87,6 +96,41 @@ class Settings:
     available: list[str]
     policy: str
     max_parallel: int  # 0: as many as the plan allows
+
+
+class Due:
+    """When each member next has something to do, without asking all of them each time
+    (a heap of their next times; an entry that no longer matches is dropped when met)."""
+
+    def __init__(self, stores: dict[str, Store]) -> None:
+        self.stores = stores
+        self.known: dict[str, float | None] = {}
+        self.heap: list[tuple[float, str]] = []
+        for name in sorted(stores):
+            self.note(name)
+
+    def note(self, name: str) -> None:
+        """Read the member's next time again (after it advanced or was asked)."""
+        at = self.stores[name].next_at()
+        if self.known.get(name, -1.0) != at:
+            self.known[name] = at
+            if at is not None:
+                heapq.heappush(self.heap, (at, name))
+
+    def first(self) -> float | None:
+        while self.heap and self.known.get(self.heap[0][1]) != self.heap[0][0]:
+            heapq.heappop(self.heap)
+        return self.heap[0][0] if self.heap else None
+
+    def until(self, at: float) -> list[str]:
+        """The members due at or before `at`, in name order, each once; `note` each one
+        after it advanced."""
+        due = set()
+        while (first := self.first()) is not None and first <= at:
+            _, name = heapq.heappop(self.heap)
+            due.add(name)
+            self.known[name] = None  # not in the heap any more
+        return sorted(due)
 
 
 class Member:
@@ -150,9 +194,12 @@ class Rehearsal:
             n: Member(n, root, store, spec) for n, (root, store, spec) in members.items()
         }
         self.names = sorted(self.members)
+        self.due = Due({n: m.store for n, m in self.members.items()})
         self.decisions: list[dict[str, Any]] = []
         self.pacer: Pacer | None = None
         self.holds: list[float] = []  # when held steps look again (the last schedule's)
+        self.moved = True  # a step ended or a person acted since the pacer last looked
+        self.running_of: dict[str, list[str]] | None = None  # see _under_way
         self.pace = CommitPace()
         seen = {n: FleetMember(m.store, m.spec, m.runner.api) for n, m in self.members.items()}
         run = platform_named(self.platform, "platform").fleet(seen, info["document"])
@@ -296,6 +343,7 @@ class Rehearsal:
                 )
             self._replay(member, window)
             member.commit(tick, self.now)
+            self.due.note(name)
         self.monitor.load(self.names)
 
     def _replay(self, member: Member, window: dict[str, Any]) -> None:
@@ -329,10 +377,7 @@ class Rehearsal:
             self._pace(self.now)
             self._schedule(self.now)
         while self.state_status() == "running":
-            at = min(
-                (t for m in self.members.values() if (t := m.store.next_at()) is not None),
-                default=None,
-            )
+            at = self.due.first()
             timers = [t for t in (self.pacer.wake() if self.pacer else None, *self.holds) if t]
             if timers and (at is None or min(timers) < at):
                 at = max(min(timers), self.now)
@@ -362,16 +407,22 @@ class Rehearsal:
 
     def _tick(self, at: float) -> None:
         self.fleet.set_meta("now", at)
-        for name in self.names:
+        for name in self.due.until(at):
             member = self.members[name]
-            due = member.store.next_at()
-            if due is None or due > at:
-                continue
             member.advance(at)
+            self.due.note(name)
             if not self._observe(name, at) or not self._progress(name, at):
                 return
+        if self.pacer is not None and not self.moved and at < self._look_at():
+            return  # nothing a pacer or a waiting step depends on changed
+        self.moved = False
         self._pace(at)
         self._schedule(at)
+
+    def _look_at(self) -> float:
+        """When held steps and the pacer next need a look (infinite: not on their own)."""
+        times = [t for t in (self.pacer.wake() if self.pacer else None, *self.holds) if t]
+        return min(times, default=math.inf)
 
     def _pace(self, at: float) -> None:
         """Let the pacer move on (stages, soaks, gates); a halt stops the run."""
@@ -391,16 +442,20 @@ class Rehearsal:
 
     def _progress(self, name: str, at: float) -> bool:
         """Mark the member's running step done (or stop on a failed one)."""
+        mine = self._under_way().get(name)
+        if not mine:
+            return True
         records = self.steps
-        for step_id, record in records.items():
-            if record["cluster"] != name or "startedAt" not in record or "finishedAt" in record:
-                continue
+        for step_id in list(mine):
+            record = records[step_id]
             state, why = self.part.outcome(name, record["ticket"])
             if state == "failed":
                 self._stop(at, "failed", step=step_id, why=why)
                 return False
             if state == "done":
                 record["finishedAt"] = at
+                mine.remove(step_id)
+                self.moved = True
                 record.pop("blocked", None)
                 self._record(at, f"step/{step_id}", "StepDone", _what(record))
             elif why and record.get("blocked") != why:
@@ -408,6 +463,15 @@ class Rehearsal:
                 self._warn(at, f"step/{step_id}", "StepBlocked", why)
         self.fleet.set_meta(STEPS, records)
         return True
+
+    def _under_way(self) -> dict[str, list[str]]:
+        """Each member's steps under way, in plan order (kept as steps start and end)."""
+        if self.running_of is None:
+            self.running_of = {}
+            for step_id, record in self.steps.items():
+                if "startedAt" in record and "finishedAt" not in record:
+                    self.running_of.setdefault(record["cluster"], []).append(step_id)
+        return self.running_of
 
     def _schedule(self, at: float) -> None:
         """Start every step that may start now, in plan order; again while a start
@@ -417,13 +481,17 @@ class Rehearsal:
             started = False
             self.holds = []
             records = self.steps
-            for step_id in (self.state or {})["order"]:
+            running = [i for i, r in records.items() if "startedAt" in r and "finishedAt" not in r]
+            order = (self.state or {})["order"]
+            if self.pacer is not None:
+                order = self.pacer.consider(order, records, running, at)
+            for step_id in order:
                 record = records[step_id]
                 if "startedAt" in record or not self._ready(record, records, at):
                     continue
-                holder = self._holder(record, records)
+                holder = self._holder(record, records, running)
                 if holder is None and self.pacer is not None:
-                    held = self.pacer.hold(step_id, at)
+                    held = self.pacer.hold(step_id, running, at)
                     if held is not None:
                         holder = held[0]
                         if held[1] is not None:
@@ -452,10 +520,11 @@ class Rehearsal:
             self.fleet.set_meta(STEPS, records)
         return True
 
-    def _holder(self, record: dict[str, Any], records: dict[str, Any]) -> str | None:
+    def _holder(
+        self, record: dict[str, Any], records: dict[str, Any], running: list[str]
+    ) -> str | None:
         """What keeps a ready step from starting: its cluster's running step, or the
         steps filling every slot."""
-        running = [i for i, r in records.items() if "startedAt" in r and "finishedAt" not in r]
         same = [i for i in running if records[i]["cluster"] == record["cluster"]]
         if same and self.part.one_at_a_time:
             return f"{same[0]} (cluster {record['cluster']} runs one upgrade at a time)"
@@ -478,6 +547,12 @@ class Rehearsal:
             chosen = same or sorted(freed, key=step_order)
             record["freedBy"] = chosen[0] if chosen else None
         record["ticket"] = self._ask(member, record, at)
+        self.due.note(member.name)
+        mine = self._under_way().setdefault(member.name, [])
+        mine.append(step_id)
+        if len(mine) > 1:
+            rank = {s: i for i, s in enumerate(records)}
+            mine.sort(key=rank.__getitem__)
         record["startedAt"] = at
         self.fleet.set_meta(STEPS, records)
         self.decisions.append(

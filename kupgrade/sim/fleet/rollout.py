@@ -17,6 +17,7 @@ without data does not fire.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import time
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kupgrade.errors import InputError
-from kupgrade.plan.rollout import Conductor, Facts, Task
+from kupgrade.plan.rollout import RUNNING, Conductor, Facts, Task
 from kupgrade.plan.rollout_doc import Gate, Rollout, read_rollout
 from kupgrade.risks.promql.engine import evaluate_text
 from kupgrade.risks.promql.guards import QueryLimits
@@ -138,18 +139,52 @@ class RolloutPacer:
             stored.get("conductor"),
         )
         self.gauges = Gauges(rehearsal)
+        self._busy: tuple[list[str] | None, dict[int, list[str]]] = (None, {})
+        self._statuses: tuple[str, ...] = ()
+        self._windows = math.inf  # the earliest window a step skipped by `consider` waits for
 
-    def _running(self) -> list[str]:
-        return [
-            i for i, r in self.rehearsal.steps.items() if "startedAt" in r and "finishedAt" not in r
-        ]
-
-    def hold(self, step_id: str, at: float) -> tuple[str, float | None] | None:
-        found = self.conductor.hold(self.conductor.tasks[step_id], self._running(), at)
+    def hold(self, step_id: str, running: list[str], at: float) -> tuple[str, float | None] | None:
+        if self._busy[0] is not running:  # one schedule pass asks with one list
+            self._busy = (running, self.conductor.busy(running))
+        found = self.conductor.hold(self.conductor.tasks[step_id], self._busy[1], at)
         return None if found is None else (found.why, found.until)
 
+    def consider(
+        self, order: list[str], records: dict[str, Any], running: list[str], at: float
+    ) -> list[str]:
+        """Only one stage runs at a time: its steps that could start (not those of
+        clusters waiting for a slot of a full stage, nor those waiting for a window that
+        has not come), and every step of a stage whose status changed, so its wait is
+        said again, or that has not been ready yet, so its readiness is seen when it
+        comes."""
+        conductor = self.conductor
+        statuses = tuple(r["status"] for r in conductor.state["stages"])
+        changed, self._statuses = statuses != self._statuses, statuses
+        busy = conductor.busy(running)
+        self._windows = math.inf
+        out = []
+        for step_id in order:
+            task = conductor.tasks[step_id]
+            index = conductor.stage_of.get(task.cluster)
+            if index is None or statuses[index] != RUNNING:
+                if changed or "readyAt" not in records[step_id]:
+                    out.append(step_id)
+                continue
+            stage = conductor.rollout.stages[index]
+            clusters = busy.get(index, [])
+            if task.cluster not in clusters and len(clusters) >= stage.max_concurrency:
+                continue
+            fit = conductor.cached_fit(task, at)
+            if fit is not None and fit > at:
+                self._windows = min(self._windows, fit)
+                continue
+            out.append(step_id)
+        return out
+
     def wake(self) -> float | None:
-        return self.conductor.wake()
+        times = [t for t in (self.conductor.wake(), self._windows) if t is not None]
+        found = min(times, default=math.inf)
+        return None if math.isinf(found) else found
 
     def advance(self, at: float) -> str | None:
         done = {i for i, r in self.rehearsal.steps.items() if "finishedAt" in r}

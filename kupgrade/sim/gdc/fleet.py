@@ -170,6 +170,15 @@ class GdcFleetRun:
     def __init__(self, members: dict[str, FleetMember], document: dict[str, Any]) -> None:
         self.members = members
         self.history = parse_fleet(document, "the fleet file").history
+        # Management groups (a management cluster and its users): the rules of a step
+        # reach no further (SPEC G2-G4), so a step is judged on its group alone.
+        clusters = document.get("clusters") or {}
+        self.groups: dict[str, list[str]] = {}
+        for name in members:
+            body = clusters.get(name) if isinstance(clusters, dict) else None
+            head = body.get("managed_by") if isinstance(body, dict) else None
+            self.groups.setdefault(str(head or name), []).append(name)
+        self.group_of = {n: head for head, names in self.groups.items() for n in names}
 
     def policy(self, given: str | None) -> str:
         if given not in (None, "gdc", "auto"):
@@ -182,6 +191,13 @@ class GdcFleetRun:
 
     def fleet(self) -> Fleet:
         entries = {n: fleet_entry(m.store) for n, m in self.members.items()}
+        return sim_fleet(entries, self.history, Path("fleet"))
+
+    def group(self, name: str) -> Fleet:
+        """The management group of cluster `name` (its manager and the manager's users)."""
+        head = self.group_of.get(name, name)
+        names = sorted({head, *self.groups.get(head, [name])} & set(self.members))
+        entries = {n: fleet_entry(self.members[n].store) for n in names}
         return sim_fleet(entries, self.history, Path("fleet"))
 
     def rules(self, policy: str) -> GdcRules:
@@ -225,7 +241,7 @@ class GdcFleetRun:
             bmctl=to,
             leave_pools=tuple(record.get("leavePools") or ()),
         )
-        verdict = judge_request(self.fleet(), request)
+        verdict = judge_request(self.group(record["cluster"]), request)
         if not verdict.rules:
             return None
         first = verdict.findings[0]
