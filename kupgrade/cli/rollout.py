@@ -14,6 +14,8 @@ import yaml
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
+from kupgrade.cli.backends import CaOpt, TokenOpt
+from kupgrade.cli.live import KubeconfigOpt
 from kupgrade.cli.output import (
     Format,
     OutputOpt,
@@ -23,9 +25,22 @@ from kupgrade.cli.output import (
     stdout,
     user_errors,
 )
+from kupgrade.cli.rollout_live import (
+    ContextsOpt,
+    PollOpt,
+    PrometheusMapOpt,
+    apply_live,
+    live_root,
+    resume_live,
+    start_live,
+    status_live,
+    urls,
+)
+from kupgrade.cluster.kubeconfig import context_names
 from kupgrade.errors import InputError
 from kupgrade.plan.rollout_doc import EXAMPLE, Rollout, read_rollout
 from kupgrade.sim.fleet.home import locked, opened_fleet
+from kupgrade.sim.fleet.live import Reach
 from kupgrade.sim.fleet.rehearsal import Rehearsal
 from kupgrade.sim.fleet.rollout import RolloutPacer, apply_request, drop_request, stored_rollout
 from kupgrade.sim.fleet.rollouts import (
@@ -192,7 +207,7 @@ def _run(
     if root is not None:
         take_requests(rehearsal, root)
         rehearsal.commit()
-        clear_taken(root, rehearsal)
+        clear_taken(root, rehearsal.fleet)
     return rollout_report(rehearsal, rollout, name)
 
 
@@ -232,7 +247,7 @@ class _Progress:
             if take_requests(rehearsal, self.root):
                 rehearsal.moved = True
                 rehearsal.commit()
-                clear_taken(self.root, rehearsal)
+                clear_taken(self.root, rehearsal.fleet)
         if self.bars is None or time.monotonic() - self.drawn < 0.2:
             return
         self.draw(rehearsal)
@@ -277,6 +292,12 @@ def start_command(
     fleet: FleetOpt = None,
     to: ToOpt = None,
     speed: SpeedOpt = 0.0,
+    kubeconfig: KubeconfigOpt = None,
+    contexts: ContextsOpt = None,
+    prometheus: PrometheusMapOpt = None,
+    token_file: TokenOpt = None,
+    ca_file: CaOpt = None,
+    poll: PollOpt = 10.0,
     output: OutputOpt = Format.text,
 ) -> None:
     """Carry the rollout out on the fleet's simulated clusters.
@@ -292,8 +313,23 @@ def start_command(
     kupgrade fleet rollout start rollout.yaml --fleet lab-fleet
     kupgrade fleet rollout start rollout.yaml --fleet lab-fleet --speed 600 -o json
     ```
+
+    With --kubeconfig (`--kubeconfig fleet.kubeconfig --fleet prod --to 4.14.0`) the clusters are real ones (or simulated clusters' APIs), one per
+    context (--context picks some), upgraded through their API as `kupgrade upgrade
+    --kubeconfig --to` does, on the wall clock; gates ask each context's Prometheus
+    (--prometheus CONTEXT=URL). The rollout is kept under --fleet (default: its name).
     """
     rollout = _read(file)
+    if kubeconfig is not None:
+        metrics = urls(prometheus)
+        reach = Reach(
+            kubeconfig, contexts or context_names(kubeconfig), metrics, token_file, ca_file
+        )
+        name = fleet or rollout.name
+        _finish(
+            start_live(rollout, str(file), name, reach, to=to, poll=poll, output=output), output
+        )
+        return
     with opened_fleet(fleet) as (root, store, info, members), locked(root, list(members)):
         rehearsal = Rehearsal(store, members, info)
         under_way = stored_rollout(rehearsal)
@@ -338,6 +374,7 @@ def resume_command(
     fleet: FleetOpt = None,
     speed: SpeedOpt = 0.0,
     by: ByOpt = None,
+    poll: PollOpt = 10.0,
     output: OutputOpt = Format.text,
 ) -> None:
     """Go on with the rollout: after a crash, an approval, a wait or a halt (a halt is
@@ -350,6 +387,10 @@ def resume_command(
     kupgrade fleet rollout resume rollout.yaml --fleet lab-fleet -o json
     ```
     """
+    live = live_root(fleet)
+    if live is not None:
+        _finish(resume_live(live, _who(by), poll, output), output)
+        return
     with opened_fleet(fleet) as (root, store, info, members), locked(root, list(members)):
         rehearsal = Rehearsal(store, members, info)
         rollout = _under_way(rehearsal, root.name, file)
@@ -392,6 +433,10 @@ def status_command(
     kupgrade fleet rollout status --fleet lab-fleet -o json
     ```
     """
+    live = live_root(fleet)
+    if live is not None:
+        _print(status_live(live), output)
+        return
     with opened_fleet(fleet) as (root, store, info, members):
         rehearsal = Rehearsal(store, members, info)
         rollout = _under_way(rehearsal, root.name, file)
@@ -449,10 +494,18 @@ def _request(
     fleet: str | None, file: Path | None, kind: str, by: str | None, output: Format, **details: Any
 ) -> dict[str, Any]:
     """Applied at once when no run holds the fleet; else a request file the run takes."""
+    body = {"kind": kind, "by": _who(by), "at": time.time(), **details}
+    live = live_root(fleet)
+    if live is not None:
+        try:
+            said = apply_live(live, body)
+        except ClusterBusyError:
+            drop_request(live, kind, **{k: v for k, v in body.items() if k != "kind"})
+            said = "by the run under way"
+        return {"fleet": live.name, "request": kind, "applied": said, "by": body["by"], **details}
     with opened_fleet(fleet) as (root, store, info, members):
         rehearsal = Rehearsal(store, members, info)
         rollout = _under_way(rehearsal, root.name, file)
-        body = {"kind": kind, "by": _who(by), "at": time.time(), **details}
         if kind == "approve" and details["stage"] not in [s.name for s in rollout.stages]:
             raise InputError(
                 f"the rollout has no stage {details['stage']!r}",

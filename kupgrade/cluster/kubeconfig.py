@@ -58,6 +58,23 @@ class Loaded(NamedTuple):
     token: str = ""  # the token it gave
 
 
+def context_names(path: Path) -> list[str]:
+    """Every context a kubeconfig names, in its order (a fleet of the clusters it reaches)."""
+    source = str(path)
+    doc = load_yaml(read_file(path, "kubeconfig"), source)
+    contexts = doc.get("contexts") if isinstance(doc, dict) else None
+    if not isinstance(contexts, list) or not contexts:
+        raise InputError(
+            "names no contexts",
+            file=source,
+            hint="give a kubeconfig with a context per cluster (`kubectl config set-context`)",
+        )
+    names = [c.get("name") for c in contexts if isinstance(c, dict)]
+    if not all(isinstance(n, str) and n for n in names):
+        raise InputError("has a context without a name", file=source)
+    return [str(n) for n in names]
+
+
 def load_kubeconfig(path: Path, context: str | None = None) -> Loaded:
     """The kubeconfig at `path` as a dictionary a client can take, checked for the
     `context` used (or its current context)."""

@@ -22,7 +22,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from kupgrade.errors import InputError
 from kupgrade.plan.rollout import RUNNING, Conductor, Facts, Task
@@ -109,10 +109,10 @@ class Gauges:
         if snapshot is None:
             return None
         answer = evaluate_text(gate.promql, snapshot, int(at * 1000), self.limits)
-        return _largest(answer)
+        return largest(answer)
 
 
-def _largest(answer: dict[str, Any]) -> float | None:
+def largest(answer: dict[str, Any]) -> float | None:
     """The largest value of an instant query's answer (None: no samples or an error)."""
     kind, result = answer.get("resultType"), answer.get("result")
     if kind == "scalar" and isinstance(result, list):
@@ -258,7 +258,17 @@ def pending_requests(root: Path) -> list[tuple[Path, dict[str, Any]]]:
     return out
 
 
-def apply_request(pacer: RolloutPacer, body: dict[str, Any], at: float) -> str:
+class Conducted(Protocol):
+    """A rollout under way: its document and its conductor (simulated or live)."""
+
+    rollout: Rollout
+    conductor: Conductor
+
+    def save(self) -> None:
+        """The conductor's state and its new events, into the store."""
+
+
+def apply_request(pacer: Conducted, body: dict[str, Any], at: float) -> str:
     """Apply one request to the conductor; what it did, in a few words."""
     by = str(body.get("by") or "someone")
     conductor = pacer.conductor

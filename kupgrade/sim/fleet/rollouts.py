@@ -24,6 +24,7 @@ from kupgrade.sim.fleet.rehearsal import REHEARSAL, PlanRefusedError, Rehearsal,
 from kupgrade.sim.fleet.report import step_rows
 from kupgrade.sim.fleet.rollout import (
     ROLLOUT,
+    Conducted,
     RolloutPacer,
     apply_request,
     facts_of,
@@ -307,30 +308,35 @@ def go_on(rehearsal: Rehearsal, rollout: Rollout, *, assume: bool, by: str | Non
 
 
 def take_requests(rehearsal: Rehearsal, root: Path) -> list[str]:
-    """Apply the request files not taken yet (their names are kept in the store, so a
-    request is applied once even when a crash leaves its file behind)."""
+    """Apply the request files not taken yet to a simulated fleet's rollout."""
     pacer = rehearsal.pacer
     if not isinstance(pacer, RolloutPacer):
         return []
-    stored = dict(rehearsal.fleet.meta(ROLLOUT) or {})
+    return take_into(rehearsal.fleet, pacer, root, rehearsal.now)
+
+
+def take_into(store: Store, conducted: Conducted, root: Path, now: float) -> list[str]:
+    """Apply the request files not taken yet (their names are kept in the store, so a
+    request is applied once even when a crash leaves its file behind)."""
+    stored = dict(store.meta(ROLLOUT) or {})
     taken = list(stored.get("taken") or [])
     done = []
     for path, body in pending_requests(root):
         if path.name in taken:
             continue
-        done.append(apply_request(pacer, body, rehearsal.now))
+        done.append(apply_request(conducted, body, now))
         taken.append(path.name)
     if done:
-        pacer.save()
-        stored = dict(rehearsal.fleet.meta(ROLLOUT) or {})
+        conducted.save()
+        stored = dict(store.meta(ROLLOUT) or {})
         stored["taken"] = taken[-1000:]
-        rehearsal.fleet.set_meta(ROLLOUT, stored)
+        store.set_meta(ROLLOUT, stored)
     return done
 
 
-def clear_taken(root: Path, rehearsal: Rehearsal) -> None:
+def clear_taken(root: Path, store: Store) -> None:
     """Remove request files the store says were taken (after it committed them)."""
-    taken = set((rehearsal.fleet.meta(ROLLOUT) or {}).get("taken") or [])
+    taken = set((store.meta(ROLLOUT) or {}).get("taken") or [])
     for path, _ in pending_requests(root):
         if path.name in taken:
             path.unlink(missing_ok=True)
