@@ -100,12 +100,13 @@ def list_command(output: OutputOpt = Format.text) -> None:
     rows = []
     for name in fleet_names():
         with opened_fleet(name) as (_, store, info, _members):
-            state = store.meta("rehearsal") or {}
+            # a live fleet (contexts of a kubeconfig) keeps only its rollout
+            state = store.meta("rehearsal") or store.meta("live") or {}
             rows.append(
                 {
                     "name": name,
                     "platform": info.get("platform"),
-                    "clusters": len(info.get("members", [])),
+                    "clusters": len(info.get("members") or info.get("contexts") or []),
                     "rehearsal": state.get("status", "not started"),
                     "target": state.get("target"),
                 }

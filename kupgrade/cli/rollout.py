@@ -314,8 +314,9 @@ def start_command(
     kupgrade fleet rollout start rollout.yaml --fleet lab-fleet --speed 600 -o json
     ```
 
-    With --kubeconfig (`--kubeconfig fleet.kubeconfig --fleet prod --to 4.14.0`) the clusters are real ones (or simulated clusters' APIs), one per
-    context (--context picks some), upgraded through their API as `kupgrade upgrade
+    With --kubeconfig (`--kubeconfig fleet.kubeconfig --fleet prod --to 4.14.0`) the
+    clusters are real ones (or simulated clusters' APIs), one per context (--context
+    picks some), upgraded through their API as `kupgrade upgrade
     --kubeconfig --to` does, on the wall clock; gates ask each context's Prometheus
     (--prometheus CONTEXT=URL). The rollout is kept under --fleet (default: its name).
     """

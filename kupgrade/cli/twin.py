@@ -9,8 +9,8 @@ import typer
 
 from kupgrade.cli.output import Format, OutputOpt, print_json, stdout, user_errors
 from kupgrade.errors import InputError
-from kupgrade.sim.homes import CLUSTER_NAME, home, opened
-from kupgrade.twin.importer import IMPORT_META, Source, import_twin
+from kupgrade.sim.homes import CLUSTER_NAME, IMPORT_META, home, opened
+from kupgrade.twin.importer import Source, import_twin
 
 FromOpt = Annotated[
     list[Path] | None,

@@ -223,7 +223,8 @@ class Conductor:
             f"stage {names[stage].name} would move {task.obj} to {task.to} before stage "
             f"{names[later].name} moves {needed.obj} to {needed.to}: {detail}",
             f"put cluster {needed.cluster} in stage {names[stage].name} or an earlier one, "
-            f"or cluster {task.cluster} in stage {names[later].name} or a later one",
+            f"or cluster {task.cluster} in stage {names[later].name} or a later one; or roll "
+            f"out in two passes, first to {task.frm} (--to {task.frm}), then to {task.to}",
             [task.obj, needed.obj, *(found.objects if found is not None else [])],
         )
 

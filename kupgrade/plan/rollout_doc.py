@@ -84,6 +84,7 @@ class Durations(_Base):
 
     default: str | None = None
     clusters: dict[str, str] = msgspec.field(default_factory=dict)
+    twins: dict[str, str] = msgspec.field(default_factory=dict)  # cluster -> its twin
 
 
 class SpecDoc(_Base):
@@ -148,6 +149,7 @@ class Rollout:
     policy: str | None
     default_duration: float | None
     durations: dict[str, float]
+    twins: dict[str, str]  # a cluster's twin (`kupgrade cluster import`), for its forecast
     document: dict[str, Any]  # as written, for the store
 
     def target_for(self, platform: str) -> str | None:
@@ -196,6 +198,7 @@ def read_rollout(data: Any, where: str) -> Rollout:
             n: _duration(d, where, f"spec.durations.clusters.{n}")
             for n, d in spec.durations.clusters.items()
         },
+        dict(spec.durations.twins),
         msgspec.to_builtins(doc),
     )
 
@@ -407,6 +410,9 @@ spec:
   exclusions:
     - {from: "2026-12-20", to: "2027-01-05", scope: minor}   # clusters: {...} narrows it
   # Forecasts you know better than kupgrade's (from each cluster's profile by default).
+  # Order: a cluster's own line here, then its twin's calibration (the measured length of
+  # its last updates), then `default`, then the cluster's profile.
   durations:
     clusters: {lab-user-1: 90m}    # per cluster; `default: 2h` for every other one
+    twins: {lab-user-2: lab-user-2-twin}   # twins made by `kupgrade cluster import`
 """

@@ -23,6 +23,24 @@ from kupgrade.sim.store import Store, StoreError, read_meta
 CLUSTER_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,61}[A-Za-z0-9])?")
 
 
+# A twin's store keeps its import under this key (twin/importer.py): what the import
+# said and its calibration, read back by `cluster calibration`, preflights and rollouts.
+IMPORT_META = "import"
+
+
+def twin_figure(name: str, figure: str) -> tuple[float, float] | None:
+    """A measured figure of twin `name`'s calibration (None: no such twin or figure)."""
+    path = home() / "clusters" / name / "cluster.db"
+    if not CLUSTER_NAME.fullmatch(name) or not path.is_file():
+        return None
+    record = read_meta(path, IMPORT_META) or {}
+    for found in record.get("calibration") or []:
+        if found.get("name") == figure and found.get("measured"):
+            low, high = found["seconds"]
+            return float(low), float(high)
+    return None
+
+
 def home() -> Path:
     return Path(os.environ.get("KUPGRADE_HOME") or Path.home() / ".kupgrade")
 

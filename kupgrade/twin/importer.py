@@ -20,6 +20,7 @@ from kupgrade.cluster.kube import KINDS, KubeBackend
 from kupgrade.collector import paused
 from kupgrade.errors import InputError, KupgradeError
 from kupgrade.sim.create import create_cluster, refuse_existing
+from kupgrade.sim.homes import IMPORT_META
 from kupgrade.skew.removed_apis import TABLE, uses_in_objects
 from kupgrade.twin.anonymize import anonymized
 from kupgrade.twin.calibration import Calibration, calibrate, calibrated
@@ -27,7 +28,6 @@ from kupgrade.twin.dump import Dump, Obj, read_dumps
 from kupgrade.twin.mapping import ADMIN_CONFIG_MAPS, READ_KINDS, Twin, twin_of
 from kupgrade.versions.times import parse_time, rfc3339
 
-IMPORT_META = "import"
 # What a live import lists, kind by kind (GET only; a kind the server lacks is skipped):
 # what a twin reads, but the ConfigMaps, of which it gets only the two it reads.
 LIVE_KINDS = tuple(sorted(READ_KINDS - {"ConfigMap"}))

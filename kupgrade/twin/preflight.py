@@ -22,7 +22,7 @@ from kupgrade.cluster.backend import Obj
 from kupgrade.collector import paused
 from kupgrade.errors import InputError, KupgradeError
 from kupgrade.sim.cluster import SimCluster
-from kupgrade.sim.homes import copy_cluster
+from kupgrade.sim.homes import IMPORT_META, copy_cluster
 from kupgrade.sim.platform import UpgradeAsk
 from kupgrade.sim.platforms import platform_of
 from kupgrade.sim.profile import Profile, Spec
@@ -32,7 +32,7 @@ from kupgrade.sim.store import Store
 from kupgrade.sim.upgrades import upgrade_cluster
 from kupgrade.skew.removed_apis import Use
 from kupgrade.twin.checks import CLASSES, Blocker, Cluster, metric_uses, standing
-from kupgrade.twin.importer import IMPORT_META, Source, import_twin
+from kupgrade.twin.importer import Source, import_twin
 from kupgrade.versions.goduration import go_duration, parse_go_duration
 
 HORIZON = 3 * 86400.0  # a rehearsal still running after three days is stalled

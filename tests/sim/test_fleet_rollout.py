@@ -465,3 +465,27 @@ def test_status_shows_stages_windows_gates_and_a_gantt_chart(tmp_path: Path) -> 
     assert all({"cluster", "stage", "startedAt", "finishedAt"} <= s.keys() for s in data["steps"])
     again = _json(tmp_path, "fleet", "rollout", "start", rollout, "--fleet", "f")
     assert again["outcome"] == "completed" and again["steps"] == data["steps"]
+
+
+def test_a_twins_measured_update_is_its_clusters_forecast(tmp_path: Path) -> None:
+    """SPEC X7, X9: the must-gather's own update history gives the forecast."""
+    capture = Path(__file__).parents[1] / "data" / "captures" / "must-gather-aws"
+    assert _run(tmp_path, "cluster", "import", "aws", "--from", str(capture)).returncode == 0
+    create(tmp_path, _gdc_fleet())
+    durations = {"clusters": {"u1": "90m"}, "twins": {"u2": "aws", "u3": "nope"}}
+    planned = _json(
+        tmp_path,
+        "fleet",
+        "rollout",
+        "plan",
+        _write(tmp_path, _rollout(STAGES, durations=durations)),
+        "--fleet",
+        "f",
+    )
+    forecasts = {s["cluster"]: (s["forecastSeconds"], s["forecastFrom"]) for s in planned["steps"]}
+    assert forecasts["u1"] == (5400.0, "stated")
+    assert forecasts["u2"] == (1829.0, "twin aws")
+    assert forecasts["u3"][1] == "profile (twin nope has no measured update)"
+    assert forecasts["u4"][1] == "profile"
+    u2 = next(s for s in planned["steps"] if s["cluster"] == "u2")
+    assert u2["finishedAt"] - u2["startedAt"] == 1829.0

@@ -24,7 +24,7 @@ from tests.support.graphserver import serve_graph
 from tests.support.processes import served_api
 
 NAMES = ("a", "b", "c")
-ROLLOUT = {
+ROLLOUT: dict[str, Any] = {
     "apiVersion": "kupgrade.io/v1alpha1",
     "kind": "FleetRollout",
     "metadata": {"name": "live"},

@@ -33,7 +33,7 @@ from kupgrade.plan.steps import BlockedError, Plan
 from kupgrade.risks.prometheus import PrometheusBackend
 from kupgrade.sim.fleet.home import FLEET_DB, INFO, fleets_root
 from kupgrade.sim.fleet.rehearsal import PlanRefusedError
-from kupgrade.sim.fleet.rollout import ROLLOUT, largest, minor_of
+from kupgrade.sim.fleet.rollout import ROLLOUT, largest, minor_of, no_twin, stated_forecast
 from kupgrade.sim.fleet.rollouts import stage_rows, window_rows
 from kupgrade.sim.homes import CLUSTER_NAME
 from kupgrade.sim.platform import UpgradeAsk
@@ -186,11 +186,9 @@ class LiveRollout:
         self.conductor = self._conductor()
 
     def _forecast(self, context: str) -> tuple[float, str]:
-        if context in self.rollout.durations:
-            return self.rollout.durations[context], "stated"
-        if self.rollout.default_duration is not None:
-            return self.rollout.default_duration, "stated"
-        return DEFAULT_FORECAST, "default"
+        # a twin of the context's name is the cluster's own (`cluster import CONTEXT`)
+        found = stated_forecast(self.rollout, context, context)
+        return found or (DEFAULT_FORECAST, "default" + no_twin(self.rollout, context))
 
     # --- one pass -----------------------------------------------------------------------
 

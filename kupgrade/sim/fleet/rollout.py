@@ -33,6 +33,7 @@ from kupgrade.risks.promql.snapshot import Snapshot
 from kupgrade.risks.promql.snapshot_file import load_snapshot
 from kupgrade.sim.fleet.forecast import step_seconds
 from kupgrade.sim.fleet.rehearsal import REHEARSAL, Rehearsal
+from kupgrade.sim.homes import twin_figure
 from kupgrade.versions.times import rfc3339
 
 ROLLOUT = "rollout"
@@ -61,13 +62,33 @@ def facts_of(rehearsal: Rehearsal) -> list[Facts]:
 def forecast(rehearsal: Rehearsal, rollout: Rollout, step: dict[str, Any]) -> tuple[float, str]:
     """A step's forecast seconds and where it comes from."""
     cluster = step["cluster"]
-    if cluster in rollout.durations:
-        return rollout.durations[cluster], "stated"
-    if rollout.default_duration is not None:
-        return rollout.default_duration, "stated"
+    stated = stated_forecast(rollout, cluster, None)
+    if stated is not None:
+        return stated
     spec = rehearsal.members[cluster].spec
     seconds = step_seconds(spec, step["kind"], step.get("pool"), step.get("leavePools") or [])
-    return seconds, "profile"
+    return seconds, "profile" + no_twin(rollout, cluster)
+
+
+def no_twin(rollout: Rollout, cluster: str) -> str:
+    """Why a twin the rollout names gave no forecast, said with the source used instead."""
+    twin = rollout.twins.get(cluster)
+    return f" (twin {twin} has no measured update)" if twin else ""
+
+
+def stated_forecast(rollout: Rollout, cluster: str, twin: str | None) -> tuple[float, str] | None:
+    """A forecast the rollout gives or points to: the cluster's own line, its twin's
+    measured update length (SPEC X7; `twin` names one when the rollout does not), then
+    the rollout's default."""
+    if cluster in rollout.durations:
+        return rollout.durations[cluster], "stated"
+    named = rollout.twins.get(cluster, twin)
+    measured = twin_figure(named, "cluster update") if named else None
+    if measured is not None:
+        return measured[1], f"twin {named}"
+    if rollout.default_duration is not None:
+        return rollout.default_duration, "stated"
+    return None
 
 
 def tasks_of(rehearsal: Rehearsal, rollout: Rollout, records: dict[str, Any]) -> list[Task]:
