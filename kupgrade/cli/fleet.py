@@ -4,8 +4,6 @@ its plan rehearsed on them with every rule checked at every state (SPEC X5)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,7 +27,7 @@ from kupgrade.sim.fleet.home import create_fleet, delete_fleet, fleet_names, loc
 from kupgrade.sim.fleet.rehearsal import PlanRefusedError, Rehearsal, Settings
 from kupgrade.sim.fleet.report import fleet_report, fleet_view
 from kupgrade.skew.inventory import read_yaml
-from kupgrade.views.live_server import LiveServer, Throttle
+from kupgrade.views.live_server import published
 
 app = command_group("Fleets of simulated clusters: create, rehearse a plan, roll out, status.")
 app.add_typer(rollout_app, name="rollout")
@@ -289,9 +287,16 @@ def rehearse_command(
                     print_json({"refused": refused.plan.to_json()})
                 raise
         wall = time.monotonic()
-        with _maybe_console(rehearsal, root.name, console_port if console else None) as watch:
+        with published(
+            console_port if console else None,
+            lambda: fleet_view(rehearsal, root.name),
+            lambda url: stderr.print(f"console of fleet {root.name}: {url}", highlight=False),
+            lambda: (
+                f"the rehearsal is {rehearsal.state_status() or 'over'}; this is the state it left"
+            ),
+        ) as watch:
             progress = _progress(rehearsal, output)
-            rehearsal.run(_both(progress, watch), speed)
+            rehearsal.run(both(progress, watch), speed)
         report = fleet_report(rehearsal, root.name, time.monotonic() - wall)
     _print(report, output)
     if report["outcome"] != "completed":
@@ -330,25 +335,7 @@ def _same_settings(
         )
 
 
-@contextmanager
-def _maybe_console(rehearsal: Rehearsal, name: str, port: int | None) -> Iterator[Any]:
-    """The fleet view, published from the rehearsal's own loop between two of its steps
-    (at most twice a second), and its last state when the rehearsal stops."""
-    if port is None:
-        yield None
-        return
-    with LiveServer(port) as live:
-        stderr.print(f"console of fleet {name}: {live.url}", highlight=False)
-        publish = Throttle(live, lambda: fleet_view(rehearsal, name), 0.5)
-        publish(force=True)
-        yield lambda _: publish()
-        publish(force=True)
-        live.end(
-            f"the rehearsal is {rehearsal.state_status() or 'over'}; this is the state it left"
-        )
-
-
-def _both(*calls: Any) -> Any:
+def both(*calls: Any) -> Any:
     """One step callback that calls each given one (None: none)."""
     given = [c for c in calls if c is not None]
     return (lambda r: [c(r) for c in given]) if given else None

@@ -6,6 +6,7 @@ import getpass
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from kupgrade.cli.backends import CaOpt, TokenOpt
-from kupgrade.cli.live import KubeconfigOpt
+from kupgrade.cli.live import ConsoleOpt, ConsolePortOpt, KubeconfigOpt
 from kupgrade.cli.output import (
     Format,
     OutputOpt,
@@ -49,15 +50,18 @@ from kupgrade.sim.fleet.rollouts import (
     clear_taken,
     fleet_copy,
     go_on,
+    outcome_of,
     plan_report,
     refused_report,
     rollout_report,
+    rollout_view,
     settings_of,
     take_requests,
 )
 from kupgrade.sim.lock import ClusterBusyError, ControllerLock
 from kupgrade.skew.inventory import read_yaml
 from kupgrade.views.gantt import gantt_lines
+from kupgrade.views.live_server import published
 
 app = command_group("Staged fleet rollouts: stages, soak, approvals, windows and health gates.")
 
@@ -142,6 +146,8 @@ def rehearse_command(
     fleet: FleetOpt = None,
     to: ToOpt = None,
     speed: SpeedOpt = 0.0,
+    console: ConsoleOpt = False,
+    console_port: ConsolePortOpt = 0,
     output: OutputOpt = Format.text,
 ) -> None:
     """Run the rollout on a copy of the fleet's simulated clusters, on one virtual clock.
@@ -166,10 +172,25 @@ def rehearse_command(
     ):
         rehearsal = Rehearsal(copy, copies, info)
         report = _begin_and_run(
-            rehearsal, rollout, str(file), to, root.name, speed, output, assume=True
+            rehearsal,
+            rollout,
+            str(file),
+            to,
+            root.name,
+            _How(speed, output, _port(console, console_port)),
+            assume=True,
         )
     report["wallSeconds"] = round(time.monotonic() - wall, 3)
     _finish(report, output)
+
+
+@dataclass(frozen=True)
+class _How:
+    """How a run goes: its pace, its output, and its web console's port (None: none)."""
+
+    speed: float
+    output: Format
+    console: int | None = None
 
 
 def _begin_and_run(
@@ -178,8 +199,7 @@ def _begin_and_run(
     file: str,
     to: str | None,
     name: str,
-    speed: float,
-    output: Format,
+    how: _How,
     *,
     assume: bool,
     root: Path | None = None,
@@ -189,19 +209,25 @@ def _begin_and_run(
     except RolloutRefusedError as refused:
         settings = settings_of(rehearsal, rollout, to)
         return refused_report(rehearsal, rollout, name, settings.target, refused)
-    return _run(rehearsal, rollout, name, speed, output, root)
+    return _run(rehearsal, rollout, name, how, root)
 
 
 def _run(
-    rehearsal: Rehearsal,
-    rollout: Rollout,
-    name: str,
-    speed: float,
-    output: Format,
-    root: Path | None,
+    rehearsal: Rehearsal, rollout: Rollout, name: str, how: _How, root: Path | None
 ) -> dict[str, Any]:
-    with _Progress(rehearsal, root, output) as progress:
-        rehearsal.run(progress, speed)
+    with (
+        published(
+            how.console,
+            lambda: rollout_view(rehearsal, rollout, name),
+            lambda url: stderr.print(f"console of rollout {rollout.name}: {url}", highlight=False),
+            lambda: (
+                f"the rollout is {outcome_of(rehearsal.state_status() or 'over')}; "
+                "this is the state it left"
+            ),
+        ) as watch,
+        _Progress(rehearsal, root, how.output, watch) as progress,
+    ):
+        rehearsal.run(progress, how.speed)
         if progress.bars is not None:
             progress.draw(rehearsal)
     if root is not None:
@@ -216,8 +242,11 @@ class _Progress:
     line per stage, gate and approval event, on stderr for text output; requests from
     other processes taken (at most twice a second)."""
 
-    def __init__(self, rehearsal: Rehearsal, root: Path | None, output: Format) -> None:
+    def __init__(
+        self, rehearsal: Rehearsal, root: Path | None, output: Format, watch: Any = None
+    ) -> None:
         self.root = root
+        self.watch = watch
         self.polled = 0.0
         self.drawn = 0.0
         self.bars: Progress | None = None
@@ -242,6 +271,8 @@ class _Progress:
             self.bars.stop()
 
     def __call__(self, rehearsal: Rehearsal) -> None:
+        if self.watch is not None:
+            self.watch(rehearsal)
         if self.root is not None and time.monotonic() - self.polled > 0.5:
             self.polled = time.monotonic()
             if take_requests(rehearsal, self.root):
@@ -298,6 +329,8 @@ def start_command(
     token_file: TokenOpt = None,
     ca_file: CaOpt = None,
     poll: PollOpt = 10.0,
+    console: ConsoleOpt = False,
+    console_port: ConsolePortOpt = 0,
     output: OutputOpt = Format.text,
 ) -> None:
     """Carry the rollout out on the fleet's simulated clusters.
@@ -340,6 +373,13 @@ def start_command(
             and (under_way.document == rollout.document)
         ):
             report = rollout_report(rehearsal, under_way, root.name)  # done: its report again
+        elif under_way is not None and rehearsal.state_status() == "stopped":
+            stop = (rehearsal.state or {}).get("stop") or {}
+            raise InputError(
+                f"rollout {under_way.name} stopped ({stop.get('kind')}): {stop.get('why', '')}",
+                hint=f"see `kupgrade fleet rollout status --fleet {root.name}`; delete the "
+                "fleet and create it again to start over",
+            )
         elif under_way is not None and rehearsal.state_status() in ("running", "waiting", "halted"):
             if under_way.document != rollout.document:
                 raise InputError(
@@ -348,11 +388,24 @@ def start_command(
                     hint=f"go on with it: `kupgrade fleet rollout resume --fleet {root.name}`",
                 )
             go_on(rehearsal, under_way, assume=False)
-            report = _run(rehearsal, under_way, root.name, speed, output, root)
+            report = _run(
+                rehearsal,
+                under_way,
+                root.name,
+                _How(speed, output, _port(console, console_port)),
+                root,
+            )
         else:
             _fresh(rehearsal, root.name)
             report = _begin_and_run(
-                rehearsal, rollout, str(file), to, root.name, speed, output, assume=False, root=root
+                rehearsal,
+                rollout,
+                str(file),
+                to,
+                root.name,
+                _How(speed, output, _port(console, console_port)),
+                assume=False,
+                root=root,
             )
     _finish(report, output)
 
@@ -376,6 +429,8 @@ def resume_command(
     speed: SpeedOpt = 0.0,
     by: ByOpt = None,
     poll: PollOpt = 10.0,
+    console: ConsoleOpt = False,
+    console_port: ConsolePortOpt = 0,
     output: OutputOpt = Format.text,
 ) -> None:
     """Go on with the rollout: after a crash, an approval, a wait or a halt (a halt is
@@ -396,7 +451,9 @@ def resume_command(
         rehearsal = Rehearsal(store, members, info)
         rollout = _under_way(rehearsal, root.name, file)
         go_on(rehearsal, rollout, assume=False, by=_who(by))
-        report = _run(rehearsal, rollout, root.name, speed, output, root)
+        report = _run(
+            rehearsal, rollout, root.name, _How(speed, output, _port(console, console_port)), root
+        )
     _finish(report, output)
 
 
@@ -651,3 +708,8 @@ def _selector(selector: dict[str, Any]) -> str:
     """A cluster selector in a few words (every cluster when empty)."""
     parts = [f"{k}={','.join(v) if isinstance(v, list) else v}" for k, v in selector.items()]
     return " ".join(parts) or "every cluster"
+
+
+def _port(console: bool, port: int) -> int | None:
+    """The web console's port when one was asked for (0: any free one)."""
+    return port if console else None

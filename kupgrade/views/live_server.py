@@ -14,7 +14,8 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any
@@ -214,3 +215,25 @@ class Throttle:
         if force or now - self.last >= self.every:
             self.server.publish(self.look())
             self.last = now
+
+
+@contextmanager
+def published(
+    port: int | None,
+    view: Callable[[], dict[str, Any]],
+    said: Callable[[str], None],
+    ended: Callable[[], str],
+) -> Iterator[Callable[[Any], None] | None]:
+    """A run's view served on loopback while it goes (None: no console asked): a callback
+    for the run's loop that publishes at most twice a second, and the last state when the
+    run ends, with `ended()` saying why. `said` tells the user the URL."""
+    if port is None:
+        yield None
+        return
+    with LiveServer(port) as live:
+        said(live.url)
+        publish = Throttle(live, view, 0.5)
+        publish(force=True)
+        yield lambda _: publish()
+        publish(force=True)
+        live.end(ended())

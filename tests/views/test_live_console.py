@@ -270,6 +270,53 @@ def test_the_fleet_view_shows_steps_running_then_done(tmp_path: Path, axe: Path)
     assert errors == []
 
 
+ROLLOUT = """\
+apiVersion: kupgrade.io/v1alpha1
+kind: FleetRollout
+metadata: {name: lab}
+spec:
+  stages:
+  - {name: managers, clusters: {roles: [admin]}}
+  - {name: canary, clusters: {names: [lab-user-1]}, soak: 30m}
+  - {name: rest, clusters: {}}
+"""
+
+
+@needs_chromium
+def test_the_rollout_view_shows_its_stages_in_order(tmp_path: Path, axe: Path) -> None:
+    """SPEC X9: `fleet rollout rehearse --console`: the stages table follows the run
+    (each stage's status in words and as data), then the page keeps the state it left."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_path / "lab-fleet.yaml").write_text(LAB_FLEET)
+    (tmp_path / "rollout.yaml").write_text(ROLLOUT)
+    _ok(home, "fleet", "create", str(tmp_path / "lab-fleet.yaml"))
+    args = ("fleet", "rollout", "rehearse", str(tmp_path / "rollout.yaml"), "--fleet", "lab-fleet")
+    with _watched(home, *args, "--speed", "600") as (proc, page):
+        page.wait_for_selector('tr.stage-row[data-status="soaking"]', timeout=90_000)
+        shot(page, "rollout-soaking")
+        soaking = page.locator('tr.stage-row[data-status="soaking"]').get_attribute("data-stage")
+        page.wait_for_function(
+            "document.querySelector('#connection').textContent.includes('the rollout is completed')",
+            timeout=120_000,
+        )
+        shot(page, "rollout-done")
+        stages = [
+            (r.get_attribute("data-stage"), r.get_attribute("data-status"))
+            for r in page.locator("tr.stage-row").all()
+        ]
+        violations = axe_violations(page, axe)
+        errors = list(page.errors)
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    report = json.loads(out)
+    assert soaking == "canary"
+    assert stages == [(s["name"], "done") for s in report["stages"]]
+    assert [s["name"] for s in report["stages"]] == ["managers", "canary", "rest"]
+    assert violations == []
+    assert errors == []
+
+
 def _events(url: str, count: int) -> list[str]:
     """The first `count` data lines of the event stream (or all of it, if it ends)."""
     got: list[str] = []

@@ -34,7 +34,7 @@ from kupgrade.risks.prometheus import PrometheusBackend
 from kupgrade.sim.fleet.home import FLEET_DB, INFO, fleets_root
 from kupgrade.sim.fleet.rehearsal import PlanRefusedError
 from kupgrade.sim.fleet.rollout import ROLLOUT, largest, minor_of, no_twin, stated_forecast
-from kupgrade.sim.fleet.rollouts import stage_rows, window_rows
+from kupgrade.sim.fleet.rollouts import relative, stage_rows, window_rows
 from kupgrade.sim.homes import CLUSTER_NAME
 from kupgrade.sim.platform import UpgradeAsk
 from kupgrade.sim.platforms import platform_serving
@@ -226,9 +226,12 @@ class LiveRollout:
         running, desired, done = cluster_version(self.apis[record["cluster"]], record["cluster"])
         if done and running == record["to"]:
             record["finishedAt"] = now
+            record.pop("blocked", None)
             self.store.event(now, "Normal", f"step/{step_id}", "StepDone", _what(record))
         elif desired != record["to"]:
             record["blocked"] = f"the cluster is asked for {desired}, not {record['to']}"
+        else:
+            record.pop("blocked", None)
 
     def _start(self, step_id: str, record: dict[str, Any], now: float) -> None:
         """Ask the cluster for its update (asking again asks what it already does)."""
@@ -346,8 +349,8 @@ def live_report(live: LiveRollout, name: str) -> dict[str, Any]:
                 "to": record["to"],
                 "after": [],
                 "state": _state(record),
-                "startedAt": _rel(record.get("startedAt"), start),
-                "finishedAt": _rel(record.get("finishedAt"), start),
+                "startedAt": relative(record.get("startedAt"), start),
+                "finishedAt": relative(record.get("finishedAt"), start),
                 "forecastSeconds": record["forecastSeconds"],
                 "forecastFrom": record["forecastFrom"],
                 "heldBy": record.get("heldBy"),
@@ -361,18 +364,18 @@ def live_report(live: LiveRollout, name: str) -> dict[str, Any]:
         "target": state.get("target"),
         "outcome": state.get("status", "not started"),
         "startedAt": rfc3339(start) if state else None,
-        "finishedAt": _rel(state.get("finishedAt"), start),
+        "finishedAt": relative(state.get("finishedAt"), start),
         "steps": steps,
         "stages": stage_rows(live.conductor, start),
         "windows": window_rows(live.rollout, time.time()),
-        "events": [{**e, "at": _rel(e["at"], start)} for e in live.store.events()],
+        "events": [{**e, "at": relative(e["at"], start)} for e in live.store.events()],
     }
     halt = live.conductor.halted
     if halt is not None:
         out["halt"] = {
             **halt,
-            "at": _rel(halt.get("at"), start),
-            "since": _rel(halt.get("since"), start),
+            "at": relative(halt.get("at"), start),
+            "since": relative(halt.get("since"), start),
         }
     waiting = live.conductor.waiting_for_approval()
     if out["outcome"] == "waiting" and waiting is not None:
@@ -389,10 +392,6 @@ def _state(record: dict[str, Any]) -> str:
     if "startedAt" in record:
         return "blocked" if record.get("blocked") else "running"
     return "waiting"
-
-
-def _rel(value: Any, start: float) -> float | None:
-    return None if value is None else round(float(value) - start, 3)
 
 
 def live_fleet(name: str, info: dict[str, Any]) -> Path:

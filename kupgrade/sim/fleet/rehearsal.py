@@ -49,6 +49,7 @@ MAX_SIMULATED = 14 * 86400.0  # as `controller run`: after 14 simulated days it 
 # A rehearsal in which no component changed version and no step ended for this long is
 # stuck (a drain a budget holds forever retries every few seconds, so it never idles).
 STALL = 6 * 3600.0
+WALL_SLICE = 0.25  # seconds of a paced run's wait between two step callbacks
 
 
 class PlanRefusedError(KupgradeError):
@@ -393,7 +394,7 @@ class Rehearsal:
                 self._stalled(self.now)
                 break
             if speed > 0:
-                time.sleep(max(0.0, wall + (at - start) / speed - time.monotonic()))
+                self._pace_wall(wall + (at - start) / speed, on_step)
             self._tick(max(at, self.now))
             if on_step is not None:
                 on_step(self)
@@ -401,6 +402,15 @@ class Rehearsal:
                 self.commit()
         self.commit()
         return self.state or {}
+
+    def _pace_wall(self, until: float, on_step: Callable[[Rehearsal], None] | None) -> None:
+        """Wait for the wall clock to reach `until` (monotonic), in slices: between them the
+        step callback runs, so a console stays fresh and requests are taken during a long
+        wait (a soak, a window)."""
+        while (left := until - time.monotonic()) > 0:
+            time.sleep(min(left, WALL_SLICE))
+            if on_step is not None and left > WALL_SLICE:
+                on_step(self)
 
     def state_status(self) -> str:
         return str((self.state or {}).get("status", ""))

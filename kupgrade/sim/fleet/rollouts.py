@@ -21,7 +21,7 @@ from kupgrade.plan.rollout_doc import Rollout
 from kupgrade.plan.steps import BlockedError, Plan, Refusal
 from kupgrade.sim.fleet.home import FLEET_DB
 from kupgrade.sim.fleet.rehearsal import REHEARSAL, PlanRefusedError, Rehearsal, Settings
-from kupgrade.sim.fleet.report import step_rows
+from kupgrade.sim.fleet.report import fleet_view, step_rows
 from kupgrade.sim.fleet.rollout import (
     ROLLOUT,
     Conducted,
@@ -206,13 +206,13 @@ def stage_rows(conductor: Conductor, start: float) -> list[dict[str, Any]]:
                 "maxConcurrency": stage.max_concurrency,
                 "soakSeconds": stage.soak,
                 **{
-                    k: _rel(record.get(k), start)
+                    k: relative(record.get(k), start)
                     for k in ("readyAt", "openedAt", "doneAt", "soakUntil", "finishedAt")
                 },
                 "approval": (
                     {
-                        "askedAt": _rel(record.get("askedAt"), start),
-                        "approvedAt": _rel(record.get("approvedAt"), start),
+                        "askedAt": relative(record.get("askedAt"), start),
+                        "approvedAt": relative(record.get("approvedAt"), start),
                         "approvedBy": record.get("approvedBy"),
                         "approvedOn": record.get("approvedOn"),
                     }
@@ -222,8 +222,8 @@ def stage_rows(conductor: Conductor, start: float) -> list[dict[str, Any]]:
                 "gates": [
                     {
                         **g,
-                        "at": _rel(g.get("at"), start),
-                        "aboveSince": _rel(g.get("aboveSince"), start),
+                        "at": relative(g.get("at"), start),
+                        "aboveSince": relative(g.get("aboveSince"), start),
                     }
                     for g in gates
                 ],
@@ -233,7 +233,8 @@ def stage_rows(conductor: Conductor, start: float) -> list[dict[str, Any]]:
     return rows
 
 
-def _rel(value: Any, start: float) -> float | None:
+def relative(value: Any, start: float) -> float | None:
+    """Seconds from `start` (None stays None), as every report gives its times."""
     return None if value is None else round(float(value) - start, 3)
 
 
@@ -383,12 +384,12 @@ def rollout_report(rehearsal: Rehearsal, rollout: Rollout, name: str) -> dict[st
         "outcome": outcome_of(str(state.get("status", "not started"))),
         "startedAt": rfc3339(start) if state else None,
         "now": round(rehearsal.now - start, 3),
-        "finishedAt": _rel(state.get("finishedAt"), start),
+        "finishedAt": relative(state.get("finishedAt"), start),
         "steps": steps,
         "stages": stage_rows(conductor, start),
         "windows": window_rows(rollout, rehearsal.now),
         "events": [
-            {**e, "at": _rel(e["at"], start)}
+            {**e, "at": relative(e["at"], start)}
             for e in rehearsal.fleet.events()
             if e["object"].startswith(("stage/", "gate/", "rollout"))
             or e["reason"].startswith("Rollout")
@@ -400,6 +401,27 @@ def rollout_report(rehearsal: Rehearsal, rollout: Rollout, name: str) -> dict[st
         stop = dict(state["stop"])
         for key in ("at", "since"):
             if key in stop:
-                stop[key] = _rel(stop[key], start)
+                stop[key] = relative(stop[key], start)
         out["halt"] = stop
     return out
+
+
+def rollout_view(rehearsal: Rehearsal, rollout: Rollout, name: str) -> dict[str, Any]:
+    """What the web console shows of a rollout under way: the fleet's view (clusters,
+    steps, their Gantt chart) with each step's stage and the stages themselves."""
+    view = fleet_view(rehearsal, name)
+    pacer = rehearsal.pacer
+    conductor = (
+        pacer.conductor
+        if isinstance(pacer, RolloutPacer)
+        else RolloutPacer(rehearsal, rollout, assume_approvals=False).conductor
+    )
+    start = float((rehearsal.state or {}).get("startedAt", rehearsal.now))
+    names = [s.name for s in rollout.stages]
+    for step in view["steps"]:
+        index = conductor.stage_of.get(step["cluster"])
+        step["stage"] = names[index] if index is not None else None
+    view["rollout"] = rollout.name
+    view["outcome"] = outcome_of(str(view["outcome"]))
+    view["stages"] = stage_rows(conductor, start)
+    return view

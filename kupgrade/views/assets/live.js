@@ -126,6 +126,7 @@ function drawFleet(d) {
     [...byRole].map(([role, list]) => table(`${role} clusters`, ["Cluster", "Managed by", "Versions", "Now", "Start", "Finish"],
       list.map((c) => [c.name, c.managedBy || "", c.versions, c.running.length ? `running ${c.running.join(", ")}` : c.finish !== null ? "done" : "waiting", mins(c.start), mins(c.finish)]),
       (i) => ({ class: "cluster-row", "data-cluster": list[i].name }))))];
+  if (d.stages) parts.unshift(stagesSection(d));
   const running = d.steps.filter((x) => x.state === "running" || x.state === "blocked").map((x) => x.id);
   parts.push(h("section", { id: "steps" }, h("h2", {}, `Plan steps (${running.length ? `running: ${running.join(", ")}` : "none running"})`),
     table("Steps", ["Step", "Object", "From", "To", "State", "Ready", "Start", "End", "Waited for"],
@@ -133,9 +134,20 @@ function drawFleet(d) {
         x.state === "waiting" && x.heldBy ? x.heldBy : x.freedBy || x.waitedFor || ""]),
       (i) => ({ class: "step-row", "data-step": d.steps[i].id, "data-state": d.steps[i].state }))));
   if (d.stop) parts.push(h("p", { class: "failed" }, `Stopped (${d.stop.kind}) at ${mins(d.stop.at)}: ${d.stop.why || ""}`));
-  const rows = d.steps.filter((x) => x.startedAt !== null).map((x) => ({ object: `${x.id} ${x.object}`, from: x.startedAt, to: x.finishedAt }));
+  const rows = d.steps.filter((x) => x.startedAt !== null).map((x) => ({ object: `${x.id} ${x.object}${x.stage ? ` (${x.stage})` : ""}`, from: x.startedAt, to: x.finishedAt }));
   parts.push(gantt(rows, 0, d.simulatedSeconds || 0, "Steps over time"));
   $("live").replaceChildren(...parts);
+}
+
+// A rollout's stages (SPEC X9): each with its clusters, status, times, approval and gates.
+function stagesSection(d) {
+  const approval = (a) => !a ? "" : a.approvedBy ? `approved by ${a.approvedBy}` : a.askedAt !== null ? "waiting for approval" : "needed";
+  const gates = (list) => list.map((g) => `${g.gate} on ${g.cluster}: ${g.value === null ? "no data" : g.value}`).join("; ");
+  return h("section", { id: "stages" }, h("h2", {}, `Rollout ${d.rollout}: stages`),
+    table("Stages", ["Stage", "Clusters", "Status", "Opened", "Done", "Soak until", "Approval", "Gates"],
+      d.stages.map((x) => [x.name, x.clusters.join(", "), h("span", { class: `phase stage-${x.status}` }, x.status),
+        mins(x.openedAt), mins(x.doneAt), mins(x.soakUntil), approval(x.approval), x.waitingFor || gates(x.gates)]),
+      (i) => ({ class: "stage-row", "data-stage": d.stages[i].name, "data-status": d.stages[i].status })));
 }
 
 function draw(d) {
