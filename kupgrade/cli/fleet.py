@@ -26,6 +26,7 @@ from kupgrade.sim.fleet.doc import read_fleet
 from kupgrade.sim.fleet.home import create_fleet, delete_fleet, fleet_names, locked, opened_fleet
 from kupgrade.sim.fleet.rehearsal import PlanRefusedError, Rehearsal, Settings
 from kupgrade.sim.fleet.report import fleet_report, fleet_view
+from kupgrade.sim.fleet.rollout import ROLLOUT
 from kupgrade.skew.inventory import read_yaml
 from kupgrade.views.live_server import published
 
@@ -261,6 +262,15 @@ def rehearse_command(
     with opened_fleet(fleet) as (root, store, info, members), locked(root, list(members)):
         rehearsal = Rehearsal(store, members, info)
         state = rehearsal.state
+        if (
+            state is not None
+            and state["status"] in ("running", "waiting", "halted")
+            and (store.meta(ROLLOUT))
+        ):
+            raise InputError(
+                f"a rollout of fleet {root.name} is under way",
+                hint=f"go on with it: `kupgrade fleet rollout resume --fleet {root.name}`",
+            )
         if state is not None and state["status"] == "running":
             _same_settings(state, to, available, policy, max_parallel, plan_file)
             rehearsal.resume()

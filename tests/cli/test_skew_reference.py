@@ -44,7 +44,15 @@ def test_the_fleet_example_reads_and_fits_its_schema() -> None:
     _fits(data, schema, schema["$defs"])
     cluster = schema["$defs"]["ClusterDoc"]
     assert cluster["additionalProperties"] is False
-    assert set(cluster["properties"]) == {"version", "role", "managed_by", "pools", "annotations"}
+    assert set(cluster["properties"]) == {
+        "version",
+        "role",
+        "managed_by",
+        "pools",
+        "annotations",
+        "labels",
+    }
+    assert cluster["properties"]["labels"]["additionalProperties"] == {"type": "string"}
     assert yaml.safe_load(_cli("skew", "reference", "fleet", "-o", "yaml")) == schema
 
 

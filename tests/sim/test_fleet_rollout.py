@@ -238,6 +238,8 @@ def test_an_approval_gate_waits_until_approve(tmp_path: Path) -> None:
     assert all(s["startedAt"] is None for s in first["steps"] if s["stage"] == "prod")
     again = _json(tmp_path, "fleet", "rollout", "resume", "--fleet", "f")
     assert again["outcome"] == "waiting"  # nothing changes without the approval
+    plain = _run(tmp_path, "fleet", "rehearse", "--fleet", "f")
+    assert plain.returncode == 1 and "a rollout of fleet f is under way" in plain.stderr
     said = _json(tmp_path, "fleet", "rollout", "approve", "prod", "--fleet", "f", "--by", "alice")
     assert said["applied"] == "approved prod"
     done = _json(tmp_path, "fleet", "rollout", "resume", "--fleet", "f")
