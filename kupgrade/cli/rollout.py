@@ -32,6 +32,7 @@ from kupgrade.cli.rollout_live import (
     PrometheusMapOpt,
     apply_live,
     live_root,
+    plan_live,
     resume_live,
     start_live,
     status_live,
@@ -116,7 +117,12 @@ def example_command(output: OutputOpt = Format.text) -> None:
 @app.command("plan")
 @user_errors
 def plan_command(
-    file: FileArg, fleet: FleetOpt = None, to: ToOpt = None, output: OutputOpt = Format.text
+    file: FileArg,
+    fleet: FleetOpt = None,
+    to: ToOpt = None,
+    kubeconfig: KubeconfigOpt = None,
+    contexts: ContextsOpt = None,
+    output: OutputOpt = Format.text,
 ) -> None:
     """Place the fleet's plan into the rollout's stages and windows on forecast durations.
 
@@ -132,8 +138,16 @@ def plan_command(
     kupgrade fleet rollout plan rollout.yaml --fleet lab-fleet
     kupgrade fleet rollout plan rollout.yaml --fleet lab-fleet -o json
     ```
+
+    With --kubeconfig, the clusters its contexts reach (--context picks some), each
+    forecast by its twin (`kupgrade cluster import CONTEXT`) or two hours: nothing is
+    asked of them.
     """
     rollout = _read(file)
+    if kubeconfig is not None:
+        reach = Reach(kubeconfig, contexts or context_names(kubeconfig), {})
+        _finish(plan_live(rollout, reach, fleet or rollout.name, to), output)
+        return
     with opened_fleet(fleet) as (root, store, info, members):
         report = plan_report(Rehearsal(store, members, info), rollout, root.name, to)
     _finish(report, output)

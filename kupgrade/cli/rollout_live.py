@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,12 +19,14 @@ from kupgrade.plan.rollout_doc import Rollout
 from kupgrade.sim.fleet.home import FLEET_DB, INFO, fleet_root
 from kupgrade.sim.fleet.live import (
     LIVE,
+    OPENSHIFT,
     LiveGauges,
     LiveRollout,
     Reach,
     is_live,
     live_fleet,
     live_info,
+    live_plan,
     live_report,
     reach_of,
     refused_live,
@@ -95,6 +98,22 @@ def _apis(reach: Reach) -> dict[str, Backend]:
     return {context: backend(reach.kubeconfig, context) for context in reach.contexts}
 
 
+def _target(rollout: Rollout, to: str | None) -> str:
+    target = to or rollout.target_for(LIVE) or rollout.target_for(OPENSHIFT)
+    if not target:
+        raise InputError(
+            "the rollout names no target version",
+            field="--to",
+            hint="pass --to VERSION or set spec.target",
+        )
+    return str(target)
+
+
+def plan_live(rollout: Rollout, reach: Reach, name: str, to: str | None) -> dict[str, Any]:
+    """Where each context's update lands on forecasts (nothing written, nothing asked)."""
+    return live_plan(rollout, _apis(reach), _target(rollout, to), name)
+
+
 def start_live(
     rollout: Rollout,
     file: str,
@@ -118,21 +137,17 @@ def start_live(
                 hint=f"go on with it: `kupgrade fleet rollout resume --fleet {name}`",
             )
         if under_way is None:
-            target = to or rollout.target_for(LIVE) or rollout.target_for("openshift")
-            if not target:
-                raise InputError(
-                    "the rollout names no target version",
-                    field="--to",
-                    hint="pass --to VERSION or set spec.target",
-                )
             try:
-                live.begin(str(target), file, time.time())
+                live.begin(_target(rollout, to), file, time.time())
             except PlanRefusedError as refused:
                 return refused_live(rollout, name, refused)
         return run_live(live, root, poll, output)
     finally:
         lock.release()
+        started = stored_live(store) is not None
         store.close()
+        if not started:  # refused, or a cluster could not take part: leave nothing behind
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def run_live(live: LiveRollout, root: Path, poll: float, output: Format) -> dict[str, Any]:

@@ -105,6 +105,24 @@ def test_a_rollout_over_a_kubeconfig_goes_stage_by_stage(fleet: Path, tmp_path: 
     home = tmp_path / "runner"
     rollout = tmp_path / "r.yaml"
     rollout.write_text(yaml.safe_dump(ROLLOUT))
+    planned = json.loads(
+        _kupgrade(
+            home, "fleet", "rollout", "plan", str(rollout), "--kubeconfig", str(fleet), "-o", "json"
+        ).stdout
+    )
+    assert planned["outcome"] == "completed"
+    assert [(s["cluster"], s["stage"]) for s in planned["steps"]] == [
+        ("a", "canary"),
+        ("b", "rest"),
+        ("c", "rest"),
+    ]
+    assert {s["forecastFrom"] for s in planned["steps"]} == {"default"}
+    by = {s["cluster"]: s for s in planned["steps"]}
+    assert (
+        by["b"]["startedAt"] >= by["a"]["finishedAt"]
+        and by["c"]["startedAt"] >= by["b"]["finishedAt"]
+    )
+    assert not (home / "fleets").exists()  # a plan writes nothing
     first = json.loads(
         _kupgrade(
             home,
@@ -208,6 +226,7 @@ def test_bad_kubeconfigs_and_options_are_refused_in_one_line(tmp_path: Path) -> 
         )
         assert done.returncode == 1 and said in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
+        assert not (tmp_path / "fleets" / "live").exists()  # nothing left behind
     done = _kupgrade(
         tmp_path,
         "fleet",

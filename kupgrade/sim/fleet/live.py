@@ -27,7 +27,7 @@ from typing import Any
 
 from kupgrade.cluster.backend import Backend
 from kupgrade.errors import InputError, KupgradeError
-from kupgrade.plan.rollout import Conductor, Facts, Task
+from kupgrade.plan.rollout import Conductor, Facts, Task, schedule
 from kupgrade.plan.rollout_doc import Gate, Rollout, read_rollout
 from kupgrade.plan.steps import BlockedError, Plan
 from kupgrade.risks.prometheus import PrometheusBackend
@@ -45,6 +45,7 @@ from kupgrade.versions.times import rfc3339
 LIVE = "live"  # the fleet's platform, and the store's key for the steps
 DEFAULT_FORECAST = 7200.0  # a cluster update's forecast when nothing better is known
 API_UPGRADE = "upgrade --kubeconfig"
+OPENSHIFT = "openshift"  # the role a live fleet's clusters have for stage selectors
 
 
 @dataclass(frozen=True)
@@ -117,64 +118,16 @@ class LiveRollout:
     def steps(self) -> dict[str, dict[str, Any]]:
         return dict(self.state.get("steps") or {})
 
-    def _facts(self) -> list[Facts]:
-        return [Facts(name, "openshift") for name in self.apis]
-
-    def _tasks(self, steps: dict[str, dict[str, Any]]) -> list[Task]:
-        return [
-            Task(
-                i,
-                s["object"],
-                s["cluster"],
-                s["from"],
-                s["to"],
-                (),
-                minor_of(s["from"]) != minor_of(s["to"]),
-                float(s["forecastSeconds"]),
-            )
-            for i, s in steps.items()
-        ]
-
     def _conductor(self) -> Conductor:
         stored = self.store.meta(ROLLOUT) or {}
-        return Conductor(
-            self.rollout, self._facts(), self._tasks(self.steps), stored.get("conductor")
-        )
+        facts = [Facts(name, OPENSHIFT) for name in self.apis]
+        return Conductor(self.rollout, facts, _tasks(self.steps), stored.get("conductor"))
 
     # --- beginning ----------------------------------------------------------------------
 
     def begin(self, target: str, file: str, now: float) -> None:
-        """A step per cluster not at `target`, checked against the stages and windows;
-        refused (nothing written) when a cluster cannot take part or a step fits no
-        window."""
-        steps: dict[str, dict[str, Any]] = {}
-        for context, api in self.apis.items():
-            platform = platform_serving(api)
-            if API_UPGRADE not in platform.verbs:
-                raise InputError(
-                    f"context {context} reaches a {platform.title} cluster, whose upgrades "
-                    "an API request does not start",
-                    hint="roll such clusters out on their simulated fleet, or run their "
-                    "own tool (bmctl, kubeadm) per cluster",
-                )
-            running, desired, _ = cluster_version(api, context)
-            if running == target and desired == target:
-                continue
-            seconds, source = self._forecast(context)
-            steps[f"s{len(steps) + 1}"] = {
-                "object": f"cluster/{context}",
-                "cluster": context,
-                "from": running,
-                "to": target,
-                "after": [],
-                "forecastSeconds": seconds,
-                "forecastFrom": source,
-            }
-        conductor = Conductor(self.rollout, self._facts(), self._tasks(steps))
-        try:
-            conductor.check(now, lambda _task, _needed: None)  # clusters tie no rule
-        except BlockedError as blocked:
-            raise PlanRefusedError(Plan([], refused=blocked.refusal)) from None
+        """Start the rollout: refused (nothing written) as `prepare` refuses."""
+        steps, _ = prepare(self.rollout, self.apis, target, now)
         self.store.set_meta(ROLLOUT, {"document": self.rollout.document, "file": file, "taken": []})
         self.store.set_meta(
             LIVE, {"status": "running", "target": target, "startedAt": now, "steps": steps}
@@ -184,11 +137,6 @@ class LiveRollout:
         )
         self.store.commit()
         self.conductor = self._conductor()
-
-    def _forecast(self, context: str) -> tuple[float, str]:
-        # a twin of the context's name is the cluster's own (`cluster import CONTEXT`)
-        found = stated_forecast(self.rollout, context, context)
-        return found or (DEFAULT_FORECAST, "default" + no_twin(self.rollout, context))
 
     # --- one pass -----------------------------------------------------------------------
 
@@ -293,6 +241,109 @@ class LiveRollout:
             wake = self.conductor.wake()
             pause = poll if wake is None else max(0.0, min(poll, wake - clock()))
             time.sleep(pause)
+
+
+def _forecast(rollout: Rollout, context: str) -> tuple[float, str]:
+    # a twin of the context's name is the cluster's own (`cluster import CONTEXT`)
+    found = stated_forecast(rollout, context, context)
+    return found or (DEFAULT_FORECAST, "default" + no_twin(rollout, context))
+
+
+def _tasks(steps: dict[str, dict[str, Any]]) -> list[Task]:
+    return [
+        Task(
+            i,
+            s["object"],
+            s["cluster"],
+            s["from"],
+            s["to"],
+            (),
+            minor_of(s["from"]) != minor_of(s["to"]),
+            float(s["forecastSeconds"]),
+        )
+        for i, s in steps.items()
+    ]
+
+
+def prepare(
+    rollout: Rollout, apis: dict[str, Backend], target: str, now: float
+) -> tuple[dict[str, dict[str, Any]], Conductor]:
+    """A step per cluster not at `target` and the conductor over them, checked against
+    the stages and windows: PlanRefusedError when a step fits no window; InputError when
+    a cluster cannot take part."""
+    steps: dict[str, dict[str, Any]] = {}
+    for context, api in apis.items():
+        platform = platform_serving(api)
+        if API_UPGRADE not in platform.verbs:
+            raise InputError(
+                f"context {context} reaches a {platform.title} cluster, whose upgrades "
+                "an API request does not start",
+                hint="roll such clusters out on their simulated fleet, or run their "
+                "own tool (bmctl, kubeadm) per cluster",
+            )
+        running, desired, _ = cluster_version(api, context)
+        if running == target and desired == target:
+            continue
+        seconds, source = _forecast(rollout, context)
+        steps[f"s{len(steps) + 1}"] = {
+            "object": f"cluster/{context}",
+            "cluster": context,
+            "from": running,
+            "to": target,
+            "after": [],
+            "forecastSeconds": seconds,
+            "forecastFrom": source,
+        }
+    facts = [Facts(name, OPENSHIFT) for name in apis]
+    conductor = Conductor(rollout, facts, _tasks(steps))
+    try:
+        conductor.check(now, lambda _task, _needed: None)  # the clusters tie no rule
+    except BlockedError as blocked:
+        raise PlanRefusedError(Plan([], refused=blocked.refusal)) from None
+    return steps, conductor
+
+
+def live_plan(rollout: Rollout, apis: dict[str, Backend], target: str, name: str) -> dict[str, Any]:
+    """Where each cluster's update lands on forecasts, from now (nothing written)."""
+    now = time.time()
+    try:
+        steps, conductor = prepare(rollout, apis, target, now)
+    except PlanRefusedError as refused:
+        return refused_live(rollout, name, refused)
+    placed = schedule(conductor, now, one_at_a_time=True)
+    stage_names = [s.name for s in rollout.stages]
+    rows = []
+    for p in placed.placed:
+        record = steps[p.task.id]
+        rows.append(
+            {
+                "id": p.task.id,
+                "object": p.task.obj,
+                "cluster": p.task.cluster,
+                "stage": stage_names[conductor.stage_of[p.task.cluster] or 0],
+                "from": p.task.frm,
+                "to": p.task.to,
+                "after": [],
+                "readyAt": relative(p.ready, now),
+                "startedAt": relative(p.start, now),
+                "finishedAt": relative(p.finish, now),
+                "forecastSeconds": record["forecastSeconds"],
+                "forecastFrom": record["forecastFrom"],
+                "heldBy": p.held,
+            }
+        )
+    return {
+        "rollout": rollout.name,
+        "fleet": name,
+        "platform": LIVE,
+        "target": target,
+        "outcome": placed.outcome,
+        "startedAt": rfc3339(now),
+        "finishedAt": relative(placed.finish, now),
+        "steps": rows,
+        "stages": stage_rows(conductor, now),
+        "windows": window_rows(rollout, now),
+    }
 
 
 def stored_live(store: Store) -> Rollout | None:
