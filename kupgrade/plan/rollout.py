@@ -372,6 +372,9 @@ class Conductor:
         obj = f"stage/{stage.name}"
         if record["status"] == PENDING:
             record["readyAt"] = now
+            if not self.stage_tasks(index):  # nothing to do: no approval, gate or soak
+                self._finish(stage, record, now)
+                return
             if stage.approval and "approvedAt" not in record:
                 record["status"] = APPROVAL
                 record["askedAt"] = now

@@ -491,3 +491,15 @@ def test_a_twins_measured_update_is_its_clusters_forecast(tmp_path: Path) -> Non
     assert forecasts["u4"][1] == "profile"
     u2 = next(s for s in planned["steps"] if s["cluster"] == "u2")
     assert u2["finishedAt"] - u2["startedAt"] == 1829.0
+
+
+def test_a_stage_with_nothing_to_do_asks_no_approval(tmp_path: Path) -> None:
+    create(tmp_path, _gdc_fleet())
+    stages = [*STAGES, {"name": "later", "clusters": {"names": ["gone"]}, "approval": True}]
+    report = _json(
+        tmp_path, "fleet", "rollout", "start", _write(tmp_path, _rollout(stages)), "--fleet", "f"
+    )
+    assert report["outcome"] == "completed"
+    later = report["stages"][-1]
+    assert later["status"] == "done" and later["clusters"] == []
+    assert later["approval"]["askedAt"] is None

@@ -19,6 +19,7 @@ from kupgrade.errors import InputError
 from kupgrade.plan.rollout import Conductor, Schedule, schedule
 from kupgrade.plan.rollout_doc import Rollout
 from kupgrade.plan.steps import BlockedError, Plan, Refusal
+from kupgrade.plan.windows import Window
 from kupgrade.sim.fleet.home import FLEET_DB
 from kupgrade.sim.fleet.rehearsal import REHEARSAL, PlanRefusedError, Rehearsal, Settings
 from kupgrade.sim.fleet.report import fleet_view, step_rows
@@ -239,7 +240,7 @@ def relative(value: Any, start: float) -> float | None:
 
 
 def window_rows(rollout: Rollout, now: float) -> list[dict[str, Any]]:
-    """Each window as written, with its next opening from `now`."""
+    """Each window as written, with the start of its occurrence open at `now` or next."""
     rows = []
     for scoped, written in zip(
         rollout.windows, rollout.document["spec"].get("windows") or [], strict=True
@@ -247,7 +248,7 @@ def window_rows(rollout: Rollout, now: float) -> list[dict[str, Any]]:
         rule = scoped.rule
         upcoming = (
             next(iter(rule.occurrences(now, now + 8 * 86400)), None)
-            if hasattr(rule, "occurrences")
+            if isinstance(rule, Window)
             else None
         )
         rows.append({**written, "next": rfc3339(upcoming[0]) if upcoming else None})
