@@ -98,7 +98,7 @@ def list_command(output: OutputOpt = Format.text) -> None:
     """
     rows = []
     for name in fleet_names():
-        with opened_fleet(name) as (_, store, info, _members):
+        with opened_fleet(name, simulated=False) as (_, store, info, _members):
             # a live fleet (contexts of a kubeconfig) keeps only its rollout
             state = store.meta("rehearsal") or store.meta("live") or {}
             rows.append(

@@ -160,6 +160,18 @@ def test_a_rollout_over_a_kubeconfig_goes_stage_by_stage(fleet: Path, tmp_path: 
         _kupgrade(home, "fleet", "rollout", "status", "--fleet", "live", "-o", "json").stdout
     )
     assert status["outcome"] == "completed" and status["steps"] == done["steps"]
+    plain = _kupgrade(home, "fleet", "status", "--fleet", "live", check=False)
+    assert plain.returncode == 1 and "the clusters of a kubeconfig" in plain.stderr
+    listed = json.loads(_kupgrade(home, "fleet", "list", "-o", "json").stdout)
+    assert listed == [
+        {
+            "name": "live",
+            "platform": "live",
+            "clusters": 3,
+            "rehearsal": "completed",
+            "target": "4.14.0",
+        }
+    ]
 
 
 def test_a_killed_live_rollout_resumes_without_asking_twice(fleet: Path, tmp_path: Path) -> None:

@@ -140,13 +140,20 @@ def _clock_of(root: Path) -> float:
 
 @contextmanager
 def opened_fleet(
-    name: str | None,
+    name: str | None, *, simulated: bool = True
 ) -> Iterator[tuple[Path, Store, dict[str, Any], dict[str, tuple[Path, Store, Spec]]]]:
-    """The fleet's store and info, and every member opened."""
+    """The fleet's store and info, and every member opened; refused for a fleet of real
+    clusters (sim/fleet/live.py) unless `simulated` is False."""
     root = fleet_root(name)
     store = Store(root / FLEET_DB)
     try:
         info = dict(store.meta(INFO) or {})
+        if simulated and info.get("platform") == "live":
+            raise InputError(
+                f"fleet {root.name} is the clusters of a kubeconfig: it has a rollout, not "
+                "simulated clusters",
+                hint=f"see it with `kupgrade fleet rollout status --fleet {root.name}`",
+            )
         with ExitStack() as stack:
             members = {}
             present = set(cluster_names())  # listed once: a fleet has up to 1,000 members
