@@ -61,6 +61,7 @@ from kupgrade.sim.fleet.rollouts import (
 )
 from kupgrade.sim.lock import ClusterBusyError, ControllerLock
 from kupgrade.skew.inventory import read_yaml
+from kupgrade.versions.times import rfc3339
 from kupgrade.views.gantt import gantt_lines
 from kupgrade.views.live_server import published
 
@@ -310,6 +311,9 @@ class _Progress:
             tasks = conductor.stage_tasks(index)
             status = conductor.state["stages"][index]["status"]
             said = conductor.waits(index) if status != "done" else "done"
+            window = pacer.next_window()
+            if status == "running" and window is not None:
+                said += f"; next window {rfc3339(window)}"
             if stage.name not in self.tasks:
                 self.tasks[stage.name] = self.bars.add_task(
                     said, total=len(tasks), stage=stage.name

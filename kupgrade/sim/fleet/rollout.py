@@ -202,6 +202,10 @@ class RolloutPacer:
             out.append(step_id)
         return out
 
+    def next_window(self) -> float | None:
+        """When the window the next held step waits for opens (None: none waits)."""
+        return None if math.isinf(self._windows) else self._windows
+
     def wake(self) -> float | None:
         times = [t for t in (self.conductor.wake(), self._windows) if t is not None]
         found = min(times, default=math.inf)
