@@ -23,6 +23,7 @@ API_VERSION = "kupgrade.io/v1alpha1"
 KIND = "FleetRollout"
 MAX_SOAK = 30 * 86400.0  # as GKE's rollout sequencing allows
 SCOPES = ("all", "minor")
+_DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _CLOCK = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)")
 
 
@@ -163,7 +164,7 @@ def read_rollout(data: Any, where: str) -> Rollout:
     if not isinstance(data, dict):
         raise InputError("a rollout is a mapping (kind: FleetRollout)", file=where)
     try:
-        doc = msgspec.convert(data, RolloutFile)
+        doc = msgspec.convert(_as_written(data), RolloutFile)
     except msgspec.ValidationError as exc:
         raise InputError(
             str(exc).replace("`$.", "`").replace("`$`", "the document"),
@@ -201,6 +202,41 @@ def read_rollout(data: Any, where: str) -> Rollout:
         dict(spec.durations.twins),
         msgspec.to_builtins(doc),
     )
+
+
+def _as_written(data: dict[str, Any]) -> dict[str, Any]:
+    """What YAML 1.1 turned into other types, back as the user wrote it: unquoted dates
+    and times of exclusions (`from: 2026-12-20` is a date to PyYAML), and a window's
+    unquoted start (`start: 22:30` is the base-60 integer 1350; `01:00` stays a string)."""
+    spec = data.get("spec")
+    if not isinstance(spec, dict):
+        return data
+    spec = dict(spec)
+    exclusions = spec.get("exclusions")
+    if isinstance(exclusions, list):
+        spec["exclusions"] = [
+            {k: _iso(v) if k in ("from", "to") else v for k, v in e.items()}
+            if isinstance(e, dict)
+            else e
+            for e in exclusions
+        ]
+    windows = spec.get("windows")
+    if isinstance(windows, list):
+        spec["windows"] = [
+            {**w, "start": f"{w['start'] // 60:02d}:{w['start'] % 60:02d}"}
+            if isinstance(w, dict) and type(w.get("start")) is int and w["start"] >= 60
+            else w
+            for w in windows
+        ]
+    return {**data, "spec": spec}
+
+
+def _iso(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
 
 
 def _duration(text: str, where: str, field: str, *, zero: bool = False) -> float:
@@ -289,7 +325,7 @@ def _window(window: WindowDoc, where: str, at: str) -> Scoped:
             field=f"{at}.start",
             hint='write it as "HH:MM" (24-hour clock)',
         )
-    days = window.days if window.days is not None else list(WEEKDAYS)
+    days = [_day(d) for d in window.days] if window.days is not None else list(WEEKDAYS)
     unknown = [d for d in days if d not in WEEKDAYS]
     if unknown:
         raise InputError(
@@ -315,6 +351,13 @@ def _window(window: WindowDoc, where: str, at: str) -> Scoped:
             _zone(window.time_zone, where, f"{at}.timeZone"),
         ),
     )
+
+
+def _day(text: str) -> str:
+    """Sat, sat, SAT and Saturday alike."""
+    found = text.strip()[:3].capitalize()
+    full = {d: name for d, name in zip(WEEKDAYS, _DAY_NAMES, strict=True)}
+    return found if found in full and full[found].startswith(text.strip().lower()) else text
 
 
 def _instant(text: str, zone: str, where: str, field: str, *, end: bool) -> float:

@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 import yaml
 
+from kupgrade.errors import InputError
 from kupgrade.plan.rollout_doc import EXAMPLE, read_rollout
 from kupgrade.plan.windows import WEEKDAYS
 from kupgrade.sim.store import Store
@@ -503,3 +504,26 @@ def test_a_stage_with_nothing_to_do_asks_no_approval(tmp_path: Path) -> None:
     later = report["stages"][-1]
     assert later["status"] == "done" and later["clusters"] == []
     assert later["approval"]["askedAt"] is None
+
+
+def test_unquoted_yaml_dates_times_and_day_names_read_as_written(tmp_path: Path) -> None:
+    """YAML 1.1 reads `from: 2026-12-20` as a date and `start: 22:30` as the base-60
+    integer 1350; a user who did not quote them means what the quoted form says."""
+    quoted = yaml.safe_load(
+        "apiVersion: kupgrade.io/v1alpha1\nkind: FleetRollout\nspec:\n  stages: [{name: a}]\n"
+        '  windows: [{days: [Sat, Sun], start: "22:30", duration: 4h}]\n'
+        '  exclusions: [{from: "2026-12-20", to: "2027-01-05T06:00:00+00:00", scope: minor}]\n'
+    )
+    bare = yaml.safe_load(
+        "apiVersion: kupgrade.io/v1alpha1\nkind: FleetRollout\nspec:\n  stages: [{name: a}]\n"
+        "  windows: [{days: [saturday, SUN], start: 22:30, duration: 4h}]\n"
+        "  exclusions: [{from: 2026-12-20, to: 2027-01-05T06:00:00Z, scope: minor}]\n"
+    )
+    assert bare["spec"]["windows"][0]["start"] == 1350  # what PyYAML made of it
+    one, other = read_rollout(quoted, "quoted"), read_rollout(bare, "bare")
+    assert one.windows == other.windows and one.exclusions == other.exclusions
+    window = one.windows[0].rule
+    assert window.start == (22, 30) and window.days == frozenset({5, 6})
+    wrong = {**bare, "spec": {**bare["spec"], "windows": [{"start": 5, "duration": "1h"}]}}
+    with pytest.raises(InputError, match="start"):
+        read_rollout(wrong, "wrong")
