@@ -281,8 +281,8 @@ class Conductor:
     def _fit(self, task: Task, now: float) -> float | None:
         """Where the task fits from `now`; the answer found at an earlier moment holds
         until its start (nothing fits between, so nothing fits from any moment between)."""
-        asked, found = self._fits.get(task.id, (math.inf, None))
-        if found is not None and asked <= now <= found:
+        found = self.cached_fit(task, now)
+        if found is not None:
             return found
         found = self.calendars[task.cluster].fit(now, task.seconds, task.minor)
         self._fits[task.id] = (now, found)

@@ -33,8 +33,20 @@ from kupgrade.plan.steps import BlockedError, Plan
 from kupgrade.risks.prometheus import PrometheusBackend
 from kupgrade.sim.fleet.home import FLEET_DB, INFO, fleets_root
 from kupgrade.sim.fleet.rehearsal import PlanRefusedError
-from kupgrade.sim.fleet.rollout import ROLLOUT, largest, minor_of, no_twin, stated_forecast
-from kupgrade.sim.fleet.rollouts import relative, stage_rows, window_rows
+from kupgrade.sim.fleet.rollout import (
+    ROLLOUT,
+    largest,
+    no_twin,
+    stated_forecast,
+    task_of,
+)
+from kupgrade.sim.fleet.rollouts import (
+    placed_rows,
+    refused_json,
+    relative,
+    stage_rows,
+    window_rows,
+)
 from kupgrade.sim.homes import CLUSTER_NAME
 from kupgrade.sim.platform import UpgradeAsk
 from kupgrade.sim.platforms import platform_serving
@@ -120,8 +132,9 @@ class LiveRollout:
 
     def _conductor(self) -> Conductor:
         stored = self.store.meta(ROLLOUT) or {}
-        facts = [Facts(name, OPENSHIFT) for name in self.apis]
-        return Conductor(self.rollout, facts, _tasks(self.steps), stored.get("conductor"))
+        return Conductor(
+            self.rollout, _facts(self.apis), _tasks(self.steps), stored.get("conductor")
+        )
 
     # --- beginning ----------------------------------------------------------------------
 
@@ -250,19 +263,11 @@ def _forecast(rollout: Rollout, context: str) -> tuple[float, str]:
 
 
 def _tasks(steps: dict[str, dict[str, Any]]) -> list[Task]:
-    return [
-        Task(
-            i,
-            s["object"],
-            s["cluster"],
-            s["from"],
-            s["to"],
-            (),
-            minor_of(s["from"]) != minor_of(s["to"]),
-            float(s["forecastSeconds"]),
-        )
-        for i, s in steps.items()
-    ]
+    return [task_of(i, s, float(s["forecastSeconds"])) for i, s in steps.items()]
+
+
+def _facts(apis: dict[str, Backend]) -> list[Facts]:
+    return [Facts(name, OPENSHIFT) for name in apis]
 
 
 def prepare(
@@ -294,8 +299,7 @@ def prepare(
             "forecastSeconds": seconds,
             "forecastFrom": source,
         }
-    facts = [Facts(name, OPENSHIFT) for name in apis]
-    conductor = Conductor(rollout, facts, _tasks(steps))
+    conductor = Conductor(rollout, _facts(apis), _tasks(steps))
     try:
         conductor.check(now, lambda _task, _needed: None)  # the clusters tie no rule
     except BlockedError as blocked:
@@ -311,27 +315,8 @@ def live_plan(rollout: Rollout, apis: dict[str, Backend], target: str, name: str
     except PlanRefusedError as refused:
         return refused_live(rollout, name, refused)
     placed = schedule(conductor, now, one_at_a_time=True)
-    stage_names = [s.name for s in rollout.stages]
-    rows = []
-    for p in placed.placed:
-        record = steps[p.task.id]
-        rows.append(
-            {
-                "id": p.task.id,
-                "object": p.task.obj,
-                "cluster": p.task.cluster,
-                "stage": stage_names[conductor.stage_of[p.task.cluster] or 0],
-                "from": p.task.frm,
-                "to": p.task.to,
-                "after": [],
-                "readyAt": relative(p.ready, now),
-                "startedAt": relative(p.start, now),
-                "finishedAt": relative(p.finish, now),
-                "forecastSeconds": record["forecastSeconds"],
-                "forecastFrom": record["forecastFrom"],
-                "heldBy": p.held,
-            }
-        )
+    forecasts = {i: (s["forecastSeconds"], s["forecastFrom"]) for i, s in steps.items()}
+    rows = placed_rows(placed, conductor, forecasts, now)
     return {
         "rollout": rollout.name,
         "fleet": name,
@@ -481,13 +466,4 @@ def is_live(info: dict[str, Any]) -> bool:
 
 
 def refused_live(rollout: Rollout, name: str, refused: PlanRefusedError) -> dict[str, Any]:
-    refusal = refused.plan.refused
-    return {
-        "rollout": rollout.name,
-        "fleet": name,
-        "platform": LIVE,
-        "outcome": "refused",
-        "startedAt": rfc3339(time.time()),
-        "steps": [],
-        "refused": refusal.to_json() if refusal is not None else None,
-    }
+    return refused_json(rollout, name, LIVE, refused, time.time())

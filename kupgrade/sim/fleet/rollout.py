@@ -91,24 +91,26 @@ def stated_forecast(rollout: Rollout, cluster: str, twin: str | None) -> tuple[f
     return None
 
 
+def task_of(step_id: str, record: dict[str, Any], seconds: float) -> Task:
+    """A step's record (simulated or live) as the conductor sees it."""
+    return Task(
+        step_id,
+        record["object"],
+        record["cluster"],
+        record["from"],
+        record["to"],
+        tuple(record.get("after") or ()),
+        minor_of(record["from"]) != minor_of(record["to"]),
+        seconds,
+    )
+
+
 def tasks_of(rehearsal: Rehearsal, rollout: Rollout, records: dict[str, Any]) -> list[Task]:
     """The plan's steps, each with its forecast."""
-    out = []
-    for step_id, record in records.items():
-        seconds, _ = forecast(rehearsal, rollout, record)
-        out.append(
-            Task(
-                step_id,
-                record["object"],
-                record["cluster"],
-                record["from"],
-                record["to"],
-                tuple(record["after"]),
-                minor_of(record["from"]) != minor_of(record["to"]),
-                seconds,
-            )
-        )
-    return out
+    return [
+        task_of(step_id, record, forecast(rehearsal, rollout, record)[0])
+        for step_id, record in records.items()
+    ]
 
 
 class Gauges:

@@ -129,14 +129,21 @@ def plan_report(
 def refused_report(
     rehearsal: Rehearsal, rollout: Rollout, name: str, target: str, refused: PlanRefusedError
 ) -> dict[str, Any]:
+    said = refused_json(rollout, name, rehearsal.platform, refused, _start(rehearsal))
+    return {**said, "target": target}
+
+
+def refused_json(
+    rollout: Rollout, name: str, platform: str, refused: PlanRefusedError, at: float
+) -> dict[str, Any]:
+    """A rollout refused before anything started (simulated or live fleet)."""
     refusal = refused.plan.refused
     return {
         "rollout": rollout.name,
         "fleet": name,
-        "platform": rehearsal.platform,
-        "target": target,
+        "platform": platform,
         "outcome": "refused",
-        "startedAt": rfc3339(_start(rehearsal)),
+        "startedAt": rfc3339(at),
         "steps": [],
         "refused": refusal.to_json() if refusal is not None else None,
     }
@@ -153,27 +160,11 @@ def _plan_json(
     placed: Schedule,
     start: float,
 ) -> dict[str, Any]:
-    stage_names = [s.name for s in rollout.stages]
-    steps = []
+    forecasts = {}
     for p in placed.placed:
         seconds, source = forecast(rehearsal, rollout, records[p.task.id])
-        steps.append(
-            {
-                "id": p.task.id,
-                "object": p.task.obj,
-                "cluster": p.task.cluster,
-                "stage": stage_names[conductor.stage_of[p.task.cluster] or 0],
-                "from": p.task.frm,
-                "to": p.task.to,
-                "after": list(p.task.after),
-                "readyAt": round(p.ready - start, 3),
-                "startedAt": round(p.start - start, 3),
-                "finishedAt": round(p.finish - start, 3),
-                "forecastSeconds": round(seconds, 3),
-                "forecastFrom": source,
-                "heldBy": p.held,
-            }
-        )
+        forecasts[p.task.id] = (round(seconds, 3), source)
+    steps = placed_rows(placed, conductor, forecasts, start)
     return {
         "rollout": rollout.name,
         "fleet": name,
@@ -186,6 +177,38 @@ def _plan_json(
         "stages": stage_rows(conductor, start),
         "windows": window_rows(rollout, start),
     }
+
+
+def placed_rows(
+    placed: Schedule,
+    conductor: Conductor,
+    forecasts: dict[str, tuple[float, str]],
+    start: float,
+) -> list[dict[str, Any]]:
+    """Each step the schedule placed, its times since `start` and its forecast (seconds,
+    where from), as `plan` reports them for simulated and live fleets alike."""
+    stage_names = [s.name for s in conductor.rollout.stages]
+    rows = []
+    for p in placed.placed:
+        seconds, source = forecasts[p.task.id]
+        rows.append(
+            {
+                "id": p.task.id,
+                "object": p.task.obj,
+                "cluster": p.task.cluster,
+                "stage": stage_names[conductor.stage_of[p.task.cluster] or 0],
+                "from": p.task.frm,
+                "to": p.task.to,
+                "after": list(p.task.after),
+                "readyAt": relative(p.ready, start),
+                "startedAt": relative(p.start, start),
+                "finishedAt": relative(p.finish, start),
+                "forecastSeconds": seconds,
+                "forecastFrom": source,
+                "heldBy": p.held,
+            }
+        )
+    return rows
 
 
 def stage_rows(conductor: Conductor, start: float) -> list[dict[str, Any]]:
