@@ -8,8 +8,6 @@ import json
 import os
 import random
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kupgrade.sim.store import Store
+from tests.support.fleetkit import event_logs, started
 
 FLEET = {
     "clusters": {
@@ -48,35 +46,11 @@ KUBE_FLEET = {
 }
 
 
-def _run(home: Path, *args: str) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "KUPGRADE_HOME": str(home)}
-    return subprocess.Popen(
-        [sys.executable, "-m", "kupgrade", *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-
-
 def _finish(home: Path, *args: str) -> str:
-    proc = _run(home, *args)
+    proc = started(home, *args)
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err.decode()
     return out.decode()
-
-
-def _logs(home: Path, names: list[str]) -> dict[str, list[tuple[float, str, str, str]]]:
-    paths = {"fleet": home / "fleets" / "f" / "fleet.db"}
-    paths |= {n: home / "clusters" / n / "cluster.db" for n in names}
-    out = {}
-    for name, path in paths.items():
-        store = Store(path)
-        try:
-            out[name] = [(e["at"], e["object"], e["reason"], e["message"]) for e in store.events()]
-        finally:
-            store.close()
-    return out
 
 
 def _report(home: Path) -> dict[str, Any]:
@@ -104,18 +78,18 @@ def test_sigkill_during_a_fleet_rehearsal_then_resume(
     # The same command each time, as a script would rerun it.
     args = ["fleet", "rehearse", "--max-parallel", "2", "--speed", "400", "-o", "json"]
     for _ in range(3):
-        proc = _run(homes["killed"], *args)
+        proc = started(homes["killed"], *args)
         time.sleep(chance.uniform(1.2, 3.0))  # start-up takes about a second
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             kills += 1
         proc.communicate(timeout=120)
-    _run_to_end = _run(homes["killed"], "fleet", "rehearse", "--max-parallel", "2", "-o", "json")
+    _run_to_end = started(homes["killed"], "fleet", "rehearse", "--max-parallel", "2", "-o", "json")
     _out, err = _run_to_end.communicate(timeout=300)
     assert _run_to_end.returncode == 0, err.decode()
     assert kills >= 1, "no kill landed while the rehearsal ran"
 
-    assert _logs(homes["killed"], names) == _logs(homes["clean"], names)
+    assert event_logs(homes["killed"], names) == event_logs(homes["clean"], names)
     clean, killed = _report(homes["clean"]), _report(homes["killed"])
     assert killed == clean
     assert killed["outcome"] == "completed"

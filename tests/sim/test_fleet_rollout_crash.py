@@ -9,8 +9,6 @@ import json
 import os
 import random
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kupgrade.sim.store import Store
+from tests.support.fleetkit import event_logs, started
 
 V128, V129 = "1.28.500-gke.120", "1.29.100-gke.251"
 USERS = [f"u{i:02d}" for i in range(1, 50)]
@@ -65,35 +63,12 @@ ROLLOUT = {
 NAMES = ["admin", *USERS]
 
 
-def _run(home: Path, *args: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "kupgrade", *args],
-        env={**os.environ, "KUPGRADE_HOME": str(home)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-
-
 def _finish(home: Path, *args: str) -> dict[str, Any]:
-    proc = _run(home, *args, "-o", "json")
+    proc = started(home, *args, "-o", "json")
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err.decode()
     found: dict[str, Any] = json.loads(out)
     return found
-
-
-def _logs(home: Path) -> dict[str, list[tuple[float, str, str, str]]]:
-    paths = {"fleet": home / "fleets" / "f" / "fleet.db"}
-    paths |= {n: home / "clusters" / n / "cluster.db" for n in NAMES}
-    out = {}
-    for name, path in paths.items():
-        store = Store(path)
-        try:
-            out[name] = [(e["at"], e["object"], e["reason"], e["message"]) for e in store.events()]
-        finally:
-            store.close()
-    return out
 
 
 @pytest.mark.parametrize("seed", [3, 41])
@@ -103,7 +78,7 @@ def test_sigkill_during_a_rollout_then_resume(tmp_path: Path, seed: int) -> None
         home.mkdir()
         (home / "f.yaml").write_text(yaml.safe_dump(FLEET))
         (home / "r.yaml").write_text(yaml.safe_dump(ROLLOUT))
-        proc = _run(home, "fleet", "create", str(home / "f.yaml"))
+        proc = started(home, "fleet", "create", str(home / "f.yaml"))
         assert proc.wait(timeout=120) == 0
     clean = _finish(homes["clean"], "fleet", "rollout", "start", str(homes["clean"] / "r.yaml"))
 
@@ -117,7 +92,7 @@ def test_sigkill_during_a_rollout_then_resume(tmp_path: Path, seed: int) -> None
             if attempt == 0
             else ["fleet", "rollout", "resume", "--fleet", "f", "--speed", "6000"]
         )
-        proc = _run(killed_home, *args)
+        proc = started(killed_home, *args)
         time.sleep(chance.uniform(1.0, 2.5))  # start-up takes about a second
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -129,15 +104,15 @@ def test_sigkill_during_a_rollout_then_resume(tmp_path: Path, seed: int) -> None
     assert killed["outcome"] == clean["outcome"] == "completed"
     assert killed["steps"] == clean["steps"]
     assert killed["stages"] == clean["stages"]
-    assert _logs(killed_home) == _logs(homes["clean"])
+    assert event_logs(killed_home, NAMES) == event_logs(homes["clean"], NAMES)
     # each cluster upgraded once, and no stage began before the one ahead of it was done
-    fleet_log = _logs(killed_home)["fleet"]
-    started = [obj for _, obj, reason, _ in fleet_log if reason == "StepStarted"]
-    assert len(started) == len(set(started)) == len(NAMES)
+    fleet_log = event_logs(killed_home, NAMES)["fleet"]
+    steps_started = [obj for _, obj, reason, _ in fleet_log if reason == "StepStarted"]
+    assert len(steps_started) == len(set(steps_started)) == len(NAMES)
     order = [obj for _, obj, reason, _ in fleet_log if reason in ("StageStarted", "StageDone")]
     stages = [s["name"] for s in ROLLOUT["spec"]["stages"]]  # type: ignore[index]
     assert order == [f"stage/{s}" for s in stages for _ in range(2)]
-    members = _logs(killed_home)
+    members = event_logs(killed_home, NAMES)
     for name in NAMES:
         asked = [e for e in members[name] if e[2] == "UpgradeRequested"]
         assert len(asked) == 1 and V129 in asked[0][3], name

@@ -5,6 +5,8 @@ again with the skew rules, independently of the monitor that recorded them."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +19,7 @@ from kupgrade.sim.fleet.home import create_fleet, locked, opened_fleet
 from kupgrade.sim.fleet.rehearsal import Rehearsal, Settings
 from kupgrade.sim.fleet.report import fleet_report
 from kupgrade.sim.gdc.fleet import running_versions
+from kupgrade.sim.store import Store
 from kupgrade.skew.fleet import parse_fleet
 from kupgrade.skew.gdc import WARNINGS, check_fleet
 from kupgrade.skew.inventory import Instance, Inventory, InventoryNode
@@ -142,3 +145,28 @@ def kube_broken(state: dict[str, str], policy: str) -> list[str]:
         nodes=nodes,
     )
     return [v.id for v in check(inventory, policy)]
+
+
+def started(home: Path, *args: str) -> subprocess.Popen[bytes]:
+    """`kupgrade ARGS` in its own process group (so a test can SIGKILL it whole)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "kupgrade", *args],
+        env={**os.environ, "KUPGRADE_HOME": str(home)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def event_logs(home: Path, names: list[str]) -> dict[str, list[tuple[float, str, str, str]]]:
+    """The event log of fleet `f` and of each member named, as (at, object, reason, message)."""
+    paths = {"fleet": home / "fleets" / "f" / "fleet.db"}
+    paths |= {n: home / "clusters" / n / "cluster.db" for n in names}
+    out = {}
+    for name, path in paths.items():
+        store = Store(path)
+        try:
+            out[name] = [(e["at"], e["object"], e["reason"], e["message"]) for e in store.events()]
+        finally:
+            store.close()
+    return out
