@@ -16,7 +16,8 @@ MetricsOpt = Annotated[
         "--metrics",
         exists=True,
         dir_okay=False,
-        help="OpenMetrics snapshot to evaluate PromQL risks on.",
+        help="OpenMetrics snapshot to evaluate PromQL risks on (upgrade status: its ALERTS "
+        "series are the cluster's alerts).",
     ),
 ]
 TimeOpt = Annotated[
@@ -28,7 +29,9 @@ TimeOpt = Annotated[
 PrometheusOpt = Annotated[
     str | None,
     typer.Option(
-        "--prometheus", help="Prometheus or Thanos querier URL to evaluate PromQL risks on."
+        "--prometheus",
+        help="Prometheus or Thanos querier URL to evaluate PromQL risks on (upgrade status: "
+        "its /api/v1/alerts are the cluster's alerts).",
     ),
 ]
 TokenOpt = Annotated[

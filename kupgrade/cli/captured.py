@@ -38,7 +38,7 @@ def captured(paths: list[Path], now: str | None, *, mock: bool = False) -> Memor
     from kupgrade.cli.output import stderr  # noqa: PLC0415
     from kupgrade.twin.dump import read_dumps  # noqa: PLC0415
     from kupgrade.twin.importer import captured_at  # noqa: PLC0415
-    from kupgrade.views.upgrade_status import mock_clock  # noqa: PLC0415
+    from kupgrade.views.status_capture import mock_clock  # noqa: PLC0415
 
     at = parse_time(now) if now is not None else 0.0
     if now is not None and at <= 0:

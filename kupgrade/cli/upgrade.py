@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from kupgrade.cli.backends import CaOpt, MetricsOpt, PrometheusOpt, TimeOpt, TokenOpt
 from kupgrade.cli.captured import FromOpt, NowOpt, captured, refuse_with_kubeconfig
 from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
 from kupgrade.cli.output import ClusterOpt, Format, OutputOpt, print_json, stderr, user_errors
@@ -19,6 +20,7 @@ from kupgrade.cli.skew import BmctlOpt, ReleasesOpt
 from kupgrade.cli.upgrade_status import Details, show_status
 from kupgrade.cluster.upgrade_text import render_upgrade
 from kupgrade.errors import InputError
+from kupgrade.risks.backends import RiskSource
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.homes import opened, spec_at
 from kupgrade.sim.openshift.upgrade import channel as set_channel
@@ -27,7 +29,7 @@ from kupgrade.sim.platforms import platform_of
 from kupgrade.sim.upgrades import upgrade_cluster, upgrade_over_api
 from kupgrade.twin.importer import Source
 from kupgrade.twin.preflight import parse_window, preflight, preflight_live
-from kupgrade.views.upgrade_status import read_capture
+from kupgrade.views.status_capture import read_capture
 
 
 class UpgradeAction(StrEnum):
@@ -195,6 +197,11 @@ def upgrade_command(
     allow_experimental: ExperimentalOpt = False,
     allow_rcs: RcsOpt = False,
     details: DetailsOpt = Details.none,
+    metrics: MetricsOpt = None,
+    at: TimeOpt = None,
+    prometheus: PrometheusOpt = None,
+    token_file: TokenOpt = None,
+    ca_file: CaOpt = None,
     preflight: PreflightOpt = False,
     window: WindowOpt = None,
     accept: AcceptOpt = None,
@@ -261,6 +268,12 @@ def upgrade_command(
         policy,
     )
     live = kubeconfig is not None or context is not None
+    alerting = RiskSource(metrics, at, prometheus, token_file, ca_file)
+    if (metrics or prometheus) and action is not UpgradeAction.status:
+        raise InputError(
+            "--metrics and --prometheus go with `upgrade status` (the cluster's alerts)",
+            field="--metrics" if metrics else "--prometheus",
+        )
     _check_action(action, channel, allow_explicit_channel, ask, mock_clusterversion)
     refuse_with_kubeconfig(from_, live)
     if from_:
@@ -268,9 +281,9 @@ def upgrade_command(
     elif action is UpgradeAction.channel:
         _channel(cluster, channel or "", allow_explicit_channel, kubeconfig, context, output)
     elif action is UpgradeAction.status and mock_clusterversion is not None:
-        show_status(read_capture(mock_clusterversion), details, output)
+        show_status(read_capture(mock_clusterversion), details, output, alerting)
     elif action is UpgradeAction.status:
-        _status(cluster, details, kubeconfig, context, output)
+        _status(cluster, details, kubeconfig, context, output, alerting)
     elif preflight:
         source = Source(kubeconfig=kubeconfig, context=context) if live else None
         _preflight(cluster, ask, Rehearsals(window, _listed(accept), runs), source, output)
@@ -401,15 +414,16 @@ def _status(
     kubeconfig: Path | None,
     context: str | None,
     output: Format,
+    alerting: RiskSource | None = None,
 ) -> None:
     """`upgrade status`: `oc adm upgrade status` where the platform has it, otherwise the
     platform's own status (what `upgrade` without a target shows)."""
     if kubeconfig is not None or context is not None:
-        show_status(backend(kubeconfig, context), details, output)
+        show_status(backend(kubeconfig, context), details, output, alerting)
         return
     with opened(cluster) as (root, store, spec):
         if "upgrade status" in platform_of(spec).verbs:
-            show_status(SimCluster(store), details, output)
+            show_status(SimCluster(store), details, output, alerting)
             return
         said = upgrade_cluster(root, store, spec, UpgradeAsk())
     _print(said, output)

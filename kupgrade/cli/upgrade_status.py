@@ -8,9 +8,21 @@ import time
 from enum import StrEnum
 
 from kupgrade.cli.output import Format, print_json
+from kupgrade.cluster.alerts import Alert
 from kupgrade.cluster.backend import Backend
+from kupgrade.errors import InputError
+from kupgrade.risks.backends import RiskSource
 from kupgrade.views.upgrade_status import assess, read_objects
 from kupgrade.views.upgrade_status_text import as_data, render
+
+
+def _alerts(alerting: RiskSource | None) -> list[Alert] | str | None:
+    """The alerts `--metrics` or `--prometheus` name, why they could not be had (the status
+    goes on without them, as oc's does), or None when neither was given."""
+    try:
+        return alerting.alerts() if alerting is not None else None
+    except InputError as exc:
+        return str(exc)
 
 
 class Details(StrEnum):
@@ -21,9 +33,19 @@ class Details(StrEnum):
     all = "all"
 
 
-def show_status(api: Backend, details: Details, output: Format) -> None:
+def show_status(
+    api: Backend, details: Details, output: Format, alerting: RiskSource | None = None
+) -> None:
     now = api.now() or time.time()
-    status = assess(read_objects(api), now)
+    objects = read_objects(api, _alerts(alerting))
+    if isinstance(objects.alerts, str):
+        # oc prints this on its standard output, before the status; here it goes to
+        # standard error, so that the status stays what oc prints for the same cluster.
+        print(
+            f"Unable to fetch alerts, ignoring alerts in 'Update Health': {objects.alerts}",
+            file=sys.stderr,
+        )
+    status = assess(objects, now)
     if output.data:
         print_json(as_data(status))
         return

@@ -16,6 +16,7 @@ import weakref
 from collections.abc import Iterable
 from typing import Any
 
+from kupgrade.cluster.alerts import Alert
 from kupgrade.cluster.backend import Key, Obj, Watch
 from kupgrade.cluster.disruption import Answer, budget_status, eviction
 from kupgrade.cluster.objects import is_ready_pod, key_of
@@ -29,10 +30,17 @@ def key(obj: Obj) -> Key:
 
 
 class MemoryBackend:
-    """See the module. `changed` says whether anything was written since it was cleared."""
+    """See the module. `changed` says whether anything was written since it was cleared.
+    `as_given` lists objects in the order they were given, as oc's mock mode lists a
+    capture's (its file order, which a hand-made capture need not keep sorted); otherwise
+    in (namespace, name) order, as an API server lists them."""
 
-    def __init__(self, objects: Iterable[Obj] = (), now: float = 0.0) -> None:
+    def __init__(self, objects: Iterable[Obj] = (), now: float = 0.0, as_given: bool = False):
         self.clock = now
+        self.as_given = as_given
+        # What the cluster's alerting answered, when the capture holds it (oc's
+        # NAME-alerts.json); a text saying why it could not be read; None: not captured.
+        self.alerts: list[Alert] | str | None = None
         self.objects: dict[Key, Obj] = {}
         self.events: list[dict[str, Any]] = []
         self.states: dict[str, Any] = {}
@@ -51,7 +59,9 @@ class MemoryBackend:
         return self.objects.get((kind, namespace, name))
 
     def list(self, kind: str) -> builtins.list[Obj]:
-        """Objects of one kind, in (namespace, name) order."""
+        """Objects of one kind, in (namespace, name) order or as given."""
+        if self.as_given:
+            return [o for k, o in self.objects.items() if k[0] == kind]
         return [self.objects[k] for k in sorted(k for k in self.objects if k[0] == kind)]
 
     def pods_on(self, node: str) -> builtins.list[Obj]:

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kupgrade.cluster.alerts import Alert, alert_key, alert_of_series
 from kupgrade.errors import InputError
-from kupgrade.risks.prometheus import PrometheusBackend
+from kupgrade.risks.prometheus import PrometheusBackend, fetch_alerts
 from kupgrade.risks.promql import load_snapshot
 from kupgrade.risks.promql.engine import evaluate_text, parse_time
 from kupgrade.risks.promql.errors import PromQLError
@@ -92,8 +93,26 @@ class RiskSource:
             )
         return None
 
-    def _snapshot(self, metrics: Path, budget: bool) -> PromQLCondition:
-        snapshot = load_snapshot(metrics)
+    def alerts(self) -> list[Alert] | None:
+        """The cluster's alerts from the snapshot's ALERTS and ALERTS_FOR_STATE series or
+        from the Prometheus; None when neither was given. InputError says why not."""
+        if self.metrics is not None and self.prometheus is not None:
+            raise InputError("give --metrics or --prometheus, not both", field="--metrics")
+        if self.prometheus is not None:
+            backend = PrometheusBackend(
+                self.prometheus, token_file=self.token_file, ca_file=self.ca_file
+            )
+            try:
+                return fetch_alerts(backend)
+            finally:
+                backend.close()
+        if self.metrics is None:
+            return None
+        snapshot = load_snapshot(self.metrics)
+        time_ms = self._time_on(snapshot, self.metrics)
+        return snapshot_alerts(snapshot, time_ms)
+
+    def _time_on(self, snapshot: Snapshot, metrics: Path) -> int:
         try:
             time_ms = parse_time(self.at) if self.at is not None else snapshot.latest_ms
         except PromQLError as exc:
@@ -102,4 +121,28 @@ class RiskSource:
             raise InputError(
                 "the snapshot holds no samples: give --time", file=str(metrics), field="--time"
             )
-        return snapshot_condition(snapshot, time_ms, budget=budget)
+        return time_ms
+
+    def _snapshot(self, metrics: Path, budget: bool) -> PromQLCondition:
+        snapshot = load_snapshot(metrics)
+        return snapshot_condition(snapshot, self._time_on(snapshot, metrics), budget=budget)
+
+
+def snapshot_alerts(snapshot: Snapshot, time_ms: int) -> list[Alert]:
+    """Alerts as Prometheus keeps them in its own series: ALERTS{alertname, alertstate,
+    …labels} for each pending or firing alert, ALERTS_FOR_STATE{…labels} whose value is
+    the Unix time it became active (rules/alerting.go). A snapshot holds no annotations."""
+    limits = QueryLimits.from_env()
+    since = {
+        alert_key(sample["metric"]): float(sample["value"][1])
+        for sample in _vector(evaluate_text("ALERTS_FOR_STATE", snapshot, time_ms, limits))
+    }
+    return [
+        alert_of_series(sample["metric"], since.get(alert_key(sample["metric"])))
+        for sample in _vector(evaluate_text("ALERTS", snapshot, time_ms, limits))
+    ]
+
+
+def _vector(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    result = answer.get("result")
+    return [s for s in result if isinstance(s, dict)] if isinstance(result, list) else []

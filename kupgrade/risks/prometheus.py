@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from kupgrade import intake
+from kupgrade.cluster.alerts import Alert, read_answer
 from kupgrade.errors import InputError
 from kupgrade.intake.http import bounded_get
 from kupgrade.risks.rules import EvaluationError
@@ -78,6 +79,24 @@ class PrometheusBackend:
             "errorType": doc.get("errorType", "unknown"),
             "error": doc.get("error", f"HTTP {answer.status_code}"),
         }
+
+
+def fetch_alerts(backend: PrometheusBackend) -> list[Alert]:
+    """GET /api/v1/alerts: the alerts of the rules Prometheus (or Thanos) evaluates, as
+    `oc adm upgrade status` and `recommend` read them from the cluster's thanos-querier.
+    InputError names the endpoint when there is no answer or not an alerts answer."""
+    endpoint = backend.url + "/api/v1/alerts"
+    try:
+        answer, body = bounded_get(backend.client, endpoint, total_timeout=backend.timeout)
+    except httpx.HTTPError as exc:
+        raise InputError(f"failed to get alerts: {exc}", file=endpoint) from None
+    if answer.status_code != httpx.codes.OK:
+        raise InputError(
+            f"failed to get alerts: server returned HTTP status {answer.status_code} "
+            f"{answer.reason_phrase}",
+            file=endpoint,
+        )
+    return read_answer(body, endpoint)
 
 
 def _read_token(path: Path) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from kupgrade.cluster.gdc import MANAGED_BY
 from kupgrade.cluster.kubeadm import POOL_LABEL, STATIC
-from kupgrade.cluster.mco import DRAIN_FLAGS, ZONE_LABEL, pool_of
+from kupgrade.cluster.mco import DRAIN_FLAGS, ZONE_LABEL, pools_for
 from kupgrade.cluster.objects import MIRROR_ANNOTATION
 from kupgrade.sim.profile import (
     DEFAULT_OPERATORS,
@@ -220,7 +220,12 @@ def _mcp_pools(mcps: list[Obj], nodes: list[Obj], notes: list[str]) -> list[Pool
     ]
     members: dict[str, list[Obj]] = defaultdict(list)
     for node in nodes:
-        members[pool_of({"metadata": {"labels": _labels(node)}}, selectors)].append(node)
+        mine, why = pools_for(
+            {"metadata": {"name": _name(node), "labels": _labels(node)}}, selectors
+        )
+        members[mine[0] if mine else ""].append(node)
+        if why:
+            notes.append(f"{why}: it is not rehearsed")
     if members.get(""):
         names = ", ".join(_name(n) for n in members[""][:5])
         notes.append(

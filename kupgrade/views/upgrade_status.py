@@ -15,17 +15,46 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from kupgrade import intake
 from kupgrade.cluster import mco
+from kupgrade.cluster.alerts import Alert
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.fake import MemoryBackend
 from kupgrade.errors import InputError
-from kupgrade.versions import go_duration, go_truncate
-from kupgrade.versions.times import parse_time, stamp_or_zero
+from kupgrade.versions import go_truncate
+from kupgrade.versions.times import stamp_or_zero
+from kupgrade.views.status_capture import read_capture
+from kupgrade.views.status_health import (
+    ERROR,
+    INFO,
+    WARNING,
+    Insight,
+    alert_insights,
+    go_round,
+    short_duration,
+)
+
+# read_capture is here too: the capture is what `upgrade status` reads most often.
+__all__ = [
+    "ControlPlane",
+    "NodeRow",
+    "Objects",
+    "Pool",
+    "Status",
+    "assess",
+    "assess_control_plane",
+    "assess_nodes",
+    "assess_pool",
+    "baseline_duration",
+    "condition_stamp",
+    "estimate_completion",
+    "read_capture",
+    "read_objects",
+    "timewise_complete",
+    "vague_under",
+]
 
 Obj = dict[str, Any]
 MINUTE = 60.0
@@ -34,8 +63,6 @@ MCO_DOC = (
     "https://docs.openshift.com/container-platform/latest/post_installation_configuration/"
     "machine-configuration-tasks.html#understanding-the-machine-config-operator"
 )
-LEVELS = ("Info", "Warning", "Error", "Critical")
-INFO, WARNING, ERROR = 0, 1, 2
 
 # Node phases and assessments, in the order oc sorts them.
 PHASES = ("Draining", "Updating", "Rebooting", "Paused", "Pending", "Updated")
@@ -59,65 +86,6 @@ PHASE_ASSESSMENT = {
 NOT_READY, DISK, NETWORK = "Not ready", "Disk pressure", "Network unavailable"
 UNSCHEDULABLE = "Node is marked unschedulable"
 MCD_WORKING = "Machine Config Daemon is processing the node"
-
-
-# --- Go's durations ----------------------------------------------------------------------
-
-
-def go_round(seconds: float, unit: float) -> float:
-    """time.Duration.Round: halves away from zero."""
-    q = abs(seconds) / unit
-    r = math.floor(q + 0.5) * unit
-    return math.copysign(r, seconds)
-
-
-def short_duration(seconds: float) -> str:
-    """health.go shortDuration: 14m4s, 3h31m, 5m, now."""
-    orig = go_duration(seconds)
-    if orig == "0s":
-        return "now"
-    if orig.endswith("h0m0s"):
-        return orig[:-4]
-    if orig.endswith("m0s"):
-        return orig[:-2]
-    if "." in orig:
-        return short_duration(go_truncate(seconds, 1.0))
-    return orig
-
-
-# --- insights ----------------------------------------------------------------------------
-
-
-@dataclass
-class Insight:
-    level: int
-    impact: str
-    summary: str
-    description: str = ""
-    reference: str = ""
-    started: float | None = None  # None: oc's zero time, shown as "-"
-    scope: str = "ControlPlane"
-    resources: list[tuple[str, str]] = field(default_factory=list)  # (kind.group, name)
-
-    def complete(self) -> bool:
-        return bool(self.summary and self.description and self.reference)
-
-    def as_dict(self, now: float) -> dict[str, Any]:
-        return {
-            "since": self.since(now),
-            "level": LEVELS[self.level],
-            "impact": self.impact,
-            "message": self.summary,
-            "description": self.description,
-            "reference": self.reference,
-            "scope": self.scope,
-            "resources": [{"kind": k, "name": n} for k, n in self.resources],
-        }
-
-    def since(self, now: float) -> str:
-        if self.started is None:
-            return "-"
-        return short_duration(go_truncate(now - self.started, 1.0))
 
 
 def condition_stamp(condition: Obj | None) -> float:
@@ -696,6 +664,8 @@ class Objects:
     nodes: list[Obj]
     machine_configs: list[Obj]
     mco_image: str = ""
+    # The cluster's alerts; a text when they could not be read; None when nothing was asked.
+    alerts: list[Alert] | str | None = None
 
 
 def assess(objects: Objects, now: float) -> Status | None:
@@ -738,8 +708,12 @@ def assess(objects: Objects, now: float) -> Status | None:
     started = (
         stamp_or_zero(history[0].get("startedTime")) if history else condition_stamp(progressing)
     )
+    if isinstance(objects.alerts, list):
+        insights += alert_insights(objects.alerts, started)
     cp, found = assess_control_plane(cv, objects.operators, objects.mco_image, now)
     insights += found
+    # health.go assessUpdateInsights: newest first, then by level (sort.Slice, then
+    # sort.SliceStable; Go sorts up to 12 items by insertion, stably as Python does).
     kept = sorted((i for i in insights if i.complete()), key=lambda i: -(i.started or 0.0))
     kept.sort(key=lambda i: -i.level)
     healthy = not kept
@@ -758,8 +732,11 @@ def assess(objects: Objects, now: float) -> Status | None:
 MCO_NAMESPACE = "openshift-machine-config-operator"
 
 
-def read_objects(api: Backend) -> Objects:
-    """What oc reads, with its refusals when the cluster is not OpenShift 4."""
+def read_objects(api: Backend, alerts: list[Alert] | str | None = None) -> Objects:
+    """What oc reads, with its refusals when the cluster is not OpenShift 4; the alerts
+    given, or those captured with a capture."""
+    if alerts is None and isinstance(api, MemoryBackend):
+        alerts = api.alerts
     cv = api.get("ClusterVersion", "version")
     if cv is None:
         raise InputError(
@@ -792,63 +769,5 @@ def read_objects(api: Backend) -> Objects:
         api.list("Node"),
         api.list("MachineConfig"),
         str(image),
+        alerts,
     )
-
-
-# A capture's clock is the latest condition change in it, a little after (oc's mock mode:
-# "add some nanoseconds to exercise rounding").
-CAPTURE_SLACK = 368975e-9
-CAPTURED = {"co": True, "mcp": True, "mc": True, "node": True, "mco-deployment": False}
-
-
-def read_capture(cv_path: Path) -> MemoryBackend:
-    """A cluster captured as oc's own examples are: `oc get clusterversion -o yaml` in
-    NAME-cv.yaml and, beside it, the ClusterOperators (NAME-co.yaml), MachineConfigPools
-    (-mcp.yaml), MachineConfigs (-mc.yaml), Nodes (-node.yaml) and the machine-config
-    operator's Deployment when there is one (-mco-deployment.yaml): what `oc adm upgrade
-    status --mock-clusterversion` reads (openshift/oc pkg/cli/admin/upgrade/status
-    status.go Complete, mockresources.go)."""
-    name = str(cv_path)
-    if not name.endswith("-cv.yaml"):
-        raise InputError(
-            "a capture's ClusterVersion file is named NAME-cv.yaml",
-            file=name,
-            hint="the other files are found beside it by that name",
-        )
-    objects = _captured(cv_path)
-    for suffix, required in CAPTURED.items():
-        path = Path(name.removesuffix("-cv.yaml") + f"-{suffix}.yaml")
-        if required or path.exists():
-            objects += _captured(path)
-    return MemoryBackend(objects, mock_clock(objects))
-
-
-def mock_clock(objects: list[Obj]) -> float:
-    """The time oc's mock mode reads a capture at: its ClusterVersion's and
-    ClusterOperators' latest condition change, a little after (0 when there is none)."""
-    conditions = [
-        c
-        for o in objects
-        if o.get("kind") in ("ClusterVersion", "ClusterOperator")
-        for c in (o.get("status") or {}).get("conditions") or []
-        if isinstance(c, dict)
-    ]
-    stamps = [parse_time(c.get("lastTransitionTime")) for c in conditions]
-    return max(stamps, default=0.0) + CAPTURE_SLACK if stamps else 0.0
-
-
-def _captured(path: Path) -> list[Obj]:
-    """The objects of one captured file: an object, or the items of a List."""
-    doc = intake.load_yaml(intake.read_file(path, "captured objects"), str(path))
-    if not isinstance(doc, dict):
-        raise InputError("is not a Kubernetes object or List", file=str(path))
-    items = doc.get("items") if str(doc.get("kind", "")).endswith("List") else [doc]
-    if not isinstance(items, list) or not all(
-        isinstance(o, dict) and isinstance(o.get("metadata"), dict) and o.get("kind") for o in items
-    ):
-        raise InputError(
-            "holds something that is not a Kubernetes object",
-            file=str(path),
-            hint="capture it with `oc get KIND -o yaml`",
-        )
-    return items

@@ -6,30 +6,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from kupgrade.outputs.tabwriter import table
 from kupgrade.versions.times import rfc3339
+from kupgrade.views.status_health import INFO, LEVELS, elapsed, short_duration
 from kupgrade.views.upgrade_status import (
-    INFO,
-    LEVELS,
     ControlPlane,
     Pool,
     Status,
     condition_stamp,
-    short_duration,
     vague_under,
 )
 
 
 def tabulate(rows: list[list[str]], padding: int = 3) -> list[str]:
-    """text/tabwriter with padding 3: every cell but a line's last is padded to its
-    column's width (the last cell of a line is not in a column)."""
-    widths: dict[int, int] = {}
-    for row in rows:
-        for i, cell in enumerate(row[:-1]):
-            widths[i] = max(widths.get(i, 0), len(cell))
-    return [
-        "".join(c.ljust(widths[i] + padding) for i, c in enumerate(row[:-1])) + row[-1]
-        for row in rows
-    ]
+    """oc's tabwriter (minwidth 0, padding 3): a multi-line cell ends the column blocks,
+    and the rows after it are aligned afresh."""
+    return table(rows, padding=padding)
 
 
 def _control_plane_text(cp: ControlPlane, detailed: bool, now: float) -> list[str]:
@@ -62,7 +54,7 @@ def _control_plane_text(cp: ControlPlane, detailed: bool, now: float) -> list[st
             reason = reason if len(reason) <= 20 else reason[:17] + "..."
             message = str(condition.get("message", "")).split("\n")
             table.append(
-                [name, short_duration(now - condition_stamp(condition)), reason, message[0]]
+                [name, short_duration(elapsed(now, condition_stamp(condition))), reason, message[0]]
             )
             table += [["", "", "", line] for line in message[1:]]
         lines += tabulate(table)
@@ -129,13 +121,15 @@ def _health_text(status: Status, detailed: bool) -> list[str]:
                 )
             ]
             if item.resources:
+                # health.go detailedOutput lists a kind once per resource of that kind.
                 kinds: dict[str, list[str]] = {}
                 for kind, name in item.resources:
                     kinds.setdefault(f"{kind}: ", []).append(name)
                 width = max(len(k) for k in kinds)
                 lines.append("  Resources:")
                 lines += [
-                    f"    {k:<{width}}{', '.join(sorted(v))}" for k, v in sorted(kinds.items())
+                    f"    {k:<{width}}{', '.join(sorted(kinds[k]))}"
+                    for k in sorted(f"{kind}: " for kind, _ in item.resources)
                 ]
             description = item.description.replace("\n", "\n" + " " * (pad + 2) + ", ")
             lines.append(f"  {'Description:':<{pad}}{description}")

@@ -1,7 +1,8 @@
-"""Label selectors as apimachinery reads them (LabelSelectorAsSelector) and pool
-membership as oc's whichPool and the machine-config controller decide it: matchLabels and
-matchExpressions ANDed, an empty selector selecting everything and a null one nothing,
-invalid requirements selecting nothing and said in apimachinery's words."""
+"""Label selectors as apimachinery reads them (LabelSelectorAsSelector), and pool
+membership as the machine-config operator computes it (GetPoolsForNode): matchLabels and
+matchExpressions ANDed, an empty selector selecting everything and a null one nothing
+(but a pool with either selects no node), invalid requirements selecting nothing and said
+in apimachinery's words."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kupgrade.cluster.mco import pool_of
+from kupgrade.cluster.mco import pool_of, pools_for
 from kupgrade.cluster.selectors import matches, problem
 
 LABELS = {"node-role.kubernetes.io/worker": "", "zone": "a", "tier": "gold"}
@@ -107,6 +108,7 @@ def _node(**labels: str) -> dict[str, Any]:
 
 
 def test_a_node_belongs_to_master_then_a_custom_pool_then_worker() -> None:
+    """machine-config-operator pkg/controller/common/helpers.go GetPoolsForNode."""
     role = "node-role.kubernetes.io/"
     pools = [
         _pool("worker", {"matchLabels": {role + "worker": ""}}),
@@ -116,9 +118,58 @@ def test_a_node_belongs_to_master_then_a_custom_pool_then_worker() -> None:
         _pool("nil", None),
     ]
     both = {role + "worker": "", role + "infra": "", role + "gpu": ""}
-    assert pool_of(_node(**both), pools) == "gpu"  # two custom pools: the first by name
-    assert pool_of(_node(**{role + "worker": "", role + "infra": ""}), pools) == "infra"
-    assert pool_of(_node(**{role + "master": "", role + "worker": ""}), pools) == "master"
+    assert pool_of(_node(**both), pools) == ""  # two custom pools: the operator stops
+    assert pools_for(_node(**both), pools) == (
+        [],
+        "node n belongs to 2 custom roles, cannot proceed with this Node",
+    )
+    assert pools_for(_node(**{role + "worker": "", role + "infra": ""}), pools) == (
+        ["infra", "worker"],
+        "",
+    )
+    assert pool_of(_node(**{role + "infra": ""}), pools) == "infra"  # a custom pool alone
+    assert pools_for(_node(**{role + "master": "", role + "worker": ""}), pools) == (["master"], "")
+    # The master pool wins over a custom one (and the worker pool comes second).
+    master_infra = {role + "master": "", role + "infra": "", role + "worker": ""}
+    assert pools_for(_node(**master_infra), pools) == (["master", "worker"], "")
     assert pool_of(_node(**{role + "worker": ""}), pools) == "worker"
     assert pool_of(_node(other="x"), pools) == ""  # the nil selector selects nothing
-    assert pool_of(_node(other="x"), [*pools, _pool("all", {})]) == "all"
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        None,
+        {},
+        {"matchLabels": {}},
+        {"matchLabels": {}, "matchExpressions": []},
+        {"matchExpressions": [{"key": "a", "operator": "In", "values": []}]},  # invalid
+        {"matchExpressions": [{"key": "a", "operator": "Near"}]},  # invalid
+        "not a selector",
+    ],
+)
+def test_a_pool_with_a_nil_empty_or_invalid_selector_selects_no_node(selector: Any) -> None:
+    """ "A pool with a nil or empty selector matches nothing" (GetPoolsForNode skips
+    selector.Empty() and an invalid selector), although matches({}) is everything."""
+    node = _node(**{"node-role.kubernetes.io/worker": "", "a": "b"})
+    assert pool_of(node, [_pool("all", selector)]) == ""
+    worker = _pool("worker", {"matchLabels": {"node-role.kubernetes.io/worker": ""}})
+    assert pool_of(node, [_pool("all", selector), worker]) == "worker"
+
+
+@given(st.sets(st.sampled_from(["master", "worker", "infra", "gpu", "edge"])))
+def test_the_operator_s_pool_rules_hold_for_any_set_of_matching_pools(names: set[str]) -> None:
+    node = _node(**{f"in-{n}": "" for n in names})
+    every = ["master", "worker", "infra", "gpu", "edge"]
+    pools = [_pool(n, {"matchLabels": {f"in-{n}": ""}}) for n in every]
+    mine, why = pools_for(node, pools)
+    custom = names - {"master", "worker"}
+    assert bool(why) == (len(custom) > 1)
+    if len(custom) > 1:
+        assert mine == []
+    elif "master" in names:
+        assert mine[0] == "master"
+    elif custom:
+        assert mine == [*custom, *(["worker"] if "worker" in names else [])]
+    else:
+        assert mine == (["worker"] if "worker" in names else [])

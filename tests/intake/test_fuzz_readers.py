@@ -22,6 +22,7 @@ import yaml
 from hypothesis import strategies as st
 
 from kupgrade import intake
+from kupgrade.cluster.alerts import read_answer
 from kupgrade.errors import KupgradeError
 from kupgrade.graph.builder import build_graph
 from kupgrade.graph.codec import decode_graph
@@ -53,11 +54,11 @@ from kupgrade.twin.anonymize import anonymized
 from kupgrade.twin.calibration import calibrate
 from kupgrade.twin.dump import Dump, read_dumps
 from kupgrade.twin.mapping import twin_of
-from tests.support.conformance import conformance_doc, conformance_path
+from tests.support.conformance import SHARED, conformance_doc, conformance_path
 from tests.support.fuzzkit import fuzz, mutated, swapped
 from tests.support.hostile import CONTENTS
 
-TARGETS = 22
+TARGETS = 23
 SHARE = 1 / TARGETS
 USER = (KupgradeError,)
 
@@ -378,6 +379,15 @@ def test_fuzz_promql_expressions() -> None:
         assert ("error" in answer) != ("resultType" in answer)
 
     fuzz("promql", mutated(exprs), read, (), SHARE)
+
+
+def test_fuzz_alerts_answer() -> None:
+    examples = SHARED / "peer" / "oc" / "status-examples"
+    seeds = _bytes_of(sorted(examples.glob("*-alerts.json")))
+    seeds += [
+        b'{"data": {"alerts": [{"labels": {"alertname": "A"}, "activeAt": "2024-01-01T00:00:00Z"}]}}'
+    ]
+    fuzz("alerts", mutated(seeds), lambda b: read_answer(b, "alerts.json"), USER, SHARE)
 
 
 @pytest.mark.parametrize("kind", ["alias-bomb", "deep"])

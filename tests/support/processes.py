@@ -27,13 +27,20 @@ class PrometheusProcess(ChildProcess):
     `promtool tsdb create-blocks-from openmetrics`, exactly as an operator would load one.
     """
 
-    def __init__(self, workdir: Path, evaluation_interval: str = "1m") -> None:
+    def __init__(
+        self, workdir: Path, evaluation_interval: str = "1m", rules: str | None = None
+    ) -> None:
         self.port = free_port()
         self.data = workdir / "data"
         config = workdir / "prometheus.yml"
         workdir.mkdir(parents=True, exist_ok=True)
-        # No scrape targets; the interval is the default step of subqueries.
-        config.write_text(f"global:\n  evaluation_interval: {evaluation_interval}\n")
+        # No scrape targets; the interval is the default step of subqueries (and how often
+        # the alerting `rules`, a rule file's text, are evaluated).
+        text = f"global:\n  evaluation_interval: {evaluation_interval}\n"
+        if rules is not None:
+            (workdir / "rules.yml").write_text(rules)
+            text += f"rule_files:\n  - {workdir / 'rules.yml'}\n"
+        config.write_text(text)
         command = [
             "prometheus",
             f"--config.file={config}",

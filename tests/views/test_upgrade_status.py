@@ -15,20 +15,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from kupgrade.cluster import mco
 from kupgrade.sim.loop import Local, Loop
 from kupgrade.sim.profile import Budget, Fault, Pool, Spec, Workload
-from kupgrade.views.upgrade_status import (
-    assess,
-    estimate_completion,
-    go_round,
-    read_objects,
-    short_duration,
-)
-from kupgrade.views.upgrade_status_text import as_data, render, tabulate
+from kupgrade.views.status_health import go_round, short_duration
+from kupgrade.views.upgrade_status import assess, estimate_completion, read_objects
+from kupgrade.views.upgrade_status_text import as_data, render
 from tests.support.processes import served_api
 from tests.support.sim import TARGET, runner, start
 
@@ -71,25 +64,6 @@ def test_the_estimate_uses_the_baseline_until_progress_is_measured() -> None:
     # Late: the remaining time is negative and shrunk by 1/1.2, rounded to the second.
     assert estimate_completion(60, 60, 600, 0.5) == -450
     assert estimate_completion(3600, 60, 600, 1.0) == 0
-
-
-@given(
-    st.lists(
-        st.lists(st.text(alphabet="ab ", max_size=6), min_size=1, max_size=4),
-        min_size=1,
-        max_size=5,
-    )
-)
-def test_tabulate_pads_every_cell_but_the_last_to_its_column(rows: list[list[str]]) -> None:
-    lines = tabulate(rows)
-    for row, line in zip(rows, lines, strict=True):
-        assert line.endswith(row[-1])
-        assert line.startswith(row[0])
-    widths = {
-        i: max(len(r[i]) for r in rows if i < len(r) - 1) for r in rows for i in range(len(r) - 1)
-    }
-    for row, line in zip(rows, lines, strict=True):
-        assert len(line) == sum(widths[i] + 3 for i in range(len(row) - 1)) + len(row[-1])
 
 
 SPEC = Spec(
