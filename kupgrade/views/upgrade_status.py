@@ -23,6 +23,7 @@ from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.fake import MemoryBackend
 from kupgrade.errors import InputError
+from kupgrade.outputs.gosort import go_sort_slice
 from kupgrade.versions import go_truncate
 from kupgrade.versions.times import stamp_or_zero
 from kupgrade.views.status_capture import read_capture
@@ -712,9 +713,9 @@ def assess(objects: Objects, now: float) -> Status | None:
         insights += alert_insights(objects.alerts, started)
     cp, found = assess_control_plane(cv, objects.operators, objects.mco_image, now)
     insights += found
-    # health.go assessUpdateInsights: newest first, then by level (sort.Slice, then
-    # sort.SliceStable; Go sorts up to 12 items by insertion, stably as Python does).
-    kept = sorted((i for i in insights if i.complete()), key=lambda i: -(i.started or 0.0))
+    # health.go assessUpdateInsights: newest first (sort.Slice, unstable beyond 12
+    # insights), then by level (sort.SliceStable, which Python's sort is).
+    kept = go_sort_slice([i for i in insights if i.complete()], _newer)
     kept.sort(key=lambda i: -i.level)
     healthy = not kept
     if healthy:
@@ -730,6 +731,13 @@ def assess(objects: Objects, now: float) -> Status | None:
 
 
 MCO_NAMESPACE = "openshift-machine-config-operator"
+
+
+def _newer(a: Insight, b: Insight) -> bool:
+    """startedAt.After: an insight without a start (Go's zero time) is the oldest."""
+    return (a.started if a.started is not None else -math.inf) > (
+        b.started if b.started is not None else -math.inf
+    )
 
 
 def read_objects(api: Backend, alerts: list[Alert] | str | None = None) -> Objects:
