@@ -12,7 +12,7 @@ with the length.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 MASK = (1 << 64) - 1
@@ -21,13 +21,13 @@ INCREASING, DECREASING, UNKNOWN = 1, 2, 0
 
 def go_sort_slice(items: list[T], less: Callable[[T, T], bool]) -> list[T]:
     """A new list: `items` as sort.Slice(items, less) leaves them."""
-    data = _Data(list(items), less)
+    data: _Data[T] = _Data(list(items), less)
     n = len(data.x)
     data.pdqsort(0, n, n.bit_length())
     return data.x
 
 
-class _Data:
+class _Data(Generic[T]):
     def __init__(self, x: list[T], less: Callable[[T, T], bool]) -> None:
         self.x: list[T] = x
         self.lt = less
