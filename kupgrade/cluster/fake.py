@@ -14,14 +14,16 @@ import builtins
 import copy
 import weakref
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kupgrade.cluster.alerts import Alert
 from kupgrade.cluster.backend import Key, Obj, Watch
 from kupgrade.cluster.disruption import Answer, budget_status, eviction
 from kupgrade.cluster.objects import is_ready_pod, key_of
 from kupgrade.cluster.selectors import matches
 from kupgrade.versions.times import rfc3339
+
+if TYPE_CHECKING:  # `get nodes` reads through here and imports nothing it does not print
+    from kupgrade.cluster.alerts import Alert
 
 
 def key(obj: Obj) -> Key:
