@@ -141,6 +141,8 @@ RESOURCES = [
         True,
         ("csv", "csvs"),
     ),
+    # Where a cluster's monitoring is reached (oc reads alerts from thanos-querier's hosts).
+    Resource("Route", "route.openshift.io", "v1", "routes", "route", True),
     # The simulator's virtual clock (service/kubeapi/clock.py): read-only but for `step`.
     Resource("Clock", SIM, "v1", "clocks", "clock", False, (), ("step",), writable=False),
 ]

@@ -17,6 +17,7 @@ from kupgrade.cli.captured import FromOpt, NowOpt, captured, refuse_with_kubecon
 from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
 from kupgrade.cli.output import ClusterOpt, Format, OutputOpt, print_json, stderr, user_errors
 from kupgrade.cli.skew import BmctlOpt, ReleasesOpt
+from kupgrade.cli.upgrade_kubeadm import kubeadm_only, show_dry_run, show_plan
 from kupgrade.cli.upgrade_status import Details, show_status
 from kupgrade.cluster.upgrade_text import render_upgrade
 from kupgrade.errors import InputError
@@ -26,6 +27,7 @@ from kupgrade.sim.homes import opened, spec_at
 from kupgrade.sim.openshift.upgrade import channel as set_channel
 from kupgrade.sim.platform import Said, UpgradeAsk
 from kupgrade.sim.platforms import platform_of
+from kupgrade.sim.profile import Spec
 from kupgrade.sim.upgrades import upgrade_cluster, upgrade_over_api
 from kupgrade.twin.importer import Source
 from kupgrade.twin.preflight import parse_window, preflight, preflight_live
@@ -35,6 +37,7 @@ from kupgrade.views.status_capture import read_capture
 class UpgradeAction(StrEnum):
     status = "status"
     channel = "channel"
+    plan = "plan"
 
 
 def _flag(name: str, text: str) -> Any:
@@ -46,7 +49,8 @@ ActionArg = Annotated[
     typer.Argument(
         help="status: the update's progress as `oc adm upgrade status` shows it "
         "(control plane, nodes by pool, health). channel [CHANNEL]: set the update "
-        "channel as `oc adm upgrade channel` does (none given: clear it)."
+        "channel as `oc adm upgrade channel` does (none given: clear it). plan: a "
+        "Kubernetes cluster's upgrades as `kubeadm upgrade plan` shows them, over --available."
     ),
 ]
 ChannelArg = Annotated[
@@ -112,7 +116,12 @@ PolicyOpt = Annotated[
     ),
 ]
 KubeadmOpt = Annotated[
-    str | None, _flag("--kubeadm", "kubernetes: the kubeadm version used (default: the target's).")
+    str | None,
+    _flag(
+        "--kubeadm",
+        "kubernetes: the kubeadm version used (default: the target's; for `upgrade plan`, "
+        "the newest available release at most one minor past the cluster's).",
+    ),
 ]
 ExperimentalOpt = Annotated[
     bool, _flag("--allow-experimental-upgrades", "kubernetes: kubeadm's, for pre-releases.")
@@ -126,6 +135,14 @@ CaptureOpt = Annotated[
         "--mock-clusterversion",
         "status: a captured cluster, NAME-cv.yaml, with NAME-co.yaml, "
         "-mcp.yaml, -mc.yaml and -node.yaml beside it (oc's own flag).",
+    ),
+]
+DryRunOpt = Annotated[
+    bool,
+    _flag(
+        "--dry-run",
+        "kubernetes, with --to: list what kubeadm would change at each step of the "
+        "upgrade (as `kubeadm upgrade apply --dry-run`); nothing is changed.",
     ),
 ]
 PreflightOpt = Annotated[
@@ -203,6 +220,7 @@ def upgrade_command(
     token_file: TokenOpt = None,
     ca_file: CaOpt = None,
     preflight: PreflightOpt = False,
+    dry_run: DryRunOpt = False,
     window: WindowOpt = None,
     accept: AcceptOpt = None,
     runs: RunsOpt = 3,
@@ -237,6 +255,9 @@ def upgrade_command(
     kupgrade upgrade --cluster user1 --to 1.29.100-gke.251 --leave-pools worker
     kupgrade upgrade --cluster user1 --nodepool worker --to 1.28.500-gke.120 -o json
     kupgrade upgrade --kubeconfig ~/.kube/config --to 4.14.27
+    kupgrade upgrade plan --cluster k8s --available v1.30.9,v1.31.2
+    kupgrade upgrade plan --cluster k8s --available v1.30.9,v1.31.2 -o json
+    kupgrade upgrade --cluster k8s --to v1.31.2 --available v1.30.9,v1.31.2 --dry-run
     kupgrade upgrade --cluster k8s --to v1.31.2 --available v1.30.9,v1.31.2
     kupgrade upgrade channel stable-4.14 --cluster demo
     kupgrade upgrade status --cluster demo --details nodes
@@ -276,7 +297,13 @@ def upgrade_command(
         )
     _check_action(action, channel, allow_explicit_channel, ask, mock_clusterversion)
     refuse_with_kubeconfig(from_, live)
-    if from_:
+    if action is UpgradeAction.plan or dry_run:
+        kubeadm_only(action is UpgradeAction.plan, dry_run, bool(from_), preflight)
+    if action is UpgradeAction.plan:
+        show_plan(cluster, ask, kubeconfig, context, output)
+    elif dry_run:
+        show_dry_run(cluster, ask, kubeconfig, context, output)
+    elif from_:
         _from_dump(action, ask, from_, now, details, output)
     elif action is UpgradeAction.channel:
         _channel(cluster, channel or "", allow_explicit_channel, kubeconfig, context, output)
@@ -423,10 +450,19 @@ def _status(
         return
     with opened(cluster) as (root, store, spec):
         if "upgrade status" in platform_of(spec).verbs:
-            show_status(SimCluster(store), details, output, alerting)
+            show_status(SimCluster(store), details, output, _sim_alerting(alerting, spec))
             return
         said = upgrade_cluster(root, store, spec, UpgradeAsk())
     _print(said, output)
+
+
+def _sim_alerting(alerting: RiskSource | None, spec: Spec) -> RiskSource | None:
+    """Where a simulated cluster's alerts are read: the flags, else the ALERTS series of
+    the metrics snapshot its risks are evaluated on."""
+    given = alerting is not None and (alerting.metrics or alerting.prometheus)
+    if given or not spec.metrics:
+        return alerting
+    return RiskSource(metrics=Path(spec.metrics))
 
 
 def _print(said: Said, output: Format) -> None:

@@ -58,6 +58,7 @@ KINDS: dict[str, tuple[str, str, str, bool]] = {
     "NodePool": ("baremetal.cluster.gke.io", "v1", "nodepools", True),
     "PreflightCheck": ("baremetal.cluster.gke.io", "v1", "preflightchecks", True),
     "HealthCheck": ("baremetal.cluster.gke.io", "v1", "healthchecks", True),
+    "Route": ("route.openshift.io", "v1", "routes", True),
 }
 STATE_NAMESPACE = "kupgrade"
 STATE_CONFIGMAP = "kupgrade-controller-state"
@@ -112,6 +113,8 @@ class KubeBackend:
                 config = KubeConfig.from_env()  # type: ignore[no-untyped-call]
             chosen = config.get(context_name=context)
             self.client = Client(config=chosen, field_manager="kupgrade")
+            # Whether requests carry a bearer token (what oc needs to read alerts).
+            self.bearer = bool(chosen.user is not None and chosen.user.token)
         except (ConfigError, OSError, KeyError, ValueError) as exc:
             raise InputError(
                 f"cannot use {where}: {exc}",
@@ -307,6 +310,11 @@ class KubeBackend:
                 f"(HTTP {response.status_code}), not the Kubernetes API's JSON",
                 hint="is the kubeconfig's server a Kubernetes API server, and are you logged in?",
             )
+
+    def session(self) -> httpx.Client:
+        """The client the kubeconfig's credentials and CA are set on, for a request
+        elsewhere in the cluster (oc reads alerts from a Route's host with it)."""
+        return self._http()
 
     def _http(self) -> httpx.Client:
         """lightkube's own httpx client (its credentials and CA), for the two requests

@@ -8,18 +8,27 @@ from __future__ import annotations
 
 import json
 import shutil
+import ssl
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
 from kupgrade.cluster.alerts import Alert
+from kupgrade.cluster.kube import KubeBackend
+from kupgrade.sim.loop import Local, Loop
 from kupgrade.views.status_health import CRITICAL, NO_RUNBOOK, WARNING, alert_insights
+from kupgrade.views.upgrade_status import assess, read_objects
 from tests.support.cli import kupgrade
 from tests.support.conformance import SHARED
-from tests.support.processes import PrometheusProcess
+from tests.support.processes import PrometheusProcess, served_api
+from tests.support.sim import runner, start
+from tests.views.test_upgrade_status import SPEC
 
 EXAMPLES = SHARED / "peer" / "oc" / "status-examples"
 STARTED = 1000.0
@@ -235,3 +244,122 @@ def test_an_unreachable_prometheus_is_said_and_the_status_shown(tmp_path: Path) 
         str(cv),
     )
     assert "give --metrics or --prometheus, not both" in both.stderr
+
+
+def test_a_simulated_cluster_s_alerts_come_from_its_metrics_snapshot(tmp_path: Path) -> None:
+    """The ALERTS series of the snapshot the cluster's risks are evaluated on."""
+    snapshot = tmp_path / "cluster.om"
+    labels = 'alertname="KubeNodeNotReady",namespace="openshift-monitoring",severity="warning"'
+    snapshot.write_text(
+        f'ALERTS{{{labels},alertstate="firing"}} 1 1700000000\n'
+        f"ALERTS_FOR_STATE{{{labels}}} 4102444800 1700000000\n# EOF\n"
+    )
+    spec = msgspec.structs.replace(SPEC, metrics=str(snapshot))
+    root, store = start(tmp_path, spec)
+    loop = runner(root, store, spec)
+
+    def updating(run: Loop[Local]) -> None:
+        if assess(read_objects(run.transport.sim), run.transport.sim.now()) is not None:
+            raise StopIteration
+
+    with pytest.raises(StopIteration):
+        loop.run(on_step=updating)
+    loop.commit()
+    store.close()
+    shown = kupgrade("upgrade", "status", "--cluster", "c", env={"KUPGRADE_HOME": str(tmp_path)})
+    assert shown.returncode == 0, shown.stderr
+    assert "Alert is firing: KubeNodeNotReady" in shown.stdout
+
+
+def _alerts_server(cert: Path, key: Path, body: bytes) -> tuple[ThreadingHTTPServer, int]:
+    """HTTPS on loopback with the served API's own certificate (for 127.0.0.1, signed by
+    the kubeconfig's CA), answering /api/v1/alerts as Thanos does."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            ok = self.path == "/api/v1/alerts" and bool(self.headers.get("Authorization"))
+            self.send_response(200 if ok else 403)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body if ok else b"{}")
+
+        def log_message(self, *_: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, server.server_address[1]
+
+
+def test_a_live_cluster_s_alerts_come_from_its_thanos_querier_route(tmp_path: Path) -> None:
+    """As oc reads them: the openshift-monitoring/thanos-querier Route's hosts, with the
+    session's token; and oc's words when they cannot be read."""
+    root, store = start(tmp_path, SPEC)
+    loop = runner(root, store, SPEC)
+
+    def updating(run: Loop[Local]) -> None:
+        if assess(read_objects(run.transport.sim), run.transport.sim.now()) is not None:
+            raise StopIteration
+
+    with pytest.raises(StopIteration):
+        loop.run(on_step=updating)
+    loop.commit()
+    store.close()
+    env = {"KUPGRADE_HOME": str(tmp_path)}
+    answer = json.dumps(
+        {
+            "data": {
+                "alerts": [
+                    {
+                        "labels": {"alertname": "KubeletDown", "severity": "critical"},
+                        "annotations": {"summary": "Kubelet has disappeared."},
+                        "state": "firing",
+                        "activeAt": "2100-01-01T00:00:00Z",
+                    }
+                ]
+            }
+        }
+    ).encode()
+    with served_api(tmp_path, "c", "--no-controllers") as (_, info):
+        kubeconfig = info["kubeconfig"]
+        status = ("upgrade", "status", "--kubeconfig", kubeconfig)
+        missing = kupgrade(*status, env=env)
+        assert missing.returncode == 0
+        assert missing.stderr == (
+            "Unable to fetch alerts, ignoring alerts in 'Update Health':  failed to get alerts "
+            'from Thanos: routes.route.openshift.io "thanos-querier" not found\n'
+        )
+        (cert,) = tmp_path.rglob("api/tls.crt")
+        server, port = _alerts_server(cert, cert.with_name("tls.key"), answer)
+        api = KubeBackend(Path(kubeconfig))
+        api.apply(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "openshift-monitoring"}}
+        )
+        route = {
+            "apiVersion": "route.openshift.io/v1",
+            "kind": "Route",
+            "metadata": {"name": "thanos-querier", "namespace": "openshift-monitoring"},
+            "spec": {"host": f"127.0.0.1:{port}"},
+            "status": {"ingress": [{"host": f"127.0.0.1:{port}"}]},
+        }
+        api.apply(route)
+        api.write(route)
+        try:
+            shown = kupgrade(*status, "--details", "all", env=env)
+        finally:
+            server.shutdown()
+        assert shown.returncode == 0, shown.stderr
+        assert "Message: Alert is firing: Kubelet has disappeared." in shown.stdout
+        assert "  Level:       Critical" in shown.stdout
+        route["status"] = {"ingress": [{"host": "127.0.0.1:9"}, {"host": "127.0.0.1:7"}]}
+        api.write(route)
+        dead = kupgrade(*status, env=env)
+    assert dead.returncode == 0
+    assert (
+        "unable to get /api/v1/alerts from any of 2 URIs in the openshift-monitoring/"
+        in dead.stderr
+    )
+    assert "[127.0.0.1:9->" in dead.stderr and ", 127.0.0.1:7->" in dead.stderr

@@ -250,16 +250,6 @@ def test_a_draining_worker_reads_as_oc_prints_it(tmp_path: Path) -> None:
     assert "= Update Health =" in lines
 
 
-def _kupgrade(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kupgrade", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "KUPGRADE_HOME": str(home)},
-        check=False,
-    )
-
-
 def test_upgrade_status_on_the_cluster_and_through_its_api_agree(tmp_path: Path) -> None:
     expected = _mid_update(tmp_path)
     local = _kupgrade(tmp_path, "upgrade", "status", "--cluster", "c", "--details", "all")
