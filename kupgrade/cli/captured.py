@@ -51,7 +51,10 @@ def captured(paths: list[Path], now: str | None, *, mock: bool = False) -> Memor
     objects = list(dump.objects.values())
     if now is None:
         at = (mock_clock(objects) if mock else 0.0) or captured_at(objects)
-    return MemoryBackend(objects, at)
+    # Lists in the dump's own order, as oc's mock mode reads a capture's files.
+    api = MemoryBackend(objects, at, as_given=True)
+    api.alerts = dump.alerts
+    return api
 
 
 def refuse_with_kubeconfig(paths: list[Path] | None, live: bool) -> None:

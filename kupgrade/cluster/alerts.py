@@ -48,7 +48,17 @@ class Alert:
 
 def read_answer(data: bytes, source: str) -> list[Alert]:
     """The alerts of an /api/v1/alerts answer: {"status", "data": {"alerts": [...]}}."""
-    doc = intake.decode_json(data, source, "alerts JSON")
+    return answer_alerts(intake.decode_json(data, source, "alerts JSON"), source)
+
+
+def is_answer(doc: Any) -> bool:
+    """Whether a decoded document is an alerts answer rather than a Kubernetes object."""
+    body = doc.get("data") if isinstance(doc, dict) and "kind" not in doc else None
+    return isinstance(body, dict) and "alerts" in body
+
+
+def answer_alerts(doc: Any, source: str) -> list[Alert]:
+    """The alerts of a decoded /api/v1/alerts answer."""
     if not isinstance(doc, dict):
         raise InputError('is not an alerts answer ({"data": {"alerts": [...]}})', file=source)
     body = _get(doc, "data")

@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from kupgrade import intake
+from kupgrade.cluster.alerts import Alert, answer_alerts, is_answer
 from kupgrade.errors import InputError
 from kupgrade.intake.files import os_problem
 from kupgrade.intake.limits import BYTES
@@ -59,6 +60,7 @@ class Dump:
     duplicates: int = 0
     files: int = 0  # files read as objects
     other_files: int = 0  # logs and other files that hold no objects
+    alerts: list[Alert] | None = None  # the alerts answers among its files, when any
 
     def add(self, obj: Obj) -> bool:
         """Keep `obj` (or the copy of it already read with a higher resourceVersion);
@@ -199,6 +201,9 @@ def _read_bytes(dump: Dump, data: bytes, source: str, rel: str) -> None:
     dump.files += 1
     implied = _implied_kind(rel)
     nameless = 0
+    if len(docs) == 1 and is_answer(docs[0]):
+        _read_alerts(dump, docs[0], source)
+        return
     for doc in docs:
         for obj in _objects_of(doc, implied):
             if obj is None:
@@ -207,6 +212,15 @@ def _read_bytes(dump: Dump, data: bytes, source: str, rel: str) -> None:
             nameless += 0 if dump.add(obj) else 1
     if nameless:
         dump.problems.append(f"{source}: {nameless} objects without a kind or a name were skipped")
+
+
+def _read_alerts(dump: Dump, doc: Any, source: str) -> None:
+    """A Prometheus /api/v1/alerts answer saved beside the objects (oc's NAME-alerts.json,
+    `curl …/api/v1/alerts`): the cluster's alerts, for `upgrade status`."""
+    try:
+        dump.alerts = [*(dump.alerts or []), *answer_alerts(doc, source)]
+    except InputError as exc:
+        dump.problems.append(str(exc))
 
 
 def _decode(data: bytes, source: str) -> list[Any]:

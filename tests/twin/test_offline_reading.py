@@ -24,8 +24,9 @@ def _examples() -> list[str]:
 @pytest.mark.skipif(not EXAMPLES.is_dir(), reason=f"{EXAMPLES} not found")
 @pytest.mark.parametrize("name", _examples())
 def test_upgrade_status_from_a_capture_reads_as_oc_mock_mode(tmp_path: Path, name: str) -> None:
-    """The same files as --mock-clusterversion reads, given as a dump: the same output."""
-    files = [p for p in EXAMPLES.glob(f"{name}-*.yaml") if not p.name.endswith("alerts.yaml")]
+    """The same files as --mock-clusterversion reads (its alerts answer too), given as a
+    dump: the same output."""
+    files = [*EXAMPLES.glob(f"{name}-*.yaml"), *EXAMPLES.glob(f"{name}-alerts.json")]
     args = [a for p in sorted(files) for a in ("--from", str(p))]
     mocked = run_cli(
         ["upgrade", "status", "--mock-clusterversion", str(EXAMPLES / f"{name}-cv.yaml")], tmp_path
