@@ -4,9 +4,10 @@ and the subscription resolver."""
 from __future__ import annotations
 
 import enum
+import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -20,15 +21,35 @@ from kupgrade.cli.output import (
     user_errors,
 )
 from kupgrade.errors import InputError, KupgradeError, VersionError
+from kupgrade.olm.bundle_dir import image_from_template, is_bundle_dir
+from kupgrade.olm.declcfg_write import DeclConfig, write_json, write_yaml
 from kupgrade.olm.index import CatalogIndex
+from kupgrade.olm.listing import (
+    bundles_table,
+    catalog_model,
+    channels_table,
+    list_bundles,
+    list_channels,
+    list_packages,
+    packages_table,
+    rows_json,
+)
 from kupgrade.olm.load import load_catalog
 from kupgrade.olm.next_steps import one_step_findings
 from kupgrade.olm.render import RenderOptions, channel_doc, draw, render_dot, render_mermaid
+from kupgrade.olm.rendering import render_path
 from kupgrade.olm.resolver import POLICIES, resolve_and_walk
 from kupgrade.olm.resolver.model import DEFAULT_GLOBAL_NAMESPACE, Installed, Source, Subscription
-from kupgrade.olm.validate import Validation, validate_catalog
+from kupgrade.olm.templates import (
+    BundleSource,
+    parse_semver,
+    read_template,
+    render_basic,
+    render_semver,
+)
+from kupgrade.olm.validate import MPackage, Validation, validate_catalog
 from kupgrade.release.catalog_image import build_catalog_image, pull_catalog, push_catalog, unpack
-from kupgrade.versions import parse_blang, parse_range
+from kupgrade.versions import go_quote, parse_blang, parse_range
 
 app = command_group("Operator catalogs and subscriptions.")
 
@@ -125,7 +146,13 @@ def validate_command(catalog: CatalogArg, output: OutputOpt = Format.text) -> No
 
 @app.command("heads")
 @user_errors
-def heads_command(catalog: CatalogArg, output: OutputOpt = Format.text) -> None:
+def heads_command(
+    catalog: CatalogArg,
+    only: Annotated[
+        str, typer.Option("--package", help="Only this package (refused when unknown).")
+    ] = "",
+    output: OutputOpt = Format.text,
+) -> None:
     """The head of every channel (the entry nothing replaces or skips) and the
     virtual nodes: names replaced or skipped that the channel does not hold.
 
@@ -137,13 +164,17 @@ def heads_command(catalog: CatalogArg, output: OutputOpt = Format.text) -> None:
     ```
     kupgrade olm heads ./catalog
     kupgrade olm heads catalog.json -o json
+    kupgrade olm heads ./catalog --package etcd
     kupgrade olm heads 127.0.0.1:5000/catalogs/community:v1
     ```
     """
     index = CatalogIndex.build(load_catalog(local_catalog(catalog)))
+    if only and only not in index.packages:
+        # opm's getPackages (alpha/action/list.go) for a package the catalog lacks
+        raise InputError(f"package {go_quote(only)} not found", file=str(catalog))
     heads: dict[str, dict[str, str | None]] = {}
     problems = []
-    for name in sorted(index.packages):
+    for name in [only] if only else sorted(index.packages):
         package = index.packages[name]
         heads[name] = {}
         for channel in sorted(package.channels.values(), key=lambda c: c.name):
@@ -163,6 +194,195 @@ def heads_command(catalog: CatalogArg, output: OutputOpt = Format.text) -> None:
         stderr.print(f"error: {problem}", highlight=False, markup=False)
     if problems:
         raise typer.Exit(1)
+
+
+list_app = command_group(
+    "List a catalog's packages, channels or bundles as `opm alpha list` prints them."
+)
+app.add_typer(list_app, name="list")
+PackageArg = Annotated[
+    str, typer.Argument(help="Only this package (refused when the catalog lacks it).")
+]
+
+
+def _listed_model(catalog: Path) -> dict[str, MPackage]:
+    """The catalog as opm's model; a bundle directory is refused as opm refuses it."""
+    if is_bundle_dir(catalog):
+        raise InputError(f"cannot list non-index {go_quote(str(catalog))}")
+    return catalog_model(load_catalog(local_catalog(catalog)))
+
+
+def _print_rows(text: str, rows: list[Any], output: Format) -> None:
+    if output.data:
+        print_json(rows_json(rows))
+    else:
+        typer.echo(text, nl=False)
+
+
+@list_app.command("packages")
+@user_errors
+def list_packages_command(catalog: CatalogArg, output: OutputOpt = Format.text) -> None:
+    """Every package: its name, the display name of its default channel head's CSV and its
+    default channel, in opm's columns (NAME, DISPLAY NAME, DEFAULT CHANNEL), by name.
+
+    **Examples**
+
+    ```
+    kupgrade olm list packages ./catalog
+    kupgrade olm list packages catalog.json -o json
+    ```
+    """
+    rows = list_packages(_listed_model(catalog))
+    _print_rows(packages_table(rows), rows, output)
+
+
+@list_app.command("channels")
+@user_errors
+def list_channels_command(
+    catalog: CatalogArg, package: PackageArg = "", output: OutputOpt = Format.text
+) -> None:
+    """Every channel and its head (PACKAGE, CHANNEL, HEAD), by package then channel.
+
+    **Examples**
+
+    ```
+    kupgrade olm list channels ./catalog
+    kupgrade olm list channels ./catalog etcd -o json
+    ```
+    """
+    rows = list_channels(_listed_model(catalog), package)
+    _print_rows(channels_table(rows), rows, output)
+
+
+@list_app.command("bundles")
+@user_errors
+def list_bundles_command(
+    catalog: CatalogArg, package: PackageArg = "", output: OutputOpt = Format.text
+) -> None:
+    """Every bundle of every channel (a bundle in several channels is listed once per
+    channel): PACKAGE, CHANNEL, BUNDLE, REPLACES, SKIPS, SKIP RANGE, IMAGE.
+
+    **Examples**
+
+    ```
+    kupgrade olm list bundles ./catalog
+    kupgrade olm list bundles ./catalog etcd -o json
+    ```
+    """
+    rows = list_bundles(_listed_model(catalog), package)
+    _print_rows(bundles_table(rows), rows, output)
+
+
+ImageRefTemplateOpt = Annotated[
+    str,
+    typer.Option(
+        "--image-ref-template",
+        help="A bundle directory's image, from {{.Package}}, {{.Name}} and {{.Version}} "
+        "(opm's --alpha-image-ref-template); default: none.",
+    ),
+]
+
+
+def _write_config(cfg: DeclConfig, output: Format) -> None:
+    """opm's writers: a JSON stream (text and json), or YAML documents (yaml)."""
+    text = write_yaml(cfg) if output is Format.yaml else write_json(cfg)
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+@app.command("render")
+@user_errors
+def render_command(
+    refs: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="REF...",
+            help="File-based catalogs (directory or file), bundle directories (manifests/ "
+            "and metadata/) or catalog images (HOST/REPOSITORY:TAG).",
+        ),
+    ],
+    image_ref_template: ImageRefTemplateOpt = "",
+    output: OutputOpt = Format.text,
+) -> None:
+    """Render catalogs and bundles to one stream of file-based catalog blobs, as
+    `opm render` writes them: grouped by package, channels and bundles by name, bundle
+    objects last in each bundle's properties. Text and -o json write opm's JSON stream,
+    -o yaml its YAML documents.
+
+    **Examples**
+
+    ```
+    kupgrade olm render ./catalog
+    kupgrade olm render ./etcd-bundle ./catalog -o yaml
+    kupgrade olm render ./etcd-bundle \\
+      --image-ref-template 'quay.io/example/{{.Package}}-bundle:v{{.Version}}'
+    ```
+    """
+    image_from_template(image_ref_template, "", "", "")  # refuse a bad template up front
+    cfg = DeclConfig()
+    for ref in refs:
+        path = local_catalog(Path(ref))
+        try:
+            cfg.merge(render_path(path, image_ref_template))
+        except KupgradeError as exc:
+            raise InputError(f"render reference {go_quote(ref)}: {exc}") from None
+    _write_config(cfg, output)
+
+
+class TemplateType(enum.StrEnum):
+    basic = "basic"
+    semver = "semver"
+
+
+@app.command("render-template")
+@user_errors
+def render_template_command(
+    kind: Annotated[
+        TemplateType, typer.Argument(metavar="TYPE", help="basic or semver (opm's types).")
+    ],
+    template: Annotated[Path, typer.Argument(metavar="FILE", help="The template (YAML or JSON).")],
+    bundles: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--bundles",
+            help="A catalog (directory or file) of rendered olm.bundle blobs: a bundle image "
+            "the template names is taken from the blob with that image. Repeatable.",
+        ),
+    ] = None,
+    image_ref_template: ImageRefTemplateOpt = "",
+    output: OutputOpt = Format.text,
+) -> None:
+    """Render a catalog template as `opm alpha render-template` does. basic: the entries as
+    written, each {schema: olm.bundle, image} replaced by the rendered bundle. semver:
+    candidate/fast/stable channels per major or minor version (generateMajorChannels,
+    generateMinorChannels), linked by replaces and skips, the default channel chosen by
+    defaultChannelTypePreference.
+
+    A bundle reference is a local bundle directory, or an image whose rendered olm.bundle
+    blob --bundles holds; any other image is refused (nothing is pulled). Written as
+    `olm render` writes (-o yaml for YAML).
+
+    **Examples**
+
+    ```
+    kupgrade olm render-template semver semver.yaml --bundles catalog.json
+    kupgrade olm render-template basic basic.yaml --bundles ./catalog -o yaml
+    kupgrade olm render-template semver semver-dirs.yaml \\
+      --image-ref-template 'quay.io/example/{{.Package}}-bundle:v{{.Version}}'
+    ```
+    """
+    image_from_template(image_ref_template, "", "", "")  # refuse a bad template up front
+    source = BundleSource(image_template=image_ref_template)
+    for pool in bundles or []:
+        source.add_rendered(render_path(local_catalog(pool)))
+    doc = read_template(template)
+    basic = kind is TemplateType.basic
+    cfg = (
+        render_basic(doc, source.render)
+        if basic
+        else render_semver(parse_semver(doc), source.render)
+    )
+    _write_config(cfg, output)
 
 
 @app.command("render-graph")
@@ -322,6 +542,14 @@ def resolve_command(
     global_namespace: Annotated[
         str, typer.Option("--global-namespace", help="The global catalog namespace.")
     ] = DEFAULT_GLOBAL_NAMESPACE,
+    name: Annotated[
+        str,
+        typer.Option(
+            "--name",
+            help="The Subscription's own name (metadata.name), which OLM's messages name "
+            "(default: the package).",
+        ),
+    ] = "",
     output: OutputOpt = Format.text,
 ) -> None:
     """What a subscription installs next, the whole walk to the channel head one CSV at a
@@ -332,6 +560,8 @@ def resolve_command(
     ```
     kupgrade olm resolve --source community=./catalog --package etcd --channel alpha \\
       --from-source community --installed etcdoperator.v0.9.0 --installed-version 0.9.0
+    kupgrade olm resolve --source community=./catalog --package etcd --channel alpha \\
+      --from-source community --name etcd-alpha --policy olm-v0
     kupgrade olm resolve --source a=cat-a,priority=10 --source b=cat-b,namespace=operators \\
       --package app --channel stable --from-source b --policy semver -o json
     ```
@@ -359,6 +589,7 @@ def resolve_command(
         namespace or own_namespace,
         approval,
         starting_csv,
+        name,
     )
     current = Installed(installed, parse_blang(installed_version)) if installed else None
     outcome = resolve_and_walk(sources, sub, current, policy, global_namespace)

@@ -23,7 +23,7 @@ def decode_json(data: bytes | str, source: str, what: str = "JSON") -> Any:
     """One JSON value; InputError naming `source` for bad bytes, bad syntax or deep nesting."""
     max_depth = DEPTH.value()
     try:
-        with _stack_for(max_depth):
+        with stack_for(max_depth):
             value = msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
         raise InputError(f"not valid {what}: {exc}", file=source) from None
@@ -45,7 +45,7 @@ def decode_json_stream(data: bytes | str, source: str) -> Iterator[Any]:
     while position < end:
         start = position
         try:
-            with _stack_for(max_depth):
+            with stack_for(max_depth):
                 value, position = decoder.raw_decode(text, position)
         except json.JSONDecodeError as exc:
             raise InputError(f"not a JSON stream: {exc}", file=source, rule="opm load") from None
@@ -113,7 +113,7 @@ def _brackets(raw: bytes | str, start: int = 0, end: int | None = None) -> int:
 
 
 @contextmanager
-def _stack_for(depth: int) -> Iterator[None]:
+def stack_for(depth: int) -> Iterator[None]:
     """Room on Python's stack for a decoder that recurses once per level up to `depth`."""
     saved = sys.getrecursionlimit()
     needed = _frames_in_use() + depth * 4 + 200

@@ -106,6 +106,13 @@ def _load(data: bytes | str, source: str, loader: type | None, *, single: bool) 
         raise DEPTH.exceeded("the nesting", source) from None
 
 
+def check_limits(text: str, source: str) -> None:
+    """Refuse a YAML text that nests too deep or expands its aliases too far, before any
+    loader builds it (for readers with a loader of their own, such as opm's)."""
+    if _needs_scan(text):
+        _scan(text, source)
+
+
 def _needs_scan(text: str) -> bool:
     if "*" in text and _ALIAS.search(text):
         return True

@@ -16,6 +16,7 @@ from typing import Any, get_args, get_origin
 import msgspec
 
 from kupgrade.errors import InputError
+from kupgrade.olm.gofmt import go_t, go_v
 from kupgrade.olm.properties import MISSING
 from kupgrade.versions import go_quote
 
@@ -123,6 +124,11 @@ class Catalog:
 
     def add(self, blob: Any, origin: Origin) -> None:
         """Type one decoded blob and file it under its schema."""
+        if blob is None:  # a null document leaves opm's Meta empty: no schema
+            raise InputError(
+                f"{origin}: object '' is missing root schema field (every catalog object needs one)",
+                rule="opm load",
+            )
         if not isinstance(blob, dict):
             raise InputError(
                 f"{origin}: a catalog blob must be an object, not {type(blob).__name__}",
@@ -132,6 +138,8 @@ class Catalog:
         # every blob, and schema/package/name are found whatever their case.
         _reject_case_twins(blob, origin)
         schema = _meta_value(blob, "schema", origin)
+        for meta in ("package", "name"):  # read as strings too, even where no schema has them
+            _meta_value(blob, meta, origin)
         if not schema:
             raise InputError(
                 f"{origin}: object '{_compact(blob)}' is missing root schema field "
@@ -183,7 +191,7 @@ def _meta_value(blob: dict[str, Any], name: str, origin: Origin) -> str:
             if not isinstance(value, str):
                 raise InputError(
                     f"{origin}: expected value for key {go_quote(str(key))} to be a string, "
-                    f"got {value!r}",
+                    f"got {go_t(value)}: {go_v(value)}",
                     rule="opm load",
                 )
             return value
@@ -222,8 +230,9 @@ def _go_field_map(
 
 def go_fields(value: Any, kind: Any) -> Any:
     """`value` with its object keys renamed to `kind`'s fields as Go's encoding/json
-    matches them: the exact name first, else case-insensitively; later keys win; unknown
-    keys and nulls are dropped (Go ignores the one and leaves the zero value for the other).
+    matches them: the exact name first, else case-insensitively; of keys naming the same
+    field the last in sorted order wins; unknown keys and nulls are dropped (Go ignores the
+    one and leaves the zero value for the other).
 
     Hand-written because msgspec (like every Python decoder) matches names exactly, and
     opm's catalogs in the wild use `Name`, `DefaultChannel` and the like.
@@ -233,7 +242,10 @@ def go_fields(value: Any, kind: Any) -> Any:
         return value
     fields, folded = _go_field_map(struct)
     out: dict[str, Any] = {}
-    for key, item in value.items():
+    # opm re-encodes each blob from a map (Meta.UnmarshalJSON), so Go's decoder meets the
+    # keys sorted: of two keys naming one field, the later in that order wins.
+    for key in sorted(value):
+        item = value[key]
         found = key if key in fields else folded.get(str(key).casefold())
         if found is None:
             continue

@@ -1,31 +1,26 @@
 """Reading a catalog from disk: a file, a directory of files, or legacy package manifests.
 
 Like opm, every file under a catalog directory is parsed whatever its extension (a stream
-of concatenated JSON objects when it starts with `{`, else a multi-document YAML stream),
-except what `.indexignore` files exclude (gitignore syntax, via pathspec).
+of concatenated JSON objects when it starts with `{`, else a multi-document YAML stream,
+both read as opm's decoder reads them: kupgrade.olm.opmyaml), except what `.indexignore`
+files exclude (gitignore syntax, via pathspec).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pathspec
-import yaml
 
 from kupgrade import intake
 from kupgrade.collector import paused
 from kupgrade.errors import InputError
-from kupgrade.intake import YamlError
 from kupgrade.olm.catalog import Catalog, Origin
 from kupgrade.olm.manifests import is_package_manifests, load_package_manifests
-
-_WHITESPACE = " \t\n\r"
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_DECODER = json.JSONDecoder()
+from kupgrade.olm.opmyaml import read_stream
 
 
 @paused()  # a real catalog is a million small objects: see kupgrade.collector
@@ -80,15 +75,6 @@ def _ignore_spec(root: Path) -> Callable[[Path], bool]:
 
 
 def read_blobs(file: Path) -> Iterator[Any]:
-    """Decode one catalog file into its objects (JSON stream or YAML stream)."""
+    """Decode one catalog file into its objects, as opm's decoder does (opmyaml)."""
     text = intake.decode_utf8(intake.read_file(file, "catalog file"), str(file))
-    if text.lstrip(_WHITESPACE).startswith("{"):
-        yield from intake.decode_json_stream(text, str(file))
-        return
-    try:
-        docs = intake.load_yaml_all(text, str(file), _LOADER)
-    except YamlError as exc:
-        raise InputError(
-            f"not a JSON or YAML stream: {exc.reason}", file=str(file), rule="opm load"
-        ) from None
-    yield from (doc for doc in docs if doc is not None)
+    yield from read_stream(text, str(file))

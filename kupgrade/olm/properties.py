@@ -80,7 +80,10 @@ def _decode(kind: str, value: Any) -> dict[str, Any]:
         )
     folded = _FOLDED[kind]
     out: dict[str, Any] = {name: "" for name in fields}
-    for key, item in value.items():
+    # a property value reaches Go's decoder re-encoded from a map: its keys sorted, so of
+    # two keys naming one field the later in that order wins
+    for key in sorted(value):
+        item = value[key]
         name = key if key in fields else folded.get(str(key).casefold())
         if name is None or item is None:
             continue

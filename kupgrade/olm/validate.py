@@ -36,6 +36,7 @@ _DNS1123_LABEL_MESSAGE = (
     "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
 )
 _RELEASE_MAX_LENGTH = 20
+_ZERO = SemVer(0, 0, 0)
 
 
 class ConvertError(Exception):
@@ -97,7 +98,9 @@ class MBundle:
 
     @property
     def version_string(self) -> str:
-        text = str(self.version)
+        """model.go VersionString: an entry without a bundle blob keeps semver.Version's
+        zero value, so it counts as 0.0.0 in the duplicate-version check."""
+        text = str(self.version or _ZERO)
         return f"{text}-{'.'.join(self.release)}" if self.release else text
 
 
@@ -473,17 +476,19 @@ def _validate_channel(channel: MChannel) -> Tree:
 
 
 def _validate_bundle(bundle: MBundle) -> Tree:
+    """model.go Bundle.Validate, its checks in its order. A channel entry that no bundle
+    blob fills (only the last channel blob's entries are checked for one in
+    ConvertToModel) has no properties, no image and no objects: it fails the
+    `olm.package` count and the image check."""
     node = Tree(f"invalid bundle {go_quote(bundle.name)}")
     if not bundle.name:
         node.add("name must be set")
     if bundle.release:
-        normalized = f"{bundle.package}-v{bundle.version}-{'.'.join(bundle.release)}"
+        normalized = f"{bundle.package}-v{bundle.version_string}"
         if bundle.name != normalized:
             node.add(
                 f"name {go_quote(bundle.name)} does not match normalized name {go_quote(normalized)}"
             )
-        if bundle.version is not None and bundle.version.build:
-            node.add("cannot use build metadata in version with a release version")
     for i, skip in enumerate(bundle.entry.skips):
         if not skip:
             node.add(f"skip[{i}] is empty")
@@ -493,8 +498,13 @@ def _validate_bundle(bundle: MBundle) -> Tree:
         except VersionError as exc:
             node.add(f"invalid skipRange {go_quote(bundle.entry.skipRange)}: {exc.message}")
     blob = bundle.blob
-    if blob is not None and not blob.image and not blob.has_objects:
+    if blob is None:
+        # property.Parse(nil) gives empty, non-nil Properties: zero olm.package properties
+        node.add(f"must be exactly one property with type {go_quote(SCHEMA_PACKAGE)}")
+    if blob is None or (not blob.image and not blob.has_objects):
         node.add("bundle image must be set")
     if bundle.deprecation == "":
         node.add("invalid deprecation: message must be set")
+    if bundle.release and bundle.version is not None and bundle.version.build:
+        node.add("cannot use build metadata in version with a release version")
     return node

@@ -33,6 +33,7 @@ from kupgrade.cli.main import app
 from kupgrade.sim.openshift.releases import build_release
 from kupgrade.sim.profile import Spec
 from kupgrade.updateservice.process import free_port
+from tests.support.bundlekit import write_bundle
 from tests.support.conformance import SHARED, needs_gpg, needs_registry
 from tests.support.processes import RegistryProcess, served_api
 
@@ -64,6 +65,11 @@ ORDER = [
     "olm validate",
     "olm heads",
     "olm render-graph",
+    "olm list packages",
+    "olm list channels",
+    "olm list bundles",
+    "olm render",
+    "olm render-template",
     "olm skiprange",
     "olm resolve",
     "skew check",
@@ -228,6 +234,24 @@ def _workspace(root: Path) -> None:
         (root / name).mkdir()
         (root / name / "catalog.json").write_text(_catalog(package, channel, bundles))
     shutil.copy(root / "catalog" / "catalog.json", root / "catalog.json")
+    # `olm render` and `olm render-template`: a bundle directory and catalog templates
+    write_bundle(root / "etcd-bundle", "etcd", "0.9.4")
+    images = [f"quay.io/example/etcd-bundle:v{v}" for v in ("0.9.0", "0.9.2")]
+    (root / "semver.yaml").write_text(
+        "schema: olm.semver\nstable:\n  bundles:\n"
+        + "".join(f"  - image: {image}\n" for image in images)
+    )
+    (root / "semver-dirs.yaml").write_text(
+        "schema: olm.semver\ngenerateMajorChannels: true\nstable:\n  bundles:\n"
+        "  - image: ./etcd-bundle\n"
+    )
+    (root / "basic.yaml").write_text(
+        "schema: olm.template.basic\nentries:\n"
+        "- {schema: olm.package, name: etcd, defaultChannel: alpha}\n"
+        "- schema: olm.channel\n  package: etcd\n  name: alpha\n  entries:\n"
+        "  - {name: etcdoperator.v0.9.0}\n  - {name: etcdoperator.v0.9.2, replaces: etcdoperator.v0.9.0}\n"
+        + "".join(f"- {{schema: olm.bundle, image: '{image}'}}\n" for image in images)
+    )
     # A captured cluster, as `oc get clusterversion,... -o yaml` writes it (oc's own).
     (root / "captured").mkdir()
     for found in sorted(OC_CAPTURES.glob("4.14.1-degraded-*.yaml")):

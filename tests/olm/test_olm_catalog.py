@@ -118,16 +118,20 @@ def test_validation_case(case: Any, tmp_path: Path) -> None:
     expect = case["expect"]
     try:
         result = validate_catalog(load_catalog(_catalog_input(case, tmp_path)))
-    except InputError:
+    except InputError as exc:
         assert expect == {"valid": False, "stage": "load"} | {
             k: v for k, v in expect.items() if k == "error_contains"
         }
+        if "error_contains" in expect:  # README: load errors give only error_contains
+            assert expect["error_contains"] in exc.message
         return
     assert result.valid is expect["valid"], result.error
     if not expect["valid"]:
         assert result.stage == expect["stage"]
         if "error" in expect:
             assert result.error == expect["error"]
+        if "error_contains" in expect:  # README: any stage may give it instead of error
+            assert expect["error_contains"] in (result.error or "")
         if "leaves" in expect:
             assert sorted(map(tuple, result.leaves)) == sorted(map(tuple, expect["leaves"]))
     elif "heads" in expect:
@@ -164,6 +168,8 @@ def test_package_manifest_case(case: Any) -> None:
     (package,) = read_package_manifests(root)
     assert package.channels == expect["declared_heads"]
     assert package.default_channel == expect["default_channel"]
+    # README: members and virtual are given for each channel of the package manifest
+    assert set(expect["members"]) == set(expect["virtual"]) == set(package.channels)
     for channel in package.channels:
         members, virtual = package.members(channel)
         assert members == expect["members"][channel]
@@ -173,7 +179,8 @@ def test_package_manifest_case(case: Any) -> None:
     assert result.valid is expect["valid_as_fbc"]
     assert result.heads[package.name] == expect["computed_heads"]
     index = CatalogIndex.build(catalog)
-    assert index.packages[package.name].channels["alpha"].virtual == expect["virtual"]["alpha"]
+    for channel, graph in index.packages[package.name].channels.items():
+        assert graph.virtual == expect["virtual"][channel]
 
 
 def test_validate_cli_exit_codes_and_messages(tmp_path: Path) -> None:

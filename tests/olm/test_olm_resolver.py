@@ -129,6 +129,8 @@ def _cli_args(case: dict[str, Any], tmp_path: Path) -> list[str]:
         ]
     if sub.get("startingCSV"):
         args += ["--starting-csv", sub["startingCSV"]]
+    if sub.get("name"):  # README: the Subscription's own name, which OLM's messages name
+        args += ["--name", sub["name"]]
     return args
 
 

@@ -17,10 +17,9 @@ from kupgrade.olm.resolver.model import (
     Subscription,
 )
 from kupgrade.olm.resolver.sources import (
-    no_catalog,
     no_channel,
     no_starting_csv,
-    own_source,
+    own_source_or_error,
     package_or_error,
     upgrades_from,
 )
@@ -82,24 +81,22 @@ def sort_channel(channel: ChannelGraph, entries: list[Entry]) -> list[Entry]:
 def resolve(
     sources: list[Source], sub: Subscription, installed: Installed | None, global_namespace: str
 ) -> Resolution:
-    source = own_source(sources, sub, global_namespace)
-    if source is None:
-        raise no_catalog(sub)
+    # resolver.go getSubscriptionVariables: the catalog, the package, the channel and the
+    # startingCSV are counted in that order, and the first count of zero is the error
+    source = own_source_or_error(sources, sub, global_namespace)
     package = package_or_error(source, sub)
     if sub.channel:
         channel = package.channels.get(sub.channel)
-        if channel is None:
+        if channel is None or not channel.entries:
             raise no_channel(sub, sub.channel)
         channels = [channel]
     else:
         channels = package.channel_order()
     starting = sub.starting_csv if installed is None else ""
-    ordered: list[Entry] = []
-    for channel in channels:
-        entries = [e for e in channel.entries if not starting or e.name == starting]
-        ordered.extend(sort_channel(channel, entries))
-    if starting and not ordered:
-        raise no_starting_csv(sub, sub.channel)
+    picked = [(c, [e for e in c.entries if not starting or e.name == starting]) for c in channels]
+    if starting and not any(entries for _, entries in picked):
+        raise no_starting_csv(sub, sub.channel)  # counted before any channel is sorted
+    ordered = [entry for channel, entries in picked for entry in sort_channel(channel, entries)]
     considered: list[Considered] = []
     for entry in ordered:
         why = (

@@ -35,6 +35,7 @@ from kupgrade.olm.resolver.sources import (
     no_package,
     no_starting_csv,
     own_source,
+    own_source_or_error,
     package_or_error,
     preference,
     visible,
@@ -47,9 +48,9 @@ _FAR = 1 << 30
 def resolve(
     sources: list[Source], sub: Subscription, installed: Installed | None, global_namespace: str
 ) -> Resolution:
-    own = own_source(sources, sub, global_namespace)
     if installed is None:
-        return _install(own, sub)
+        return _install(own_source_or_error(sources, sub, global_namespace), sub)
+    own = own_source(sources, sub, global_namespace)
     others = preference([s for s in visible(sources, sub, global_namespace) if s is not own], sub)
     considered: list[Considered] = []
     for step, source in _steps(own, others):
@@ -192,9 +193,7 @@ def _replace_step(
     return chosen, reason
 
 
-def _install(own: Source | None, sub: Subscription) -> Resolution:
-    if own is None:
-        raise no_catalog(sub)
+def _install(own: Source, sub: Subscription) -> Resolution:
     package = package_or_error(own, sub)
     channel = channel_or_error(package, sub)
     if sub.starting_csv:

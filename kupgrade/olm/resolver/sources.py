@@ -29,9 +29,24 @@ def preference(sources: list[Source], sub: Subscription) -> list[Source]:
     )
 
 
+def own_source_or_error(sources: list[Source], sub: Subscription, global_namespace: str) -> Source:
+    """The subscription's own source, or OLM's first not-found error: the catalog holds
+    no entry at all (resolver.go getSubscriptionVariables counts them: `nall == 0`),
+    whether it is missing, out of sight or empty."""
+    source = own_source(sources, sub, global_namespace)
+    if source is None or not any(_has_entries(p) for p in source.index.packages.values()):
+        raise no_catalog(sub)
+    return source
+
+
+def _has_entries(package: PackageIndex) -> bool:
+    return any(channel.entries for channel in package.channels.values())
+
+
 def package_or_error(source: Source, sub: Subscription) -> PackageIndex:
+    """The subscribed package, or OLM's `npkg == 0` error (no entry of that package)."""
     package = source.index.packages.get(sub.package)
-    if package is None or not package.channels:
+    if package is None or not _has_entries(package):
         raise no_package(sub)
     return package
 
