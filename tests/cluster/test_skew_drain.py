@@ -14,7 +14,7 @@ import pytest
 from kupgrade.cluster.disruption import budget_status, eviction
 from kupgrade.cluster.drain import DAEMONSET_FATAL, DrainPod, Flags, drain
 from kupgrade.plan.engines import rollout
-from tests.support.caseuse import unused
+from tests.support.caseuse import case_params, unused
 from tests.support.cli import kupgrade
 from tests.support.conformance import conformance_cases, conformance_doc, need_case
 
@@ -51,7 +51,37 @@ def test_eviction_answer(case: Any) -> None:
     assert answer.code == case["expect"]["status"]
 
 
-@pytest.mark.parametrize("case", _cases("kubectl_drain"))
+# README 7 lists kubectl's filters in order: deleted, DaemonSet, mirror, local storage,
+# unreplicated. No public case has a mirror pod or one deleted long ago; this one does
+# (`mirror`, `deleted_seconds_ago`: how long ago its deletionTimestamp was set).
+OWN_KUBECTL_DRAIN: dict[str, Any] = {
+    "id": "own/drain/kubectl-mirror-and-deleted",
+    "section": "kubectl_drain",
+    "input": {
+        "flags": ["--ignore-daemonsets", "--skip-wait-for-delete-timeout=60"],
+        "namespace": "default",
+        "pods": [
+            {"name": "static", "mirror": True},
+            {"name": "gone", "owner": "ReplicaSet", "deleted_seconds_ago": 600},
+            {"name": "going", "owner": "ReplicaSet", "deleted_seconds_ago": 30},
+            {"name": "web", "owner": "ReplicaSet"},
+            {"name": "ds", "owner": "DaemonSet"},
+        ],
+    },
+    # the mirror pod and the pod deleted past the timeout are skipped without a word
+    "expect": {
+        "errors": [],
+        "warnings": [{"message": "ignoring DaemonSet-managed Pods", "pods": ["default/ds"]}],
+        "evicted": ["default/going", "default/web"],
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "case",
+    _cases("kubectl_drain")
+    + case_params([OWN_KUBECTL_DRAIN], where=lambda c: c["section"] == "kubectl_drain"),
+)
 def test_kubectl_drain(case: Any) -> None:
     case = need_case(case, "skew", "drain.yaml")
     inp = case["input"]
@@ -62,6 +92,8 @@ def test_kubectl_drain(case: Any) -> None:
             p.get("owner", "none"),
             p.get("emptyDir", False),
             p.get("phase", "Running"),
+            p.get("mirror", False),
+            p.get("deleted_seconds_ago"),
         )
         for p in inp["pods"]
     ]

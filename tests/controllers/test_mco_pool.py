@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from kupgrade.controllers.nodes import pool as mcp
 from kupgrade.controllers.nodes.tracker import PoolTracker
 from kupgrade.errors import InputError
+from tests.support.caseuse import case_params
 from tests.support.conformance import conformance_cases, need_case
 from tests.support.mcokit import node_of
 
@@ -18,7 +19,187 @@ FILE = ("mco", "rollout.yaml")
 
 
 def cases(section: str) -> list[Any]:
-    return conformance_cases(section, *FILE)
+    return conformance_cases(section, *FILE) + case_params(OWN.get(section, []))
+
+
+# Documented inputs no public case uses yet, as cases of our own (README section 2): the
+# arbiter pool, image-mode annotations, NetworkUnavailable and DiskPressure, zones among
+# unlabelled nodes, another pool's name and a render failure beside a degraded node.
+OWN: dict[str, list[dict[str, Any]]] = {
+    "max_unavailable": [
+        {
+            "id": "own/max-unavailable/arbiter",
+            "input": {"max_unavailable": 3, "nodes_in_pool": 3, "pool": "arbiter"},
+            "expect": {"value": 1, "error": False},
+        }
+    ],
+    "unavailable_nodes": [
+        {
+            "id": "own/unavailable/image-mode",
+            "input": {
+                "nodes": [
+                    {
+                        "name": "same-image",
+                        "currentConfig": "r1",
+                        "desiredConfig": "r1",
+                        "state": "Done",
+                        "currentImage": "img-1",
+                        "desiredImage": "img-1",
+                        "conditions": {"Ready": "True"},
+                    },
+                    {
+                        "name": "new-image",
+                        "currentConfig": "r1",
+                        "desiredConfig": "r1",
+                        "state": "Done",
+                        "currentImage": "img-1",
+                        "desiredImage": "img-2",
+                        "conditions": {"Ready": "True"},
+                    },
+                    {
+                        "name": "failing",
+                        "currentConfig": "r0",
+                        "desiredConfig": "r1",
+                        "state": "Unreconcilable",
+                        "reason": "cannot apply in place",
+                        "conditions": {"Ready": "True"},
+                    },
+                    {
+                        "name": "no-network",
+                        "currentConfig": "r1",
+                        "desiredConfig": "r1",
+                        "state": "Done",
+                        "conditions": {"Ready": "True", "NetworkUnavailable": "True"},
+                    },
+                ]
+            },
+            "expect": {"unavailable": ["new-image", "no-network"]},
+        }
+    ],
+    "candidates": [
+        {
+            "id": "own/candidates/image-and-zones",
+            "input": {
+                "pool_target": "r2",
+                "max_unavailable": 3,
+                "nodes": [
+                    {
+                        "name": "n1",
+                        "currentConfig": "r1",
+                        "desiredConfig": "r1",
+                        "state": "Done",
+                        "conditions": {"Ready": "True"},
+                        "created": "2024-01-02T00:00:00Z",
+                    },
+                    {
+                        # at the target but still carrying a desiredImage: not done, and a
+                        # candidate again in a non-layered pool
+                        "name": "n2",
+                        "currentConfig": "r2",
+                        "desiredConfig": "r2",
+                        "state": "Done",
+                        "desiredImage": "img",
+                        "conditions": {"Ready": "True"},
+                        "created": "2024-01-01T00:00:00Z",
+                    },
+                    {
+                        "name": "n3",
+                        "currentConfig": "r1",
+                        "desiredConfig": "r1",
+                        "state": "Done",
+                        "conditions": {
+                            "Ready": "True",
+                            "DiskPressure": "False",
+                            "NetworkUnavailable": "True",
+                        },
+                        "created": "2024-01-01T00:00:00Z",
+                    },
+                    {
+                        "name": "n4",
+                        "currentConfig": "r1",
+                        "desiredConfig": "r1",
+                        "state": "Done",
+                        "conditions": {"Ready": "True"},
+                        "zone": "a",
+                        "created": "2024-01-03T00:00:00Z",
+                    },
+                ],
+            },
+            # n2 and n3 are unavailable: 3 - 2 = 1 slot; zone "a" first, then the oldest.
+            "expect": {"capacity": 1, "targeted": ["n4"], "other_candidates": ["n2", "n1"]},
+        }
+    ],
+    "get_mcp": [
+        {
+            "id": "own/get-mcp/infra-render-and-node-degraded",
+            "input": {
+                "pool": "infra",
+                "pool_target": "rendered-infra-2",
+                "status_configuration_before": "rendered-infra-1",
+                "paused": False,
+                "render_degraded": True,
+                "nodes": [
+                    {
+                        "name": "infra-0",
+                        "currentConfig": "rendered-infra-2",
+                        "desiredConfig": "rendered-infra-2",
+                        "state": "Done",
+                        "conditions": {"Ready": "True"},
+                    },
+                    {
+                        "name": "infra-1",
+                        "currentConfig": "rendered-infra-1",
+                        "desiredConfig": "rendered-infra-2",
+                        "state": "Unreconcilable",
+                        "reason": "kernel arguments cannot change in place",
+                        "conditions": {"Ready": "True"},
+                    },
+                    {
+                        "name": "infra-2",
+                        "currentConfig": "rendered-infra-1",
+                        "desiredConfig": "rendered-infra-1",
+                        "state": "Done",
+                        "conditions": {"Ready": "True", "NetworkUnavailable": "True"},
+                    },
+                ],
+            },
+            "expect": {
+                "columns": {
+                    "CONFIG": "rendered-infra-1",
+                    "UPDATED": "False",
+                    "UPDATING": "True",
+                    "DEGRADED": "True",
+                    "MACHINECOUNT": 3,
+                    "READYMACHINECOUNT": 1,
+                    "UPDATEDMACHINECOUNT": 1,
+                    "DEGRADEDMACHINECOUNT": 1,
+                },
+                "unavailableMachineCount": 1,
+                "conditions": {
+                    "Updated": {"status": "False", "reason": "", "message": ""},
+                    "Updating": {
+                        "status": "True",
+                        "reason": "",
+                        "message": "All nodes are updating to MachineConfig rendered-infra-2",
+                    },
+                    "NodeDegraded": {
+                        "status": "True",
+                        "reason": "1 nodes are reporting degraded status on sync",
+                        "message": 'Node infra-1 is reporting: "kernel arguments cannot change '
+                        'in place"',
+                    },
+                    # The render failure adds no text: only the nodes' reasons are carried.
+                    "Degraded": {
+                        "status": "True",
+                        "reason": "",
+                        "message": 'Node infra-1 is reporting: "kernel arguments cannot change '
+                        'in place"',
+                    },
+                },
+            },
+        }
+    ],
+}
 
 
 def need(case: Any) -> dict[str, Any]:

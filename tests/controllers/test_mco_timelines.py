@@ -17,6 +17,7 @@ import pytest
 
 from kupgrade.cluster import mco
 from kupgrade.controllers.nodes.drains import drain_state
+from kupgrade.controllers.nodes.metrics import drain_errors
 from kupgrade.controllers.nodes.pool import is_unavailable, is_updated, mcp_columns
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
@@ -34,7 +35,7 @@ from kupgrade.sim.profile import (
     Workload,
 )
 from kupgrade.sim.store import Store
-from tests.support.caseuse import plain, unused
+from tests.support.caseuse import case_params, plain, unused
 from tests.support.conformance import conformance_cases
 from tests.support.sim import runner as sim_loop
 
@@ -247,8 +248,96 @@ def test_node_goes_through_the_daemon_state_machine(
             assert extra == {**before, "unschedulable": True}
 
 
+# A drain blocked past the drain controller's hour: the fields the README documents for a
+# drain timeline (drain_policy and node_state_errors: the daemon's Degraded state and its
+# reason, the pool's degraded count, the DrainFailed / FailedToDrain events and the
+# mcc_drain_err metric) that no public case reaches yet.
+PAST_THE_HOUR: Obj = {
+    "id": "own/drain-timeline/pdb-75min",
+    "input": {
+        "node": "worker-1",
+        "drain_requested_at_minute": 0,
+        "evictions_blocked_until_minute": 75,
+        "update_and_reboot_after_drain_minutes": 20,
+    },
+    "expect": {
+        "checkpoints": [
+            {
+                "t": 5,
+                "draining": True,
+                "node_state": "Working",
+                "node_reason": "",
+                "drain_retry_every_minutes": 1,
+                "drain_threshold_event_seen": False,
+                "drain_failed_event_seen": False,
+                "mcc_drain_err": 0,
+                "degraded_machine_count": 0,
+                "pool_degraded": False,
+            },
+            {
+                "t": 65,
+                "draining": True,
+                "node_state": "Degraded",
+                "node_reason_contains": "failed to drain node: <node> after 1 hour. Please see "
+                "machine-config-controller logs for more information",
+                "drain_retry_every_minutes": 5,
+                "drain_failed_event_seen": True,
+                "failed_to_drain_event_seen": True,
+                "events_seen": ["DrainThresholdExceeded", "DrainFailed", "FailedToDrain"],
+                "mcc_drain_err": 1,
+                "degraded_machine_count": 1,
+                "pool_degraded": True,
+            },
+            # Drained: the metric is cleared, the daemon stays Degraded until Done.
+            {
+                "t": 90,
+                "draining": False,
+                "state": "Degraded",  # node_state_errors' names
+                "event": "FailedToDrain",
+                "mcc_drain_err": 0,
+                "degraded_machine_count": 1,
+            },
+            {
+                "t": 130,
+                "draining": False,
+                "node_state": "Done",
+                "node_reason": "",
+                "degraded_machine_count": 0,
+                "pool_degraded": False,
+            },
+        ]
+    },
+}
+
+
+# A drain asked for at minute 10 (the pool is paused until then): times count from the
+# start of the timeline, not from the request.
+LATE_REQUEST: Obj = {
+    "id": "own/drain-timeline/requested-at-10",
+    "input": {
+        "node": "worker-1",
+        "drain_requested_at_minute": 10,
+        "evictions_blocked_until_minute": 30,
+        "update_and_reboot_after_drain_minutes": 10,
+    },
+    "expect": {
+        "checkpoints": [
+            {"t": 5, "draining": False, "node_state": "Done", "pool_degraded": False},
+            {"t": 15, "draining": True, "node_state": "Working", "drain_retry_every_minutes": 1},
+            {"t": 25, "draining": True, "drain_retry_every_minutes": 5},
+            {"t": 60, "draining": False, "node_state": "Done", "degraded_machine_count": 0},
+        ]
+    },
+}
+
+
 @pytest.mark.parametrize(
-    "case", conformance_cases("drain_timelines", "mco", "rollout.yaml"), ids=lambda c: c["id"]
+    "case",
+    [
+        *conformance_cases("drain_timelines", "mco", "rollout.yaml"),
+        *case_params([PAST_THE_HOUR, LATE_REQUEST]),
+    ],
+    ids=lambda c: c["id"],
 )
 def test_drain_blocked_by_a_budget(tmp_path: Path, case: Obj) -> None:
     inp = case["input"]
@@ -304,7 +393,48 @@ def test_drain_blocked_by_a_budget(tmp_path: Path, case: Obj) -> None:
         got = observed.get(t, last["view"])  # the run ended before t
         for key, value in view.items():
             if key != "t":
-                assert got[key] == value, f"t={t} {key}"
+                _check_checkpoint(got, key, value, node, t)
+
+
+# checkpoint `<x>_event_seen` -> the event's reason, where it is not x in CamelCase.
+EVENT_REASONS = {"drain_threshold": "DrainThresholdExceeded"}
+# node_state_errors' and get_mcp's names for the same things.
+ALIASES = {
+    "state": "node_state",
+    "reason": "node_reason",
+    "reason_contains": "node_reason_contains",
+    "event": "events_seen",
+    "events": "events_seen",
+    "DEGRADEDMACHINECOUNT": "degraded_machine_count",
+    "degradedMachineCount": "degraded_machine_count",
+    "unschedulable": "cordoned",
+}
+
+
+def _check_checkpoint(got: Obj, key: str, want: Any, node: str, t: int) -> None:
+    """One documented checkpoint field against the cluster at minute t.
+
+    Reasons may be given whole (`node_reason`) or in part (`node_reason_contains`, with
+    the README's `<node>` placeholder); `<x>_event_seen` names an event by its reason
+    (x in CamelCase: drain_failed -> DrainFailed, failed_to_drain -> FailedToDrain);
+    `events_seen` lists reasons that must all have been recorded by then; the metric
+    compares as a number (absent = 0)."""
+    where = f"t={t} {key}"
+    key = ALIASES.get(key, key)
+    if key == "node_reason_contains":
+        assert str(want).replace("<node>", node) in got["node_reason"], where
+    elif key == "events_seen":
+        wanted = [want] if isinstance(want, str) else want
+        assert set(wanted) <= got["events"], where
+    elif key.endswith("_event_seen"):
+        stem = key.removesuffix("_event_seen")
+        reason = EVENT_REASONS.get(stem) or "".join(w.title() for w in stem.split("_"))
+        assert (reason in got["events"]) == want, where
+    elif key == "mcc_drain_err":
+        assert got[key] == int(want), where
+    else:
+        assert key in got, f"{where}: a checkpoint field this test does not know"
+        assert got[key] == want, where
 
 
 def _drain_view(r: Loop[Local], node: str) -> Obj:
@@ -314,13 +444,18 @@ def _drain_view(r: Loop[Local], node: str) -> Obj:
     drain = drain_state(r.transport.sim, node)
     pool = r.transport.store.get("MachineConfigPool", "worker")
     assert pool is not None
+    columns = mcp_columns(pool)
+    events = {e["reason"] for e in r.transport.store.events() if e["object"] in (f"node/{node}",)}
     return {
         "draining": notes.get(mco.DESIRED_DRAIN) != notes.get(mco.LAST_APPLIED_DRAIN)
         and str(notes.get(mco.DESIRED_DRAIN, "")).startswith("drain-"),
         "node_state": notes.get(mco.STATE),
+        "node_reason": notes.get(mco.REASON, ""),
+        "cordoned": bool(found["spec"].get("unschedulable")),
         "drain_retry_every_minutes": (drain.retry if drain and drain.retry else 60.0) / 60,
-        "drain_threshold_event_seen": any(
-            e["reason"] == "DrainThresholdExceeded" for e in r.transport.store.events()
-        ),
-        "pool_degraded": mcp_columns(pool)["DEGRADED"] == "True",
+        "drain_threshold_event_seen": "DrainThresholdExceeded" in events,
+        "events": events,
+        "mcc_drain_err": int(node in drain_errors(r.transport.sim)),
+        "degraded_machine_count": columns["DEGRADEDMACHINECOUNT"],
+        "pool_degraded": columns["DEGRADED"] == "True",
     }

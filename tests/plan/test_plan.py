@@ -24,9 +24,10 @@ from kupgrade.skew.fleet import Fleet, History, parse_fleet, parse_history
 from kupgrade.skew.gdc import WARNINGS, Request, apply_request, check_fleet, judge_request
 from kupgrade.skew.k8s import check
 from kupgrade.versions import SemVer, parse_kube
-from tests.support.caseuse import unused
+from tests.support.caseuse import case_params, unused
 from tests.support.cli import kupgrade
 from tests.support.conformance import conformance_cases, conformance_doc, need_case
+from tests.support.fleetcases import OWN_REFUSED, check_refused
 from tests.support.plankit import accept_gdc, accept_kube
 
 FLEET = ("skew", "fleet.yaml")
@@ -42,7 +43,11 @@ def _kube(case: dict[str, Any]) -> KubeCluster:
 
 
 @pytest.mark.parametrize(
-    "case", conformance_cases("cases", *FLEET, where=lambda c: c["platform"] == "gdc")
+    "case",
+    [
+        *conformance_cases("cases", *FLEET, where=lambda c: c["platform"] == "gdc"),
+        *case_params(OWN_REFUSED, where=lambda c: c["platform"] == "gdc"),
+    ],
 )
 def test_gdc_fleet_plans(case: Any) -> None:
     case = need_case(case, *FLEET)
@@ -66,17 +71,16 @@ def refused_as_expected(plan: Plan, case: Any) -> bool:
         assert plan.refused is None, plan.refused
         return False
     assert plan.refused is not None, "a plan where the case says none exists"
-    want, got = expect["refused"], plan.refused.to_json()
-    assert got["step"] == want["step"]
-    assert got["rules"] == sorted(want["rules"])
-    # The fix is prose in our own words; SPEC X4 asks that there is one.
-    unused(case, "expect.refused.fix")
-    assert got["fix"]
+    check_refused(case, plan.refused.to_json())
     return True
 
 
 @pytest.mark.parametrize(
-    "case", conformance_cases("cases", *FLEET, where=lambda c: c["platform"] == "kubernetes")
+    "case",
+    [
+        *conformance_cases("cases", *FLEET, where=lambda c: c["platform"] == "kubernetes"),
+        *case_params(OWN_REFUSED, where=lambda c: c["platform"] == "kubernetes"),
+    ],
 )
 def test_kubernetes_plans(case: Any) -> None:
     case = need_case(case, *FLEET)

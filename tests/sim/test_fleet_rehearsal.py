@@ -15,9 +15,10 @@ import yaml
 from kupgrade.sim.fleet.home import locked, opened_fleet
 from kupgrade.sim.fleet.rehearsal import PlanRefusedError, Rehearsal, Settings
 from kupgrade.versions import parse_kube
-from tests.support.caseuse import plain, unused
+from tests.support.caseuse import case_params, plain, unused
 from tests.support.cli import kupgrade
 from tests.support.conformance import conformance_cases, conformance_doc, need_case
+from tests.support.fleetcases import OWN_REFUSED, check_refused
 from tests.support.fleetkit import (
     control_planes,
     create,
@@ -42,7 +43,10 @@ def _release_order() -> list[str]:
 
 @pytest.mark.parametrize(
     "case",
-    conformance_cases("cases", *FLEET, where=lambda c: c["platform"] in ("gdc", "kubernetes")),
+    [
+        *conformance_cases("cases", *FLEET, where=lambda c: c["platform"] in ("gdc", "kubernetes")),
+        *case_params(OWN_REFUSED),  # `refused`, which no public case uses yet
+    ],
 )
 def test_fleet_plan_cases_rehearse_with_every_state_legal(tmp_path: Path, case: Any) -> None:
     case = need_case(case, *FLEET)
@@ -59,8 +63,10 @@ def test_fleet_plan_cases_rehearse_with_every_state_legal(tmp_path: Path, case: 
     if "refused" in expect:
         with pytest.raises(PlanRefusedError) as refused:
             rehearse(tmp_path, settings)
-        assert refused.value.plan.refused is not None
-        assert set(refused.value.plan.refused.rules) == set(expect["refused"]["rules"])
+        got = refused.value.plan.refused
+        assert got is not None
+        check_refused(case, got.to_json(), "k" if case["platform"] == "kubernetes" else None)
+        assert refused.value.hint == got.fix  # the user is told the fix
         return
     report, events = rehearse(tmp_path, settings)
     assert report["outcome"] == "completed", report.get("stop")

@@ -17,9 +17,10 @@ import pytest
 import yaml
 
 from kupgrade.sim.store import Store
-from tests.support.caseuse import plain, unused
+from tests.support.caseuse import case_params, plain, unused
 from tests.support.cli import kupgrade
 from tests.support.conformance import conformance_cases, conformance_doc, need_case
+from tests.support.fleetcases import OWN_REFUSED
 from tests.support.fleetkit import create, gdc_broken, kube_broken, states
 
 FLEET = ("skew", "fleet.yaml")
@@ -88,7 +89,10 @@ def _in_night(at: float, seconds: float) -> bool:
 
 @pytest.mark.parametrize(
     "case",
-    conformance_cases("cases", *FLEET, where=lambda c: c["platform"] in ("gdc", "kubernetes")),
+    [
+        *conformance_cases("cases", *FLEET, where=lambda c: c["platform"] in ("gdc", "kubernetes")),
+        *case_params(OWN_REFUSED),  # `refused`, which no public case uses yet
+    ],
 )
 def test_fleet_cases_roll_out_in_stages_and_windows(tmp_path: Path, case: Any) -> None:
     case = need_case(case, *FLEET)
@@ -110,6 +114,20 @@ def test_fleet_cases_roll_out_in_stages_and_windows(tmp_path: Path, case: Any) -
     }
     create(tmp_path, doc)
     code, report = _rollout(tmp_path, case, managers_first=True)
+    if "refused" in case["expect"]:
+        # No plan at all: refused before any stage, in one line naming the rules and the
+        # blocking step, with the fix as its hint.
+        want = case["expect"]["refused"]
+        assert code == 1 and "error" in report, report
+        for rule in want["rules"]:
+            assert rule in report["error"]
+        if want["step"] is not None:
+            step = want["step"]
+            assert f"at {step['from']} cannot reach {step['to']}" in report["error"]
+            unused(case, "expect.refused.step.object")  # named the platform's way
+        unused(case, "expect.refused.fix", "expect.refused.step.id", "expect.refused.step.after")
+        assert report["hint"]
+        return
     if report["outcome"] == "refused":
         refused = report["refused"]
         assert set(refused["rules"]) <= RULES and "stage" in refused["message"], refused

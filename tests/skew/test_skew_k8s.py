@@ -13,11 +13,36 @@ from hypothesis import strategies as st
 from kupgrade.skew.inventory import parse_inventory
 from kupgrade.skew.k8s import NodeMemo, NodeRules, check, resolve_policy
 from kupgrade.skew.step_rules import Step, apply_step, judge, parse_step
+from tests.support.caseuse import case_params
 from tests.support.cli import kupgrade
 from tests.support.conformance import conformance_cases, need_case
 
+# README 2: `talks_to` on every control-plane component, a node with a kube-proxy and no
+# kubelet, and the `auto` policy with an apiserver past 1.27 (k8s-n3), which no public
+# case combines; a case of our own.
+OWN_K8S: dict[str, Any] = {
+    "id": "own/k8s/talks-to-every-component",
+    "policy": "auto",
+    "inventory": {
+        "apiservers": [{"name": "a1", "version": "1.30.3"}, {"name": "a2", "version": "1.29.8"}],
+        "kube-scheduler": [{"name": "s1", "version": "1.30.0", "talks_to": ["a1"]}],
+        "cloud-controller-manager": [{"name": "c1", "version": "1.30.1", "talks_to": ["a2"]}],
+        "kube-controller-manager": [{"name": "k1", "version": "1.29.0", "talks_to": ["a2"]}],
+        "nodes": [{"name": "n1", "kube_proxy": "1.30.0"}, {"name": "n2", "kubelet": "1.26.0"}],
+    },
+    "expect": {
+        "violations": [
+            {"id": "H3.older", "object": "node/n2"},  # four minors below a1 (n3 allows 3)
+            {"id": "H4.newer", "object": "cloud-controller-manager/c1"},  # above a2
+            {"id": "H6.proxy-newer", "object": "kube-proxy/n1"},  # above a2, no kubelet
+        ]
+    },
+}
 
-@pytest.mark.parametrize("case", conformance_cases("cases", "skew", "k8s.yaml"))
+
+@pytest.mark.parametrize(
+    "case", conformance_cases("cases", "skew", "k8s.yaml") + case_params([OWN_K8S])
+)
 def test_k8s_inventory(case: Any) -> None:
     case = need_case(case, "skew", "k8s.yaml")
     inventory = parse_inventory(case["inventory"], case["id"])
@@ -139,7 +164,35 @@ def test_bad_inventories_are_named(tmp_path: Path, text: str, expected: str) -> 
     assert done.returncode == 1
 
 
-@pytest.mark.parametrize("case", conformance_cases("cases", "skew", "upgrades.yaml"))
+# README 3: a cloud-controller-manager step, which no public case makes; with `talks_to`
+# it may follow the apiserver it talks to (allowed), without it every apiserver counts
+# (H6.order, and the state after it has H4.newer).
+_CCM = {
+    "apiservers": [{"name": "a1", "version": "1.30.3"}, {"name": "a2", "version": "1.29.8"}],
+    "cloud-controller-manager": [
+        {"name": "c1", "version": "1.29.1", "talks_to": ["a1"]},
+        {"name": "c2", "version": "1.29.1"},
+    ],
+    "nodes": [{"name": "n1", "kubelet": "1.29.0", "kube_proxy": "1.29.0"}],
+}
+OWN_STEPS: list[dict[str, Any]] = [
+    {
+        "id": f"own/step/ccm-{name}",
+        "policy": "k8s-n3",
+        "inventory": _CCM,
+        "request": {"component": "cloud-controller-manager", "instances": [name], "to": "1.30.0"},
+        "expect": expect,
+    }
+    for name, expect in (
+        ("c1", {"verdict": "allowed", "rules": [], "warnings": []}),
+        ("c2", {"verdict": "refused", "rules": ["H6.order", "H4.newer"], "warnings": []}),
+    )
+]
+
+
+@pytest.mark.parametrize(
+    "case", conformance_cases("cases", "skew", "upgrades.yaml") + case_params(OWN_STEPS)
+)
 def test_upgrade_step(case: Any) -> None:
     case = need_case(case, "skew", "upgrades.yaml")
     inventory = parse_inventory(case["inventory"], case["id"])

@@ -572,7 +572,7 @@ class VersionController:
             )
         else:
             remove(conditions, "Invalid")
-        found = upgradeable.reasons(
+        found = upgradeable.checks(
             operators=[
                 {
                     "name": co["metadata"]["name"],
@@ -587,11 +587,7 @@ class VersionController:
             admin_gates=self._config_map_data("openshift-config-managed", upgradeable.ADMIN_GATES),
             admin_acks=self._config_map_data("openshift-config", upgradeable.ADMIN_ACKS),
         )
-        up = upgradeable.condition(found)
-        if up is None:
-            remove(conditions, "Upgradeable")
-        else:
-            set_condition(conditions, up, now)
+        upgradeable.apply(conditions, found, now)
         if find(conditions, "RetrievedUpdates") is None:
             set_condition(conditions, {"type": "RetrievedUpdates", "status": "False"}, now)
         if cv != self.api.get("ClusterVersion", "version"):

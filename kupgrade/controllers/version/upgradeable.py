@@ -1,11 +1,14 @@
-"""The ClusterVersion Upgradeable condition (SPEC C6): what holds back a minor update.
+"""The ClusterVersion Upgradeable conditions (SPEC C6): what holds back a minor update.
 
 Two forms, both from the cluster-version operator:
 
-- the long-standing checks (pkg/cvo/upgradeable.go at ea13ba611^), one condition per
-  check, in the controller's order: ClusterVersion overrides, admin acknowledgements,
-  ClusterOperators that say Upgradeable=False, resource deletions in progress, an update
-  in progress. `reasons` runs them and `condition` folds them into Upgradeable=False.
+- the long-standing checks (pkg/cvo/upgradeable.go at ea13ba611^), in the controller's
+  order: ClusterVersion overrides, admin acknowledgements, ClusterOperators that say
+  Upgradeable=False, resource deletions in progress, an update in progress. `checks`
+  runs them, each failing one as a condition of its own `Upgradeable*` type;
+  `conditions` folds them as setUpgradeableConditions does (one failure: its reason and
+  message go straight on Upgradeable; two or more: the per-check conditions stay beside
+  Upgradeable=False MultipleReasons) and `apply` writes them as NeedsUpdate does.
 - today's risk-based form (pkg/cvo/status.go setUpgradeableCondition at 6e719331f):
   `risk_condition` folds named risks, whose names must be valid condition reasons.
 
@@ -17,13 +20,37 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
+from kupgrade.cluster.conditions import set_condition
 from kupgrade.controllers.version.preconditions import OVERRIDES_MESSAGE
 from kupgrade.risks.recommend import REASON_RE
 from kupgrade.versions import go_quote
 
 Reason = tuple[str, str]  # (reason, message)
+
+# pkg/internal/constants.go: the condition type of each check, and the aggregate's.
+UPGRADEABLE = "Upgradeable"
+OVERRIDES = "UpgradeableClusterVersionOverrides"
+ADMIN_ACK_REQUIRED = "UpgradeableAdminAckRequired"
+CLUSTER_OPERATORS = "UpgradeableClusterOperators"
+DELETES_IN_PROGRESS = "UpgradeableDeletesInProgress"
+UPGRADE_IN_PROGRESS = "UpgradeableUpgradeInProgress"
+
+
+class Found(NamedTuple):
+    """One failing check: its condition type, reason and message.
+
+    `status` is "False" for every check but the update in progress, whose condition the
+    controller writes as True (upgradeInProgressUpgradeable.Check; a real cluster shows
+    UpgradeableUpgradeInProgress=True beside Upgradeable=False).
+    """
+
+    type: str
+    reason: str
+    message: str
+    status: str = "False"
+
 
 OPERATOR_TEXT = "should not be upgraded between minor or major versions"
 ADMIN_GATES = "admin-gates"
@@ -132,6 +159,44 @@ def _deletes(deletes: Sequence[tuple[str, str, str]]) -> list[Reason]:
     ]
 
 
+def checks(
+    *,
+    operators: Sequence[Mapping[str, Any]] = (),
+    overrides: bool = False,
+    progressing: bool = False,
+    version: str = "",
+    admin_gates: Mapping[str, str] | None = None,
+    admin_acks: Mapping[str, str] | None = None,
+    deletes: Sequence[tuple[str, str, str]] = (),
+) -> list[Found]:
+    """What holds the cluster back, one entry per failing check in the controller's order
+    (defaultUpgradeableChecks).
+
+    The admin-ack check runs only when one of its ConfigMaps exists: a simulated cluster
+    need not carry the payload's admin-gates and admin-acks, where the controller would
+    report the missing ConfigMap.
+    """
+    found: list[Found] = []
+    if overrides:
+        found.append(Found(OVERRIDES, "ClusterVersionOverridesSet", OVERRIDES_MESSAGE))
+    if admin_gates is not None or admin_acks is not None:
+        found += [
+            Found(ADMIN_ACK_REQUIRED, *r) for r in _admin_acks(version, admin_gates, admin_acks)
+        ]
+    found += [Found(CLUSTER_OPERATORS, *r) for r in _operators(operators)]
+    found += [Found(DELETES_IN_PROGRESS, *r) for r in _deletes(deletes)]
+    if progressing:
+        found.append(
+            Found(
+                UPGRADE_IN_PROGRESS,
+                "UpdateInProgress",
+                "An update is already in progress and the details are in the Progressing condition",
+                "True",
+            )
+        )
+    return found
+
+
 def reasons(
     *,
     operators: Sequence[Mapping[str, Any]] = (),
@@ -142,22 +207,17 @@ def reasons(
     admin_acks: Mapping[str, str] | None = None,
     deletes: Sequence[tuple[str, str, str]] = (),
 ) -> list[Reason]:
-    """What holds the cluster back, one entry per check in the controller's order."""
-    found: list[Reason] = []
-    if overrides:
-        found.append(("ClusterVersionOverridesSet", OVERRIDES_MESSAGE))
-    if admin_gates is not None or admin_acks is not None:
-        found += _admin_acks(version, admin_gates, admin_acks)
-    found += _operators(operators)
-    found += _deletes(deletes)
-    if progressing:
-        found.append(
-            (
-                "UpdateInProgress",
-                "An update is already in progress and the details are in the Progressing condition",
-            )
-        )
-    return found
+    """`checks` as (reason, message) pairs, for callers that need no condition types."""
+    found = checks(
+        operators=operators,
+        overrides=overrides,
+        progressing=progressing,
+        version=version,
+        admin_gates=admin_gates,
+        admin_acks=admin_acks,
+        deletes=deletes,
+    )
+    return [(f.reason, f.message) for f in found]
 
 
 def condition(found: Sequence[Reason]) -> dict[str, str] | None:
@@ -175,6 +235,43 @@ def condition(found: Sequence[Reason]) -> dict[str, str] | None:
         "reason": "MultipleReasons",
         "message": f"Cluster {OPERATOR_TEXT} for multiple reasons: {names}{lines}",
     }
+
+
+def conditions(found: Sequence[Found]) -> list[dict[str, str]]:
+    """upgradeable.go setUpgradeableConditions: the Upgradeable* conditions, sorted by type.
+
+    None failing: none at all. One: only Upgradeable=False, with that check's reason and
+    message (its own condition is not kept). Two or more: every failing check's condition
+    and Upgradeable=False MultipleReasons.
+    """
+    up = condition([(f.reason, f.message) for f in found])
+    if up is None:
+        return []
+    out = [up]
+    if len(found) > 1:
+        out += [
+            {"type": f.type, "status": f.status, "reason": f.reason, "message": f.message}
+            for f in found
+        ]
+    return sorted(out, key=lambda c: c["type"])
+
+
+def apply(status_conditions: list[dict[str, Any]], found: Sequence[Found], now: str) -> None:
+    """upgradeable.go NeedsUpdate: write the checks' conditions into a ClusterVersion's.
+
+    Each is set in type order (a new one is appended; lastTransitionTime changes only
+    with the status), and every condition whose type starts with "Upgradeable" that the
+    checks no longer give is removed, whoever wrote it.
+    """
+    wanted = conditions(found)
+    for c in wanted:
+        set_condition(status_conditions, c, now)
+    keep = {c["type"] for c in wanted}
+    status_conditions[:] = [
+        c
+        for c in status_conditions
+        if not str(c.get("type", "")).startswith(UPGRADEABLE) or c.get("type") in keep
+    ]
 
 
 def risk_condition(risks: Sequence[Reason]) -> dict[str, str] | None:
