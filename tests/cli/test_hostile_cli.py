@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.conformance import conformance_doc, conformance_path
+from tests.support.conformance import SHARED, conformance_doc, conformance_path
 from tests.support.hostile import (
     CONTENTS,
     SPECIAL,
@@ -27,6 +27,7 @@ from tests.support.hostile import (
 )
 
 KINDS = [*CONTENTS, *SPECIAL]
+OC_EXAMPLES = SHARED / "peer" / "oc" / "status-examples"
 # Inputs that are a valid document for some readers (an empty YAML file is an empty
 # inventory): for these a zero exit is a correct answer, not a miss.
 HARMLESS = {"empty"}
@@ -88,7 +89,12 @@ def world(tmp_path_factory: pytest.TempPathFactory, sample_dir: Path) -> dict[st
     fleet = root / "fleet.yaml"
     case = next(c for c in conformance_doc("skew", "fleet.yaml")["cases"] if "fleet" in c)
     fleet.write_text(yaml.safe_dump(case["fleet"]))
+    capture = root / "capture"
+    capture.mkdir()
+    for part in ("cv", "co", "mcp", "mc", "node"):
+        shutil.copy(OC_EXAMPLES / f"4.14.1-degraded-{part}.yaml", capture / f"c-{part}.yaml")
     return {
+        "capture": capture,
         "fleet": fleet,
         "sample": sample_dir,
         "snapshot": snapshot,
@@ -153,6 +159,9 @@ def file_slots(w: dict[str, Path]) -> dict[str, Slot]:
         ],
         "plan": lambda f: ["plan", str(f), "--to", "1.31.2"],
         "olm validate": lambda f: ["olm", "validate", str(f)],
+        "olm list": lambda f: ["olm", "list", "bundles", str(f)],
+        "olm render": lambda f: ["olm", "render", str(f)],
+        "olm render-template": lambda f: ["olm", "render-template", "semver", str(f)],
         "olm resolve": lambda f: [
             "olm",
             "resolve",
@@ -237,6 +246,21 @@ DIR_SLOTS = {
         ],
     ),
     "olm validate (catalog dir)": ("fbc", "operator.yaml", lambda d: ["olm", "validate", str(d)]),
+    "olm list (catalog dir)": (
+        "fbc",
+        "operator.yaml",
+        lambda d: ["olm", "list", "packages", str(d)],
+    ),
+    "upgrade status (captured ClusterVersion)": (
+        "capture",
+        "c-cv.yaml",
+        lambda d: ["upgrade", "status", "--mock-clusterversion", str(d / "c-cv.yaml")],
+    ),
+    "upgrade status (captured Nodes)": (
+        "capture",
+        "c-node.yaml",
+        lambda d: ["upgrade", "status", "--mock-clusterversion", str(d / "c-cv.yaml")],
+    ),
     "release new (manifest)": (
         "manifests",
         "0000_10_a_file.yaml",
@@ -294,6 +318,9 @@ FILE_SLOTS = [
     "skew check --releases",
     "plan",
     "olm validate",
+    "olm list",
+    "olm render",
+    "olm render-template",
     "olm resolve",
     "cluster create --profile",
     "release info",
