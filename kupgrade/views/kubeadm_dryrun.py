@@ -19,10 +19,10 @@ from typing import Any
 
 from kupgrade.cluster.backend import Backend, Obj
 from kupgrade.cluster.kubeadm import REGISTRY, STATIC, is_control_plane, node_pool, v
-from kupgrade.controllers.kube.request import current, in_progress
-from kupgrade.errors import InputError, VersionError
+from kupgrade.controllers.kube.request import planned_upgrade
+from kupgrade.errors import VersionError
 from kupgrade.outputs.tabwriter import table
-from kupgrade.plan.kube import CONTROL_PLANE, plan_cluster
+from kupgrade.plan.kube import CONTROL_PLANE
 from kupgrade.plan.steps import PlanStep
 from kupgrade.skew.kubeadm import FIXES, Upgrade, enforce, kubelet_skew_of
 from kupgrade.versions import parse_kube
@@ -178,23 +178,7 @@ def _retag(image: str, tag: str, name: str) -> str:
 def dry_run(api: Backend, ask: DryRunAsk) -> DryRun:
     """The plan `upgrade --to` would record, each of its steps' changes, and the first
     step kubeadm's version policies would stop."""
-    if in_progress(api) is not None:
-        raise InputError(
-            "an upgrade is already in progress",
-            hint="wait for it (`kupgrade upgrade --cluster NAME` shows it)",
-        )
-    to = parse_kube(ask.to)
-    offered = sorted({parse_kube(a) for a in [*ask.available, ask.to]})
-    found = current(api)
-    plan = plan_cluster(found, to, offered, ask.policy)
-    if plan.refused is not None:
-        refusal = plan.refused
-        raise InputError(
-            f"no upgrade path keeps every state legal: {', '.join(refusal.rules)}: "
-            f"{refusal.message}",
-            rule=", ".join(refusal.rules),
-            hint=refusal.fix,
-        )
+    to, found, plan = planned_upgrade(api, ask.to, list(ask.available), ask.policy)
     state = _State(api)
     out = DryRun(v(str(to)), v(str(found.control_plane)), plan.steps)
     out.kubeadm = v(ask.kubeadm) if ask.kubeadm else None

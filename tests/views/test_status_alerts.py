@@ -22,6 +22,7 @@ import pytest
 from kupgrade.cluster.alerts import Alert
 from kupgrade.cluster.kube import KubeBackend
 from kupgrade.sim.loop import Local, Loop
+from kupgrade.sim.profile import Spec
 from kupgrade.views.status_health import CRITICAL, NO_RUNBOOK, WARNING, alert_insights
 from kupgrade.views.upgrade_status import assess, read_objects
 from tests.support.cli import kupgrade
@@ -246,15 +247,9 @@ def test_an_unreachable_prometheus_is_said_and_the_status_shown(tmp_path: Path) 
     assert "give --metrics or --prometheus, not both" in both.stderr
 
 
-def test_a_simulated_cluster_s_alerts_come_from_its_metrics_snapshot(tmp_path: Path) -> None:
-    """The ALERTS series of the snapshot the cluster's risks are evaluated on."""
-    snapshot = tmp_path / "cluster.om"
-    labels = 'alertname="KubeNodeNotReady",namespace="openshift-monitoring",severity="warning"'
-    snapshot.write_text(
-        f'ALERTS{{{labels},alertstate="firing"}} 1 1700000000\n'
-        f"ALERTS_FOR_STATE{{{labels}}} 4102444800 1700000000\n# EOF\n"
-    )
-    spec = msgspec.structs.replace(SPEC, metrics=str(snapshot))
+def _updating(tmp_path: Path, spec: Spec) -> None:
+    """A simulated cluster `c` under tmp_path, run until `upgrade status` sees it update,
+    and committed there."""
     root, store = start(tmp_path, spec)
     loop = runner(root, store, spec)
 
@@ -266,6 +261,18 @@ def test_a_simulated_cluster_s_alerts_come_from_its_metrics_snapshot(tmp_path: P
         loop.run(on_step=updating)
     loop.commit()
     store.close()
+
+
+def test_a_simulated_cluster_s_alerts_come_from_its_metrics_snapshot(tmp_path: Path) -> None:
+    """The ALERTS series of the snapshot the cluster's risks are evaluated on."""
+    snapshot = tmp_path / "cluster.om"
+    labels = 'alertname="KubeNodeNotReady",namespace="openshift-monitoring",severity="warning"'
+    snapshot.write_text(
+        f'ALERTS{{{labels},alertstate="firing"}} 1 1700000000\n'
+        f"ALERTS_FOR_STATE{{{labels}}} 4102444800 1700000000\n# EOF\n"
+    )
+    spec = msgspec.structs.replace(SPEC, metrics=str(snapshot))
+    _updating(tmp_path, spec)
     shown = kupgrade("upgrade", "status", "--cluster", "c", env={"KUPGRADE_HOME": str(tmp_path)})
     assert shown.returncode == 0, shown.stderr
     assert "Alert is firing: KubeNodeNotReady" in shown.stdout
@@ -297,17 +304,7 @@ def _alerts_server(cert: Path, key: Path, body: bytes) -> tuple[ThreadingHTTPSer
 def test_a_live_cluster_s_alerts_come_from_its_thanos_querier_route(tmp_path: Path) -> None:
     """As oc reads them: the openshift-monitoring/thanos-querier Route's hosts, with the
     session's token; and oc's words when they cannot be read."""
-    root, store = start(tmp_path, SPEC)
-    loop = runner(root, store, SPEC)
-
-    def updating(run: Loop[Local]) -> None:
-        if assess(read_objects(run.transport.sim), run.transport.sim.now()) is not None:
-            raise StopIteration
-
-    with pytest.raises(StopIteration):
-        loop.run(on_step=updating)
-    loop.commit()
-    store.close()
+    _updating(tmp_path, SPEC)
     env = {"KUPGRADE_HOME": str(tmp_path)}
     answer = json.dumps(
         {

@@ -22,7 +22,8 @@ from kupgrade.controllers.kube.record import (
 )
 from kupgrade.errors import InputError
 from kupgrade.plan.kube import KubeCluster, plan_cluster
-from kupgrade.versions import parse_kube
+from kupgrade.plan.steps import Plan
+from kupgrade.versions import SemVer, parse_kube
 
 
 def current(api: Backend) -> KubeCluster:
@@ -49,6 +50,31 @@ def in_progress(api: Backend) -> KubeUpgrade | None:
     return found if found is not None and found.running else None
 
 
+def planned_upgrade(
+    api: Backend, target: str, available: list[str], policy: str
+) -> tuple[SemVer, KubeCluster, Plan]:
+    """The target, the cluster as it is and the plan `upgrade --to` records: refused when
+    an upgrade is under way or no path keeps every state legal."""
+    if in_progress(api) is not None:
+        raise InputError(
+            "an upgrade is already in progress",
+            hint="wait for it (`kupgrade upgrade --cluster NAME` shows it)",
+        )
+    to = parse_kube(target)
+    offered = sorted({parse_kube(a) for a in [*available, target]})
+    found = current(api)
+    plan = plan_cluster(found, to, offered, policy)
+    if plan.refused is not None:
+        refusal = plan.refused
+        raise InputError(
+            f"no upgrade path keeps every state legal: {', '.join(refusal.rules)}: "
+            f"{refusal.message}",
+            rule=", ".join(refusal.rules),
+            hint=refusal.fix,
+        )
+    return to, found, plan
+
+
 def request_upgrade(
     api: Backend,
     target: str,
@@ -58,22 +84,7 @@ def request_upgrade(
 ) -> KubeUpgrade:
     """Plan the upgrade and record it for the controller; `kubeadm` as `Kubeadm` names
     its fields."""
-    if in_progress(api) is not None:
-        raise InputError(
-            "an upgrade is already in progress",
-            hint="wait for it (`kupgrade upgrade --cluster NAME` shows it)",
-        )
-    to = parse_kube(target)
-    offered = sorted({parse_kube(a) for a in [*available, target]})
-    plan = plan_cluster(current(api), to, offered, policy)
-    if plan.refused is not None:
-        refusal = plan.refused
-        raise InputError(
-            f"no upgrade path keeps every state legal: {', '.join(refusal.rules)}: "
-            f"{refusal.message}",
-            rule=", ".join(refusal.rules),
-            hint=refusal.fix,
-        )
+    to, _, plan = planned_upgrade(api, target, available, policy)
     record = KubeUpgrade(
         target=str(to),
         policy=policy,
