@@ -18,6 +18,7 @@ from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
 from kupgrade.cli.output import ClusterOpt, Format, OutputOpt, print_json, stderr, user_errors
 from kupgrade.cli.skew import BmctlOpt, ReleasesOpt
 from kupgrade.cli.upgrade_kubeadm import kubeadm_only, show_dry_run, show_plan
+from kupgrade.cli.upgrade_recommend import Where, check_flags, show_recommend
 from kupgrade.cli.upgrade_status import Details, show_status
 from kupgrade.cluster.upgrade_text import render_upgrade
 from kupgrade.errors import InputError
@@ -32,12 +33,14 @@ from kupgrade.sim.upgrades import upgrade_cluster, upgrade_over_api
 from kupgrade.twin.importer import Source
 from kupgrade.twin.preflight import parse_window, preflight, preflight_live
 from kupgrade.views.status_capture import read_capture
+from kupgrade.views.upgrade_recommend import Asked, accepted_names
 
 
 class UpgradeAction(StrEnum):
     status = "status"
     channel = "channel"
     plan = "plan"
+    recommend = "recommend"
 
 
 def _flag(name: str, text: str) -> Any:
@@ -50,7 +53,8 @@ ActionArg = Annotated[
         help="status: the update's progress as `oc adm upgrade status` shows it "
         "(control plane, nodes by pool, health). channel [CHANNEL]: set the update "
         "channel as `oc adm upgrade channel` does (none given: clear it). plan: a "
-        "Kubernetes cluster's upgrades as `kubeadm upgrade plan` shows them, over --available."
+        "Kubernetes cluster's upgrades as `kubeadm upgrade plan` shows them, over --available. "
+        "recommend: the checks and updates `oc adm upgrade recommend` shows before an update."
     ),
 ]
 ChannelArg = Annotated[
@@ -134,7 +138,8 @@ CaptureOpt = Annotated[
     _flag(
         "--mock-clusterversion",
         "status: a captured cluster, NAME-cv.yaml, with NAME-co.yaml, "
-        "-mcp.yaml, -mc.yaml and -node.yaml beside it (oc's own flag).",
+        "-mcp.yaml, -mc.yaml and -node.yaml beside it (oc's own flag). recommend: "
+        "NAME-cv.yaml, with NAME-alerts.json beside it when there is one.",
     ),
 ]
 DryRunOpt = Annotated[
@@ -157,13 +162,27 @@ WindowOpt = Annotated[
     str | None, _flag("--window", "--preflight: the maintenance window the upgrade must fit (4h).")
 ]
 AcceptOpt = Annotated[
-    str | None,
+    list[str] | None,
     _flag(
         "--accept",
         "--preflight: classes of blocker to report without failing (a,b): budget, downtime, "
         "operator-cap, admin-ack, removed-api, skew, paused-pool, degraded-operator, risk, "
-        "window, stalled.",
+        "window, stalled. recommend: names of issues you accept (a,b; repeatable); with "
+        "--version any other issue exits 1.",
     ),
+]
+VersionOpt = Annotated[
+    str | None, _flag("--version", "recommend: show the issues of updating to this release.")
+]
+OutdatedOpt = Annotated[
+    bool,
+    _flag(
+        "--show-outdated-releases",
+        "recommend: list every update, older ones too, one line each.",
+    ),
+]
+QuietOpt = Annotated[
+    bool, _flag("--quiet", "recommend, with --version: print only the unaccepted issues' names.")
 ]
 RunsOpt = Annotated[
     int,
@@ -224,6 +243,9 @@ def upgrade_command(
     window: WindowOpt = None,
     accept: AcceptOpt = None,
     runs: RunsOpt = 3,
+    version: VersionOpt = None,
+    show_outdated_releases: OutdatedOpt = False,
+    quiet: QuietOpt = False,
     mock_clusterversion: CaptureOpt = None,
     from_: FromOpt = None,
     now: NowOpt = None,
@@ -265,6 +287,12 @@ def upgrade_command(
     kupgrade upgrade status --mock-clusterversion captured/prod-cv.yaml --details all
     kupgrade upgrade status --from must-gather.local.5049/ --details all
     kupgrade upgrade --from must-gather.tar.gz --include-not-recommended
+    kupgrade upgrade recommend --cluster demo
+    kupgrade upgrade recommend --cluster demo --show-outdated-releases -o json
+    kupgrade upgrade recommend --mock-clusterversion captured/prod-cv.yaml
+    kupgrade upgrade recommend --from must-gather.local.5049/ -o json
+    kupgrade upgrade recommend --mock-clusterversion captured/monitoring-cv.yaml \\
+        --version 4.16.32 --accept Failing,ClusterOperatorDown,PodDisruptionBudgetAtLimit
     ```
     """
     ask = UpgradeAsk(
@@ -290,19 +318,30 @@ def upgrade_command(
     )
     live = kubeconfig is not None or context is not None
     alerting = RiskSource(metrics, at, prometheus, token_file, ca_file)
-    if (metrics or prometheus) and action is not UpgradeAction.status:
+    recommending = action is UpgradeAction.recommend
+    check_flags(recommending, Asked(version, show_outdated_releases, quiet))
+    if (metrics or prometheus) and action not in (UpgradeAction.status, UpgradeAction.recommend):
         raise InputError(
-            "--metrics and --prometheus go with `upgrade status` (the cluster's alerts)",
+            "--metrics and --prometheus go with `upgrade status` and `upgrade recommend` "
+            "(the cluster's alerts)",
             field="--metrics" if metrics else "--prometheus",
         )
     _check_action(action, channel, allow_explicit_channel, ask, mock_clusterversion)
     refuse_with_kubeconfig(from_, live)
+    if dry_run and action is not None:
+        raise InputError(
+            f"--dry-run goes with --to, not with `upgrade {action.value}`", field="--dry-run"
+        )
     if action is UpgradeAction.plan or dry_run:
         kubeadm_only(action is UpgradeAction.plan, dry_run, bool(from_), preflight)
     if action is UpgradeAction.plan:
         show_plan(cluster, ask, kubeconfig, context, output)
     elif dry_run:
         show_dry_run(cluster, ask, kubeconfig, context, output)
+    elif recommending:
+        asked = Asked(version, show_outdated_releases, quiet, accepted_names(accept or []))
+        where = Where(cluster, kubeconfig, context, mock_clusterversion, from_, now, alerting)
+        show_recommend(where, asked, output)
     elif from_:
         _from_dump(action, ask, from_, now, details, output)
     elif action is UpgradeAction.channel:
@@ -313,7 +352,8 @@ def upgrade_command(
         _status(cluster, details, kubeconfig, context, output, alerting)
     elif preflight:
         source = Source(kubeconfig=kubeconfig, context=context) if live else None
-        _preflight(cluster, ask, Rehearsals(window, _listed(accept), runs), source, output)
+        asked_for = Rehearsals(window, _listed(",".join(accept or [])), runs)
+        _preflight(cluster, ask, asked_for, source, output)
     elif live:
         _print(upgrade_over_api(backend(kubeconfig, context), ask), output)
     else:
@@ -394,9 +434,10 @@ def _check_action(
             field="ACTION",
             hint="`upgrade channel CHANNEL` sets the channel",
         )
-    if capture and action is not UpgradeAction.status:
+    if capture and action not in (UpgradeAction.status, UpgradeAction.recommend):
         raise InputError(
-            "--mock-clusterversion goes with `upgrade status`", field="--mock-clusterversion"
+            "--mock-clusterversion goes with `upgrade status` and `upgrade recommend`",
+            field="--mock-clusterversion",
         )
     if explicit and action is not UpgradeAction.channel:
         raise InputError(

@@ -51,8 +51,6 @@ def kubeadm_only(plan: bool, dry_run: bool, dump: bool, preflight: bool) -> None
             field="--from",
             hint="import it with `kupgrade cluster import NAME --from ...`, then use --cluster NAME",
         )
-    if plan and dry_run:
-        raise InputError("--dry-run goes with --to, not with `upgrade plan`", field="--dry-run")
     if preflight:
         raise InputError(
             f"{what} and --preflight are two ways to check an upgrade: choose one",

@@ -183,6 +183,7 @@ simulation: {nodesPerPool: 2}
 
 
 OC_CAPTURES = SHARED / "peer" / "oc" / "status-examples"
+RECOMMEND_CAPTURES = SHARED / "peer" / "oc" / "recommend-examples"
 MUST_GATHER = Path(__file__).parents[1] / "data" / "captures" / "must-gather-aws"
 
 
@@ -256,6 +257,10 @@ def _workspace(root: Path) -> None:
     (root / "captured").mkdir()
     for found in sorted(OC_CAPTURES.glob("4.14.1-degraded-*.yaml")):
         shutil.copy(found, root / "captured" / found.name.replace("4.14.1-degraded", "prod"))
+    # One of `oc adm upgrade recommend`'s examples, with its alerts (-alerts.json).
+    for found in sorted(RECOMMEND_CAPTURES.glob("4.16.27-degraded-monitoring-*")):
+        name = found.name.replace("4.16.27-degraded-monitoring", "monitoring")
+        shutil.copy(found, root / "captured" / name)
     # A real must-gather (tests/data/captures), as a directory and as `tar czf` packs it.
     shutil.copytree(MUST_GATHER, root / "must-gather.local.5049")
     with tarfile.open(root / "must-gather.tar.gz", "w:gz") as tar:
