@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from typing import Annotated
@@ -20,6 +21,7 @@ from kupgrade.cli.captured import FromOpt, NowOpt, captured, refuse_with_kubecon
 from kupgrade.cli.live import ContextOpt, KubeconfigOpt, backend
 from kupgrade.cli.output import Format, OutputOpt, print_json, stderr, user_errors
 from kupgrade.cluster.backend import Backend
+from kupgrade.cluster.clusterversion import architectures
 from kupgrade.cluster.upgrade_text import render_upgrade
 from kupgrade.errors import InputError
 from kupgrade.graph.client import ClusterView, fetch
@@ -41,21 +43,23 @@ WORDING = {"documented": SEED, "current": CVO_HEAD}
 DEFAULT_UPSTREAM = "https://api.openshift.com/api/upgrades_info/v1/graph"
 
 
-def cluster_view_of(api: Backend) -> tuple[str, str, str, str, str]:
-    """(upstream, channel, version, architecture, cluster ID) from the ClusterVersion."""
+def cluster_view_of(api: Backend) -> tuple[str, str, str, str, str, str]:
+    """(upstream, channel, version, desired architecture, cluster ID, current
+    architecture) from the ClusterVersion."""
     cv = api.get("ClusterVersion", "version")
     if cv is None:
         raise InputError(
             "the cluster has no ClusterVersion (it is not OpenShift)", field="--kubeconfig"
         )
     spec, desired = cv.get("spec") or {}, (cv.get("status") or {}).get("desired") or {}
-    arch = "multi" if desired.get("architecture") == "Multi" else "amd64"
+    wanted, current = architectures(cv)
     return (
         str(spec.get("upstream") or DEFAULT_UPSTREAM),
         str(spec.get("channel") or ""),
         str(desired.get("version") or ""),
-        arch,
+        wanted,
         str(spec.get("clusterID") or ""),
+        current,
     )
 
 
@@ -72,6 +76,14 @@ def updates_command(
         str | None, typer.Option("--version", help="The cluster's current version.")
     ] = None,
     arch: ArchOpt = "amd64",
+    current_arch: Annotated[
+        str | None,
+        typer.Option(
+            "--current-arch",
+            help="The architecture the cluster runs now (default: --arch); --arch Multi over "
+            "a single architecture asks for the current version as a multi-arch payload.",
+        ),
+    ] = None,
     cluster_id: Annotated[
         str | None, typer.Option("--id", help="Cluster ID (UUID) sent upstream; default: random.")
     ] = None,
@@ -134,6 +146,7 @@ def updates_command(
         found = cluster_view_of(captured(from_, now) if from_ else backend(kubeconfig, context))
         upstream, channel, version = upstream or found[0], channel or found[1], version or found[2]
         arch, cluster_id = found[3] if arch == "amd64" else arch, cluster_id or found[4]
+        current_arch = current_arch or found[5]
     if not (upstream and channel and version):
         raise InputError(
             "needs --upstream, --channel and --version, or a cluster's --kubeconfig",
@@ -144,7 +157,9 @@ def updates_command(
     condition = promql_condition(metrics, at, prometheus, token_file, ca_file, required=False)
     if condition is not None and hosted:
         condition.hosted_id = cluster_id
-    view = ClusterView(upstream, channel, version, arch, *([cluster_id] if cluster_id else []))
+    view = ClusterView(upstream, channel, version, arch, current_arch=current_arch or arch)
+    if cluster_id:
+        view = dataclasses.replace(view, cluster_id=cluster_id)
     if wording not in WORDING:
         raise InputError("must be documented or current", field="--wording")
     result = evaluate(

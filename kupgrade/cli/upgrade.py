@@ -24,10 +24,12 @@ from kupgrade.cluster.upgrade_text import render_upgrade
 from kupgrade.errors import InputError
 from kupgrade.risks.backends import RiskSource
 from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.fleet.home import rehearsing
 from kupgrade.sim.homes import opened, spec_at
+from kupgrade.sim.openshift.multiarch import multi_arch_ask, multi_arch_on_sim, multi_arch_over_api
 from kupgrade.sim.openshift.upgrade import channel as set_channel
 from kupgrade.sim.platform import Said, UpgradeAsk
-from kupgrade.sim.platforms import platform_of
+from kupgrade.sim.platforms import platform_of, platform_serving
 from kupgrade.sim.profile import Spec
 from kupgrade.sim.upgrades import upgrade_cluster, upgrade_over_api
 from kupgrade.twin.importer import Source
@@ -65,6 +67,14 @@ ToImageOpt = Annotated[str | None, _flag("--to-image", "Update to this release i
 LatestOpt = Annotated[bool, _flag("--to-latest", "Update to the highest available version.")]
 ClearOpt = Annotated[
     bool, _flag("--clear", "Cancel a requested update that has not started (no effect after).")
+]
+MultiArchOpt = Annotated[
+    bool,
+    _flag(
+        "--to-multi-arch",
+        "Move a single-architecture OpenShift cluster to the multi-architecture payload "
+        "of its current version.",
+    ),
 ]
 ExplicitOpt = Annotated[
     bool, _flag("--allow-explicit-upgrade", "Allow --to-image, an update the graph does not offer.")
@@ -216,6 +226,7 @@ def upgrade_command(
     to_image: ToImageOpt = None,
     to_latest: LatestOpt = False,
     clear: ClearOpt = False,
+    to_multi_arch: MultiArchOpt = False,
     allow_explicit_upgrade: ExplicitOpt = False,
     include_not_recommended: IncludeOpt = False,
     allow_not_recommended: AllowOpt = False,
@@ -271,6 +282,7 @@ def upgrade_command(
     kupgrade upgrade --cluster prod --to 4.14.27 --preflight --window 4h --accept downtime
     kupgrade upgrade --kubeconfig ~/.kube/config --to 4.14.27 --preflight -o json
     kupgrade upgrade --cluster demo --clear
+    kupgrade upgrade --cluster demo --to-multi-arch
     kupgrade upgrade --cluster demo --to-image quay.io/ocp/release@sha256:<64 hex> \\
         --allow-explicit-upgrade
     kupgrade upgrade --cluster admin --to 1.29.100-gke.251 --use-bootstrap
@@ -328,6 +340,18 @@ def upgrade_command(
         )
     _check_action(action, channel, allow_explicit_channel, ask, mock_clusterversion)
     refuse_with_kubeconfig(from_, live)
+    if to_multi_arch:  # oc adm upgrade --to-multi-arch (sim/openshift/multiarch.py)
+        multi = multi_arch_ask(
+            ask, action.value if action else None, bool(from_), preflight or dry_run
+        )
+        if live:
+            api = backend(kubeconfig, context)
+            _print(multi_arch_over_api(api, platform_serving(api), multi), output)
+            return
+        with opened(cluster) as (_, store, spec):
+            said = multi_arch_on_sim(store, platform_of(spec), rehearsing(store), multi)
+        _print(said, output)
+        return
     if dry_run and action is not None:
         raise InputError(
             f"--dry-run goes with --to, not with `upgrade {action.value}`", field="--dry-run"

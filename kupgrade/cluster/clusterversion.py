@@ -31,6 +31,18 @@ def request_update(api: Backend, desired: dict[str, Any], force: bool) -> None:
     )
 
 
+def architectures(cv: dict[str, Any], runtime: str = "amd64") -> tuple[str, str]:
+    """(desired, current) architecture as the cluster-version operator reads them
+    (pkg/cvo/availableupdates.go getDesiredArchitecture, getCurrentArchitecture): the
+    current is `Multi` when the running payload is, else the single one it runs on
+    (`runtime`); the desired is spec.desiredUpdate.architecture, else the current.
+    `Multi` over a single current is the migration `upgrade --to-multi-arch` asks for."""
+    desired = (cv.get("status") or {}).get("desired") or {}
+    current = "Multi" if desired.get("architecture") == "Multi" else runtime
+    wanted = ((cv.get("spec") or {}).get("desiredUpdate") or {}).get("architecture")
+    return str(wanted or current), current
+
+
 def requested_release(
     cv: dict[str, Any], to: str | None, image: str | None, explicit: bool, not_recommended: bool
 ) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kupgrade.graph.client import Clock, ClusterView, Retrieval, failed
-from kupgrade.graph.model import Graph, Node, Risk
+from kupgrade.graph.model import Edge, Graph, Node, Risk
 from kupgrade.risks.recommend import SEED, recommend
 from kupgrade.risks.rules import Registry
 from kupgrade.versions import SemVer, version_sort_key
@@ -83,7 +83,19 @@ def evaluate(
         return result
     node = graph.nodes[index]
     result.current = release_of(node)
-    conditional = _conditional_targets(graph, node.version, registry, result.notes)
+    if cluster.migrating_to_multi:
+        # The only update on offer is the current version as a multi-arch payload
+        # (cincinnati.go GetUpdates); its conditional updates are not read.
+        result.available = [release_of(node)]
+        return result
+    edges = retrieval.conditional or list(graph.conditional.items())
+    try:
+        conditional = _conditional_targets(graph, edges, cluster.version, registry, result.notes)
+    except LookupError as exc:
+        result.retrieved = failed(
+            "ResponseInvalid", f"Unable to retrieve available updates: {exc.args[0]}", clock()
+        ).condition
+        return result
     images = {c["release"]["image"] for c in conditional}
     plain = [release_of(graph.nodes[j]) for j in graph.children(index)]
     for release in plain:
@@ -106,27 +118,30 @@ def evaluate(
 
 
 def _conditional_targets(
-    graph: Graph, current: str, registry: Registry, notes: list[str]
+    graph: Graph,
+    edges: list[tuple[Edge, tuple[Risk, ...]]],
+    current: str,
+    registry: Registry,
+    notes: list[str],
 ) -> list[dict[str, Any]]:
-    """Conditional edges from the current version, with unusable rules pruned.
+    """Conditional edges from the current version, with unusable rules pruned
+    (cluster-version-operator pkg/cincinnati/cincinnati.go GetUpdates).
 
-    A risk left with no rule the controller can evaluate would be rejected by the API
-    server, so its target is dropped (with a note), as the version controller does; so is
-    a target declared twice.
+    Every entry naming the current version counts, in document order; a target that is
+    not a node fails the whole answer (LookupError). A risk left with no rule the
+    controller can evaluate would be rejected by the API server, so its target is
+    dropped; then a target (by image) still declared more than once is dropped entirely
+    (risks are never merged across entries).
     """
-    pairs = [(to, risks) for (src, to), risks in graph.conditional.items() if src == current]
-    counts = Counter(to for to, _ in pairs)
     out: list[dict[str, Any]] = []
-    for to, risks in pairs:
+    for (src, to), risks in edges:
+        if src != str(SemVer.parse(current)):  # Go: version.String() == edge.From
+            continue
         target = graph.find(to)
         if target is None:
-            notes.append(
-                f"conditional update to {to} names a release that is not in the graph; dropped"
-            )
-            continue
-        if counts[to] > 1:
-            notes.append(f"conditional update to {to} is declared twice; dropped")
-            continue
+            target = next((i for i, n in enumerate(graph.nodes) if _same_text(n.version, to)), None)
+        if target is None:
+            raise LookupError(f"no node for conditional update {to}")
         kept, dropped = _prune(risks, registry)
         if dropped:
             notes.append(
@@ -140,7 +155,20 @@ def _conditional_targets(
                 "_risks": kept,
             }
         )
-    return out
+    counts = Counter(entry["release"]["image"] for entry in out)
+    for entry in out:
+        if counts[entry["release"]["image"]] > 1:
+            notes.append(
+                f"Upstream declares {counts[entry['release']['image']]} conditional updates to "
+                f"{entry['release']['version']}; dropping them all."
+            )
+    return [entry for entry in out if counts[entry["release"]["image"]] == 1]
+
+
+def _same_text(version: str, text: str) -> bool:
+    """Go's `node.Version.String() == edge.To`: the node's version as semver prints it."""
+    parsed = SemVer.try_parse(version)
+    return parsed is not None and str(parsed) == text
 
 
 def _prune(risks: tuple[Risk, ...], registry: Registry) -> tuple[list[Risk], str | None]:

@@ -148,8 +148,23 @@ def test_signature_case(case: Any, tmp_path: Path) -> None:
             return
         with pytest.raises(VerificationError) as caught:
             verifier.verify(case["digest"])
-        assert caught.value.message == expect["error"]
+        _same_error(caught.value.message, expect["error"], expect.get("error_keyring_list_order"))
         assert expect.get("nested_error_contains", "") in caught.value.detail()
+
+
+KEYRINGS = " against keyrings: "
+
+
+def _same_error(got: str, want: str, order: Any) -> None:
+    """The exact error; where the case says the keyring list's order is not fixed
+    (library-go joins the unsatisfied verifiers of a map), those names as a set."""
+    if order in (None, "", "exact", "fixed", "as_given", True) or KEYRINGS not in want:
+        assert got == want
+        return
+    head, _, names = want.partition(KEYRINGS)
+    got_head, _, got_names = got.partition(KEYRINGS)
+    assert got_head == head
+    assert sorted(got_names.split(", ")) == sorted(names.split(", "))
 
 
 @pytest.mark.parametrize("case", conformance_cases("config_cases", *SIGNATURES))
