@@ -410,7 +410,7 @@ GOLDEN: dict[str, dict[str, object]] = {
         "events": 74,
         "event_log": "72624c8655ed1802",
         "timeline": "677059bcf1324375",
-        "objects": "3ee63c18400d565f",
+        "objects": "9541e9548df791bf",
     },
 }
 
