@@ -68,10 +68,10 @@ def _run(case: Any, root: Path) -> Any:
     assert case["kind"] == "filter"
     graph = root / "graph.json"
     graph.write_text(json.dumps(plain(given["graph"])))
+    channel, arch = str(given["channel"]), str(given["arch"])
     return kupgrade(
-        "graph", "filter", "--graph", str(graph), "--channel", str(given["channel"]),
-        "--arch", str(given["arch"]), "-o", "json",
-    )  # fmt: skip
+        "graph", "filter", "--graph", str(graph), "--channel", channel, "--arch", arch, "-o", "json"
+    )
 
 
 def _node(node: dict[str, Any], ignored: set[str], payload: bool) -> str:
