@@ -29,16 +29,7 @@ from kupgrade.sim.openshift.upgrade import answer
 from kupgrade.sim.platform import UpgradeAsk
 from kupgrade.sim.profile import Profile, Spec
 from kupgrade.sim.store import Store
-from kupgrade.updateservice.app import DEFAULT_PREFIX
 from tests.support.cli import kupgrade
-from tests.support.service import running_server
-
-
-@pytest.fixture(scope="module")
-def upstream(sample_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    log = tmp_path_factory.mktemp("svc") / "serve.log"
-    with running_server(sample_dir / "releases", sample_dir / "graph-data", log) as server:
-        yield f"{server.base}{DEFAULT_PREFIX}/graph"
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:

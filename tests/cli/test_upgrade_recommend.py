@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,17 +15,8 @@ import pytest
 
 from kupgrade.cluster.conditions import find
 from kupgrade.cluster.upgrade_text import sort_versions_desc
-from kupgrade.updateservice.app import DEFAULT_PREFIX
 from tests.support.cli import kupgrade
 from tests.support.processes import served_api
-from tests.support.service import running_server
-
-
-@pytest.fixture(scope="module")
-def upstream(sample_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    log = tmp_path_factory.mktemp("svc") / "serve.log"
-    with running_server(sample_dir / "releases", sample_dir / "graph-data", log) as server:
-        yield f"{server.base}{DEFAULT_PREFIX}/graph"
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
