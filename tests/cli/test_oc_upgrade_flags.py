@@ -21,7 +21,6 @@ from kupgrade.cluster.clusterversion import (
     set_channel,
 )
 from kupgrade.cluster.conditions import find
-from kupgrade.cluster.upgrade_text import sort_versions_desc
 from kupgrade.errors import InputError
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
@@ -29,6 +28,7 @@ from kupgrade.sim.openshift.upgrade import answer
 from kupgrade.sim.platform import UpgradeAsk
 from kupgrade.sim.profile import Profile, Spec
 from kupgrade.sim.store import Store
+from kupgrade.versions import sort_versions_desc
 from tests.support.cli import kupgrade
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from kupgrade.cluster.conditions import find
-from kupgrade.cluster.upgrade_text import sort_versions_desc
+from kupgrade.versions import sort_versions_desc
 from tests.support.cli import kupgrade
 from tests.support.processes import served_api
 
