@@ -32,7 +32,7 @@ from kupgrade.updateservice.console import Console
 from kupgrade.updateservice.metrics import ServiceMetrics
 from kupgrade.updateservice.openapi import openapi_document
 from kupgrade.updateservice.rendered import Rendered
-from kupgrade.updateservice.state import GraphState
+from kupgrade.updateservice.state import ServedState
 
 log = logging.getLogger("kupgrade.updateservice")
 
@@ -65,9 +65,9 @@ def normalize_prefix(prefix: str) -> str:
 
 
 class UpdateService:
-    """ASGI application serving one GraphState."""
+    """ASGI application serving one ServedState (built here, or loaded from snapshots)."""
 
-    def __init__(self, state: GraphState, prefix: str = DEFAULT_PREFIX) -> None:
+    def __init__(self, state: ServedState, prefix: str = DEFAULT_PREFIX) -> None:
         self.state = state
         self.metrics = state.metrics
         self.prefix = normalize_prefix(prefix)
@@ -174,7 +174,7 @@ class UpdateService:
             if scope["method"] != "GET":
                 await _respond(send, 405, b"", _cors([(b"allow", b"GET")], origin, b""))
                 return 405
-            rendered, media_type = self._answer(accept, scope.get("query_string", b""))
+            rendered, media_type, named = self._answer(accept, scope.get("query_string", b""))
         except PolicyError as exc:
             return await self._error(send, exc, origin)
         except Exception:  # never let one request take the service down
@@ -183,7 +183,10 @@ class UpdateService:
                 send, PolicyError(500, "failed_plugin_execution", "internal error"), origin
             )
         use_gzip = encoding is not None and _accepts_gzip(encoding)
-        headers = _cors(rendered.headers(media_type, use_gzip), origin, b"Accept, Accept-Encoding")
+        headers = rendered.headers(media_type, use_gzip)
+        if named:  # the snapshot the answer is from: the same generation as its body
+            headers = [*headers, *named]
+        headers = _cors(headers, origin, b"Accept, Accept-Encoding")
         if if_none_match is not None and _etag_matches(
             if_none_match, rendered.gzip_etag if use_gzip else rendered.etag
         ):
@@ -200,8 +203,13 @@ class UpdateService:
         )
         return 200
 
-    def _answer(self, accept: bytes | None, raw_query: bytes) -> tuple[Rendered, str]:
-        """The checks in Cincinnati's order: Accept, mandatory params, graph, channel, arch."""
+    def _answer(
+        self, accept: bytes | None, raw_query: bytes
+    ) -> tuple[Rendered, str, tuple[tuple[bytes, bytes], ...]]:
+        """The checks in Cincinnati's order: Accept, mandatory params, graph, channel, arch.
+
+        The generation is read once: the body and the headers naming its snapshot come
+        from the same one, however often it is replaced meanwhile."""
         if accept is None:
             media_type = CINCINNATI_V1
         else:
@@ -228,7 +236,8 @@ class UpdateService:
             raise PolicyError(
                 500, "failed_upstream_fetch", f"no update graph is loaded yet: {reason}"
             )
-        return generation.render(params["channel"], params.get("arch", DEFAULT_ARCH)), media_type
+        rendered = generation.render(params["channel"], params.get("arch", DEFAULT_ARCH))
+        return rendered, media_type, generation.headers
 
     async def _error(self, send: Send, error: PolicyError, origin: bytes | None) -> int:
         self.metrics.error(error.status, error.kind)
@@ -246,27 +255,16 @@ class UpdateService:
         generation = self.state.current
         if generation is None:
             return PlainTextResponse("no graph-data loaded yet\n", status_code=503)
-        return Response(
-            generation.tarball(),
-            media_type="application/gzip",
-            headers={"content-disposition": 'attachment; filename="graph-data.tar.gz"'},
-        )
+        headers = {"content-disposition": 'attachment; filename="graph-data.tar.gz"'}
+        headers.update((k.decode(), v.decode()) for k, v in generation.headers)
+        return Response(generation.tarball(), media_type="application/gzip", headers=headers)
 
     def _metrics(self, _: Request) -> Response:
         return Response(self.metrics.render(), media_type=ServiceMetrics.content_type)
 
     def _readyz(self, _: Request) -> Response:
-        generation = self.state.current
-        if generation is None:
-            reason = self.state.last_error or "building the first graph"
-            return PlainTextResponse(f"not ready: {reason}\n", status_code=503)
-        text = f"ready: graph generation {generation.number}\n"
-        if self.state.last_error is not None:
-            text += (
-                f"the last rebuild failed, still serving generation {generation.number}: "
-                f"{self.state.last_error}\n"
-            )
-        return PlainTextResponse(text)
+        ready, text = self.state.readiness()
+        return PlainTextResponse(text, status_code=200 if ready else 503)
 
 
 # --- small ASGI helpers -------------------------------------------------------------------

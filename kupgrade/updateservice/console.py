@@ -30,7 +30,7 @@ from kupgrade.risks.promql.snapshot import parse_snapshot
 from kupgrade.risks.recommend import CVO_HEAD, SEED
 from kupgrade.risks.rules import PromQLCondition, Registry
 from kupgrade.risks.updates import cluster_version, evaluate
-from kupgrade.updateservice.state import GraphState
+from kupgrade.updateservice.state import ServedState
 from kupgrade.versions import SemVer
 
 ASSETS = resources.files("kupgrade.updateservice") / "assets"
@@ -40,7 +40,7 @@ TYPES = {"app.js": "text/javascript", "app.css": "text/css"}
 
 
 class Console:
-    def __init__(self, state: GraphState, prefix: str) -> None:
+    def __init__(self, state: ServedState, prefix: str) -> None:
         self.state = state
         self.prefix = prefix
         page = (ASSETS / "index.html").read_text(encoding="utf-8")

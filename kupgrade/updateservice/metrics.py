@@ -77,6 +77,12 @@ class ServiceMetrics:
             ["reason"],
             registry=r,
         )
+        self.snapshot_publications = Counter(
+            "kupgrade_snapshot_publications",
+            "Snapshots the builder published, by result (published, unchanged, failed).",
+            ["result"],
+            registry=r,
+        )
 
         def gauge(name: str, text: str, combined: Combined) -> Gauge:
             """A gauge, and how the workers' values are combined into one (see module)."""

@@ -52,13 +52,16 @@ class Rebuilt:
     renders: dict[tuple[str, str], Rendered] = field(default_factory=dict)
 
 
+# One rendered answer: channel, arch, body, etag, gzip body, gzip etag.
+RenderRow = tuple[str, str, bytes, str, bytes, str]
+
+
 class _Envelope(msgspec.Struct):
     graph: dict[str, Any] | None = None
     tarball: bytes = b""
     skipped: list[tuple[str, str]] = []
     blocked: list[tuple[str, str, str]] = []  # Graph.blocked, which the JSON codec leaves out
-    # Every known (channel, arch) answer: channel, arch, body, etag, gzip body, gzip etag.
-    renders: list[tuple[str, str, bytes, str, bytes, str]] = []
+    renders: list[RenderRow] = []
     error: str | None = None
 
 
@@ -70,6 +73,29 @@ def graph_data_tarball(tree: Tree) -> bytes:
             if entry.data is not None and yaml_extension(entry.name):
                 include.append(f"{subdir}/{entry.name}")
     return pack_tree(tree, include)
+
+
+def render_rows(renders: dict[tuple[str, str], Rendered]) -> list[RenderRow]:
+    """Rendered answers as plain rows, sorted (the child's envelope and the snapshots)."""
+    return [
+        (c, a, r.body, r.etag, r.gzip_body, r.gzip_etag) for (c, a), r in sorted(renders.items())
+    ]
+
+
+def renders_from_rows(rows: list[RenderRow]) -> dict[tuple[str, str], Rendered]:
+    return {(c, a): Rendered(body, etag, gz, gz_etag) for c, a, body, etag, gz, gz_etag in rows}
+
+
+def blocked_rows(graph: Graph) -> list[tuple[str, str, str]]:
+    """Graph.blocked as rows: the JSON codec leaves it out, the service's console shows it."""
+    return [(a, b, key) for (a, b), key in sorted(graph.blocked.items())]
+
+
+def restore_graph(doc: Any, blocked: list[tuple[str, str, str]], source: str) -> Graph:
+    """The graph of a document and its blocked rows; InputError naming `source`."""
+    graph = graph_from_doc(doc, source)
+    graph.blocked = {(a, b): key for a, b, key in blocked}
+    return graph
 
 
 def build_here(releases: Path, graph_data: Path) -> Rebuilt:
@@ -117,12 +143,8 @@ def _read_answer(done: subprocess.CompletedProcess[bytes], memory_mb: int) -> Re
         raise RebuildError(envelope.error, "input")
     if envelope is None or envelope.graph is None or done.returncode != 0:
         raise RebuildError(_death(done, memory_mb), "memory" if _out_of_memory(done) else "crash")
-    graph = graph_from_doc(envelope.graph, "rebuild")
-    graph.blocked = {(a, b): key for a, b, key in envelope.blocked}
-    renders = {
-        (c, a): Rendered(body, etag, gz, gz_etag)
-        for c, a, body, etag, gz, gz_etag in envelope.renders
-    }
+    graph = restore_graph(envelope.graph, envelope.blocked, "rebuild")
+    renders = renders_from_rows(envelope.renders)
     skipped = tuple(Skipped(p, r) for p, r in envelope.skipped)
     return Rebuilt(graph, envelope.tarball, skipped, renders)
 
@@ -156,11 +178,8 @@ def _child(argv: list[str]) -> int:
             graph=graph_to_json(rebuilt.graph),
             tarball=rebuilt.tarball,
             skipped=[(s.path, s.reason) for s in rebuilt.skipped],
-            blocked=[(a, b, key) for (a, b), key in sorted(rebuilt.graph.blocked.items())],
-            renders=[
-                (c, a, r.body, r.etag, r.gzip_body, r.gzip_etag)
-                for (c, a), r in render_all(PolicyView(rebuilt.graph)).items()
-            ],
+            blocked=blocked_rows(rebuilt.graph),
+            renders=render_rows(render_all(PolicyView(rebuilt.graph))),
         )
     sys.stdout.buffer.write(msgspec.msgpack.encode(envelope))
     sys.stdout.flush()

@@ -22,9 +22,12 @@ from typing import Any
 
 from kupgrade.errors import KupgradeError
 from kupgrade.updateservice.app import DEFAULT_PREFIX, UpdateService, normalize_prefix
+from kupgrade.updateservice.builder import DEFAULT_KEEP, BuilderState
 from kupgrade.updateservice.metrics import ServiceMetrics
 from kupgrade.updateservice.rebuild import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
-from kupgrade.updateservice.state import GraphState
+from kupgrade.updateservice.replica import ReplicaState, newest
+from kupgrade.updateservice.snapshot_stores import DirectoryStore, open_store
+from kupgrade.updateservice.state import GraphState, ServedState
 
 CONFIG_ENV = "KUPGRADE_SERVE_CONFIG"
 # How long a client may take to send a request's headers before the connection is closed
@@ -32,10 +35,13 @@ CONFIG_ENV = "KUPGRADE_SERVE_CONFIG"
 DEFAULT_READ_TIMEOUT_S = 10.0
 
 
+ROLES = ("all", "builder", "replica")
+
+
 @dataclass(frozen=True, slots=True)
 class ServeConfig:
-    releases: str
-    graph_data: str
+    releases: str = ""
+    graph_data: str = ""
     host: str = "127.0.0.1"
     port: int = 8080
     path_prefix: str = DEFAULT_PREFIX
@@ -46,6 +52,10 @@ class ServeConfig:
     read_timeout: float = DEFAULT_READ_TIMEOUT_S
     workers: int = 1
     metrics_dir: str = ""  # set by `serve` when workers share one metrics view
+    role: str = "all"  # build and serve; `builder` also publishes; `replica` serves snapshots
+    snapshots: str = ""  # a directory or REGISTRY/REPO (builder and replica)
+    keep: int = DEFAULT_KEEP
+    plain_http: bool = False
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -105,15 +115,37 @@ def create_app() -> UpdateService:
     """Granian's factory: build the application from the environment (in the worker)."""
     config = ServeConfig.from_env()
     logging.config.dictConfig(logging_config(config.log_format))
-    state = GraphState(
-        Path(config.releases),
-        Path(config.graph_data),
+    return UpdateService(served_state(config), config.path_prefix)
+
+
+def served_state(config: ServeConfig) -> ServedState:
+    """What the role serves from: inputs built here, and published (builder), or
+    snapshots loaded (replica)."""
+    metrics = ServiceMetrics(config.metrics_dir or None)
+    if config.role == "replica":
+        return ReplicaState(
+            open_store(config.snapshots, plain_http=config.plain_http), config.refresh, metrics
+        )
+    releases, graph_data = Path(config.releases), Path(config.graph_data)
+    if config.role == "builder":
+        return BuilderState(
+            releases,
+            graph_data,
+            config.refresh,
+            metrics,
+            open_store(config.snapshots, plain_http=config.plain_http),
+            keep=config.keep,
+            build_timeout=config.build_timeout,
+            build_memory_mb=config.build_memory_mb,
+        )
+    return GraphState(
+        releases,
+        graph_data,
         config.refresh,
-        ServiceMetrics(config.metrics_dir or None),
+        metrics,
         build_timeout=config.build_timeout,
         build_memory_mb=config.build_memory_mb,
     )
-    return UpdateService(state, config.path_prefix)
 
 
 def check_port(host: str, port: int) -> None:
@@ -146,10 +178,53 @@ def check_port(host: str, port: int) -> None:
         ) from None
 
 
-def serve(config: ServeConfig) -> None:
+def check_role(config: ServeConfig, *, wait_for_snapshot: bool = False) -> None:
+    """The options each role needs, and, for a replica that may not wait, a whole snapshot
+    at its source now: every mistake is one line before anything listens."""
+    builds = config.role in ("all", "builder")
+    for given, option in ((config.releases, "--releases"), (config.graph_data, "--graph-data")):
+        if builds and not given:
+            raise KupgradeError(f"--role {config.role} builds the graph: give {option}")
+        if not builds and given:
+            raise KupgradeError(
+                f"a replica serves what the builder published and reads no {option}",
+                field=option,
+                hint="give it to the builder (--role builder), or drop it",
+            )
+    if config.role == "all":
+        if config.snapshots:
+            raise KupgradeError(
+                "only --role builder and --role replica use snapshots", field="--snapshots"
+            )
+        return
+    if not config.snapshots:
+        raise KupgradeError(f"--role {config.role} needs --snapshots DIR or REGISTRY/REPO")
+    store = open_store(config.snapshots, plain_http=config.plain_http)
+    if config.role == "builder":
+        if config.workers > 1:
+            raise KupgradeError(
+                "one builder process publishes the snapshots",
+                field="--workers",
+                hint="run replicas (--role replica) to serve on more cores",
+            )
+        if isinstance(store, DirectoryStore):
+            try:
+                store.root.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise KupgradeError(
+                    f"cannot create {store.root}: {exc.strerror or exc}",
+                    field="--snapshots",
+                    hint="give a writable directory",
+                ) from None
+    elif not wait_for_snapshot:
+        newest(store)
+
+
+def serve(config: ServeConfig, *, wait_for_snapshot: bool = False) -> None:
     """Run until interrupted (SIGINT/SIGTERM)."""
     if config.refresh <= 0:
         raise KupgradeError("must be a positive number of seconds", field="--refresh")
+    check_role(config, wait_for_snapshot=wait_for_snapshot)
     check_port(config.host, config.port)
     shared = tempfile.mkdtemp(prefix="kupgrade-metrics-") if config.workers > 1 else ""
     config = ServeConfig(
