@@ -24,6 +24,8 @@
    `kubectl version --client`, paired runs (bench/cli_start.py).
 12. A staged rollout of 100 and 1,000 distributed-cloud clusters planned and carried out
    on forecasts, windows and stages (bench/rollout.py), each size in its own process.
+13. Fleets of 100 and 1,000 Kubernetes clusters rehearsed in one process and on Ray (its
+   tasks on this machine's cores), and a sweep of 4 settings × 20 seeds (bench/fleet_engines.py).
 8. A fleet of 100 distributed-cloud clusters (one admin, 99 users with 3 pools of 5 nodes)
    rehearsed along its plan from 1.28 to 1.30 (bench/fleet_rehearsal.py), in its own
    process so that its peak memory is its own.
@@ -362,6 +364,8 @@ def main() -> None:
     ]
     report["fleet plan"] = bench_fleet([int(n) for n in args.fleet_sizes.split(",")])
     report["fleet rehearsal"] = _own_process("bench.fleet_rehearsal")
+    report["update service replicas"] = _own_process("bench.updateservice_replicas")
+    report["fleet engines"] = _own_process("bench.fleet_engines")
     report["staged rollout"] = bench_rollout((100, 1000))
     report["olm"] = bench_olm(SHARED.parent)
     report["olm on a cluster"] = bench_olm_cluster(SHARED.parent)

@@ -12,6 +12,8 @@ from rich.table import Table
 
 from kupgrade.cli.live import ConsoleOpt, ConsolePortOpt
 from kupgrade.cli.output import (
+    AddressOpt,
+    EngineOpt,
     Format,
     OutputOpt,
     command_group,
@@ -22,11 +24,14 @@ from kupgrade.cli.output import (
 )
 from kupgrade.cli.rollout import app as rollout_app
 from kupgrade.errors import InputError
+from kupgrade.sim.fleet.distributed import rehearse_in_parts
 from kupgrade.sim.fleet.doc import read_fleet
+from kupgrade.sim.fleet.engines import Engine, engine_named
 from kupgrade.sim.fleet.home import create_fleet, delete_fleet, fleet_names, locked, opened_fleet
 from kupgrade.sim.fleet.rehearsal import PlanRefusedError, Rehearsal, Settings
 from kupgrade.sim.fleet.report import fleet_report, fleet_view
 from kupgrade.sim.fleet.rollout import ROLLOUT
+from kupgrade.sim.homes import home
 from kupgrade.skew.inventory import read_yaml
 from kupgrade.views.live_server import published
 
@@ -237,6 +242,8 @@ def rehearse_command(
     ] = 0.0,
     console: ConsoleOpt = False,
     console_port: ConsolePortOpt = 0,
+    engine: EngineOpt = "local",
+    address: AddressOpt = None,
     output: OutputOpt = Format.text,
 ) -> None:
     """Carry the fleet's plan out on its simulated clusters, checking every rule at every state.
@@ -254,11 +261,27 @@ def rehearse_command(
     kupgrade fleet rehearse --fleet lab-fleet --to 1.29.100-gke.251 --max-parallel 2
     kupgrade fleet rehearse --fleet lab-fleet -o json
     kupgrade fleet rehearse --fleet lab-fleet --speed 600 --console --console-port 8089
+    kupgrade fleet rehearse --fleet lab-fleet --engine ray -o json
     ```
 
     With --console, a web page on loopback shows the fleet as the rehearsal goes: its
     clusters by role and version, and the plan's steps with the ones running.
+
+    With --engine ray the fleet is cut into parts that no rule, plan step or shared limit
+    ties (each management group of a distributed-cloud fleet, each Kubernetes cluster),
+    and each part is rehearsed in a Ray task on its own clock, on this machine or on the
+    Ray cluster at --address; the report is the one a single process gives. A part that
+    stops makes the fleet rehearse again in one process, which decides where it stops.
     """
+    ray = engine_named(engine, address)
+    if ray.name != "local" and (speed or console):
+        raise InputError(
+            "--speed and --console follow one clock: they go with --engine local",
+            field="--engine",
+            hint="leave --engine out to watch the rehearsal, or drop --speed/--console",
+        )
+    wall = time.monotonic()
+    report = None
     with opened_fleet(fleet) as (root, store, info, members), locked(root, list(members)):
         rehearsal = Rehearsal(store, members, info)
         state = rehearsal.state
@@ -296,21 +319,40 @@ def rehearse_command(
                 if output.data:
                     print_json({"refused": refused.plan.to_json()})
                 raise
-        wall = time.monotonic()
-        with published(
-            console_port if console else None,
-            lambda: fleet_view(rehearsal, root.name),
-            lambda url: stderr.print(f"console of fleet {root.name}: {url}", highlight=False),
-            lambda: (
-                f"the rehearsal is {rehearsal.state_status() or 'over'}; this is the state it left"
-            ),
-        ) as watch:
-            progress = _progress(rehearsal, output)
-            rehearsal.run(both(progress, watch), speed)
-        report = fleet_report(rehearsal, root.name, time.monotonic() - wall)
+        if not _in_parts(rehearsal, root, ray, output):
+            with published(
+                console_port if console else None,
+                lambda: fleet_view(rehearsal, root.name),
+                lambda url: stderr.print(f"console of fleet {root.name}: {url}", highlight=False),
+                lambda: (
+                    f"the rehearsal is {rehearsal.state_status() or 'over'}; "
+                    "this is the state it left"
+                ),
+            ) as watch:
+                progress = _progress(rehearsal, output)
+                rehearsal.run(both(progress, watch), speed)
+            report = fleet_report(rehearsal, root.name, time.monotonic() - wall)
+    if report is None:  # put in place by the parts: read as the stores now hold it
+        with opened_fleet(fleet) as (root, store, info, members):
+            report = fleet_report(
+                Rehearsal(store, members, info), root.name, time.monotonic() - wall
+            )
     _print(report, output)
     if report["outcome"] != "completed":
         raise typer.Exit(1)
+
+
+def _in_parts(rehearsal: Rehearsal, root: Path, engine: Engine, output: Format) -> bool:
+    """The running rehearsal carried out part by part on a distributed engine (True), or
+    left to this process (False: the local engine, or a part that stopped)."""
+    if engine.name == "local" or rehearsal.state_status() != "running":
+        return False
+
+    def said(line: str) -> None:
+        if not output.data:
+            stderr.print(line, highlight=False)
+
+    return rehearse_in_parts(rehearsal, root, home() / "clusters", engine, said)
 
 
 def _same_settings(

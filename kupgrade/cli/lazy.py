@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # what `load` imports by name, said where type checkers and t
         path,
         plan,
         promql,
+        rehearse,
         release,
         serve,
         skew,
@@ -133,6 +134,11 @@ LAZY: dict[str, Entry] = {
         "Fleets of simulated clusters: create, rehearse a plan, roll out, status.",
     ),
     "olm": Entry("kupgrade.cli.olm_cluster", "app", "Operator catalogs and subscriptions."),
+    "rehearse": Entry(
+        "kupgrade.cli.rehearse",
+        "app",
+        "Rehearse one cluster's upgrade over many settings and seeds.",
+    ),
 }
 
 

@@ -102,6 +102,22 @@ def command_group(help: str) -> typer.Typer:
     return typer.Typer(help=help, no_args_is_help=True, rich_markup_mode="markdown")
 
 
+EngineOpt = Annotated[
+    str,
+    typer.Option(
+        "--engine",
+        help="Where independent rehearsals run: local (this process) or ray "
+        "(Ray tasks; pip install 'kupgrade[ray]').",
+    ),
+]
+AddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--address",
+        help="--engine ray: the Ray cluster's head (HOST:PORT or ray://HOST:PORT; "
+        "default: a Ray instance on this machine).",
+    ),
+]
 ClusterOpt = Annotated[
     str | None, typer.Option("--cluster", help="Cluster name; default: the only cluster there is.")
 ]

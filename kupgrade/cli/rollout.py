@@ -18,6 +18,8 @@ from rich.table import Table
 from kupgrade.cli.backends import CaOpt, TokenOpt
 from kupgrade.cli.live import ConsoleOpt, ConsolePortOpt, KubeconfigOpt
 from kupgrade.cli.output import (
+    AddressOpt,
+    EngineOpt,
     Format,
     OutputOpt,
     command_group,
@@ -41,10 +43,12 @@ from kupgrade.cli.rollout_live import (
 from kupgrade.cluster.kubeconfig import context_names
 from kupgrade.errors import InputError
 from kupgrade.plan.rollout_doc import EXAMPLE, Rollout, read_rollout
+from kupgrade.sim.fleet.engines import engine_named
 from kupgrade.sim.fleet.home import locked, opened_fleet
 from kupgrade.sim.fleet.live import Reach
 from kupgrade.sim.fleet.rehearsal import Rehearsal
 from kupgrade.sim.fleet.rollout import RolloutPacer, apply_request, drop_request, stored_rollout
+from kupgrade.sim.fleet.rollout_task import rehearse_rollout, rollout_job
 from kupgrade.sim.fleet.rollouts import (
     RolloutRefusedError,
     begin,
@@ -163,6 +167,8 @@ def rehearse_command(
     speed: SpeedOpt = 0.0,
     console: ConsoleOpt = False,
     console_port: ConsolePortOpt = 0,
+    engine: EngineOpt = "local",
+    address: AddressOpt = None,
     output: OutputOpt = Format.text,
 ) -> None:
     """Run the rollout on a copy of the fleet's simulated clusters, on one virtual clock.
@@ -177,10 +183,35 @@ def rehearse_command(
     ```
     kupgrade fleet rollout rehearse rollout.yaml --fleet lab-fleet
     kupgrade fleet rollout rehearse rollout.yaml --fleet lab-fleet -o json
+    kupgrade fleet rollout rehearse rollout.yaml --fleet lab-fleet --engine ray -o json
     ```
+
+    With --engine ray the rehearsal runs as one Ray task (a rollout's stages tie every
+    cluster, so it is not cut into parts), on this machine or on the Ray cluster at
+    --address; the report is the same.
     """
     rollout = _read(file)
+    chosen = engine_named(engine, address)
     wall = time.monotonic()
+    if chosen.name != "local":
+        if speed or console:
+            raise InputError(
+                "--speed and --console follow this process's clock: they go with --engine local",
+                field="--engine",
+                hint="leave --engine out to watch the rehearsal, or drop --speed/--console",
+            )
+        with opened_fleet(fleet) as (root, _store, info, members):
+            job = rollout_job(
+                root, {n: m[0] for n, m in members.items()}, info, rollout, file=str(file), to=to
+            )
+        if not output.data:
+            stderr.print(
+                "1 part: a rollout's stages, windows and gates tie every cluster", highlight=False
+            )
+        report = chosen.map(rehearse_rollout, [job])[0]
+        report["wallSeconds"] = round(time.monotonic() - wall, 3)
+        _finish(report, output)
+        return
     with (
         opened_fleet(fleet) as (root, _store, info, members),
         fleet_copy(root, members) as (copy, copies),

@@ -22,6 +22,7 @@ from kupgrade.cluster.backend import Obj
 from kupgrade.collector import paused
 from kupgrade.errors import InputError, KupgradeError
 from kupgrade.sim.cluster import SimCluster
+from kupgrade.sim.fleet.downtime import Downtime, measured
 from kupgrade.sim.homes import IMPORT_META, copy_cluster
 from kupgrade.sim.platform import UpgradeAsk
 from kupgrade.sim.platforms import platform_of
@@ -262,16 +263,16 @@ def _rehearse(
             profile.spec.seed = seed
             store.set_meta("profile", msgspec.to_builtins(profile))
             store.set_meta("seed", seed)
-            blockers, accepted = _request(copy, store, profile.spec, ask, spec.version)
+            blockers, accepted = request_on_copy(copy, store, profile.spec, ask, spec.version)
             if not accepted:
                 return None, blockers
             store.commit()
-            return _run(copy, store, profile.spec, seed), blockers
+            return run_copy(copy, store, profile.spec, seed), blockers
         finally:
             store.close()
 
 
-def _request(
+def request_on_copy(
     copy: Path, store: Store, spec: Spec, ask: UpgradeAsk, version: str
 ) -> tuple[list[Blocker], bool]:
     """Ask for the upgrade on the copy: the blockers the request met, and whether it
@@ -295,7 +296,7 @@ def _request(
         )
         if not risk or ask.allow_not_recommended:
             return [found], False
-        accepted, taken = _request(
+        accepted, taken = request_on_copy(
             copy, store, spec, replace(ask, allow_not_recommended=True), version
         )
         return [found, *accepted], taken
@@ -312,11 +313,22 @@ def _request(
     return [], True
 
 
-def _run(copy: Path, store: Store, spec: Spec, seed: int) -> dict[str, Any]:
-    """The rehearsal of the requested upgrade, as its report's figures."""
+def run_copy(
+    copy: Path, store: Store, spec: Spec, seed: int, *, downtime: bool = False
+) -> dict[str, Any]:
+    """The rehearsal of the requested upgrade, as its report's figures; with `downtime`,
+    each workload's seconds down and short too (a look at every pod each time pods
+    change: a sweep asks for it, a preflight of a big twin does without)."""
     loop = local_loop(copy, store, spec)
     started = loop.now()
-    outcome = loop.run(until="completed", max_seconds=HORIZON)
+    watch = Downtime(store) if downtime else None
+    if watch is not None:
+        watch.update(started)
+    outcome = loop.run(
+        until="completed",
+        max_seconds=HORIZON,
+        on_step=(lambda run: watch.update(run.now())) if watch is not None else None,
+    )
     events = [e for e in loop.events() if e["at"] >= started]
     pool_of = platform_of(spec).pool_of
     nodes = {n["metadata"]["name"]: pool_of(n) for n in SimCluster(store).list("Node")}
@@ -329,6 +341,7 @@ def _run(copy: Path, store: Store, spec: Spec, seed: int) -> dict[str, Any]:
         "waits": [e for e in events if e["reason"] in WAITS],
         "holdUps": [e for e in events if e["reason"] in HOLD_UPS][-5:],
         "failing": loop.failing() if outcome.reason != "completed" else None,
+        "downtime": measured(store, outcome.now) if watch is not None else {},
     }
 
 

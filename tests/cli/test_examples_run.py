@@ -82,6 +82,7 @@ ORDER = [
     "olm subscribe",
     "controller run",
     "olm approve",
+    "rehearse sweep",
     "upgrade",
     "get",
     "cluster list",

@@ -527,3 +527,20 @@ def test_unquoted_yaml_dates_times_and_day_names_read_as_written(tmp_path: Path)
     wrong = {**bare, "spec": {**bare["spec"], "windows": [{"start": 5, "duration": "1h"}]}}
     with pytest.raises(InputError, match="start"):
         read_rollout(wrong, "wrong")
+
+
+def test_a_rollout_rehearses_as_one_ray_task_with_the_same_report(tmp_path: Path) -> None:
+    """A rollout's stages tie every cluster: one task; the report is this process's."""
+    pytest.importorskip("ray")
+    create(tmp_path, _gdc_fleet())
+    rollout = _write(tmp_path, _rollout(STAGES, windows=[WEEKEND]))
+    here = _json(tmp_path, "fleet", "rollout", "rehearse", rollout, "--fleet", "f")
+    args = ("fleet", "rollout", "rehearse", rollout, "--fleet", "f", "--engine", "ray")
+    on_ray = _json(tmp_path, *args)
+    for report in (here, on_ray):
+        report.pop("wallSeconds")
+    assert on_ray == here and here["outcome"] == "completed"
+    said = _run(tmp_path, *args)
+    assert "one part" not in said.stderr and "tie every cluster" in said.stderr
+    refused = _run(tmp_path, *args, "--speed", "60")
+    assert refused.returncode != 0 and "go with --engine local" in refused.stderr

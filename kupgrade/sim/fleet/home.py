@@ -18,6 +18,7 @@ from typing import Any
 from kupgrade.errors import InputError
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.fleet.doc import FleetFile
+from kupgrade.sim.fleet.install import put_in_place
 from kupgrade.sim.homes import CLUSTER_NAME, cluster_names, cluster_root, home, opened_root, pick
 from kupgrade.sim.lock import ControllerLock
 from kupgrade.sim.profile import Spec
@@ -148,6 +149,7 @@ def opened_fleet(
     store = Store(root / FLEET_DB)
     try:
         info = dict(store.meta(INFO) or {})
+        put_in_place(root, store, home() / "clusters")  # a distributed run's last move
         if simulated and info.get("platform") == "live":
             raise InputError(
                 f"fleet {root.name} is the clusters of a kubeconfig: it has a rollout, not "
