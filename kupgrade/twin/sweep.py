@@ -144,7 +144,8 @@ def _found(store: Store, where: Knob, cluster: str) -> dict[str, Any] | None:
         return store.get(where.kind, where.name, where.namespace)
     named = [o for o in store.list(where.kind) if o["metadata"]["name"] == where.name]
     own = [o for o in named if o["metadata"].get("namespace") == f"cluster-{cluster}"]
-    return (own or named or [None])[0]
+    found = own or named
+    return found[0] if found else None
 
 
 def apply(store: Store, key: str, value: int | str, cluster: str = "") -> None:
