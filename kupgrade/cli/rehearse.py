@@ -107,8 +107,8 @@ def _print(result: Sweep) -> None:
     low = min((d["min"] for d in durations), default=0.0)
     high = max((d["max"] for d in durations), default=0.0)
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("SETTINGS", "RUNS", "DONE", "P50", "P90", "MAX", "DOWN MAX", "SHORT MAX"):
-        table.add_column(column)
+    for column in ("settings", "runs", "done", "p50", "p90", "max", "down max", "short max"):
+        table.add_column(column.upper())  # p50/p90/max: the names of -o json
     table.add_column("DRAINS WAITED")
     table.add_column(f"SPREAD {_d(low)} .. {_d(high)}", no_wrap=True)
     for g in groups:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -22,9 +23,30 @@ import httpx
 
 from kupgrade.errors import KupgradeError
 
+EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+LOW_PORT = 20000  # above the ports Ray's workers take (10002-19999 by default)
+
 
 def free_port() -> int:
-    """A port nothing listens on right now (the OS picks it)."""
+    """A port nothing listens on right now, for a child to bind a moment later.
+
+    Chosen below the kernel's ephemeral range when there is room: a port the OS hands
+    out for port 0 is also the kind every outgoing connection and every other server
+    started with port 0 takes (a local Ray instance opens dozens), so between our pick
+    and the child's bind another process could take it; one below the range only a
+    process asking for it by number can."""
+    try:
+        first = int(EPHEMERAL.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        first = 0
+    for _ in range(64 if first - LOW_PORT > 1000 else 0):
+        port = random.randrange(LOW_PORT, first)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
