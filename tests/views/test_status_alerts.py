@@ -180,7 +180,7 @@ def _series(prometheus: PrometheusProcess, name: str) -> tuple[float, list[dict[
 def test_alerts_from_a_real_prometheus_and_from_its_alerts_series(tmp_path: Path) -> None:
     cv = _capture(tmp_path)
     prometheus = PrometheusProcess(tmp_path / "prom", evaluation_interval="1s", rules=RULES)
-    with prometheus.start():
+    with prometheus:  # __enter__ starts it (once)
         prometheus.wait_for("/-/ready")
         alerts = _firing(prometheus)
         live = kupgrade(
