@@ -18,6 +18,17 @@ from typing import Annotated, Any
 import typer
 
 from kupgrade.apiserver.server import APIServer
+from kupgrade.cli.leading import (
+    IdentityOpt,
+    Lead,
+    LeaderElectOpt,
+    LeaseDurationOpt,
+    LeaseNameOpt,
+    LeaseNamespaceOpt,
+    RenewDeadlineOpt,
+    RetryPeriodOpt,
+    leading,
+)
 from kupgrade.cli.live import ConsoleOpt, ConsolePortOpt, ContextOpt, KubeconfigOpt
 from kupgrade.cli.output import (
     ClusterOpt,
@@ -31,6 +42,7 @@ from kupgrade.cli.output import (
     user_errors,
 )
 from kupgrade.cli.storecheck import warn_invalid_objects
+from kupgrade.cluster.leader import Timings
 from kupgrade.cluster.remote import InformedBackend
 from kupgrade.errors import InputError, KupgradeError
 from kupgrade.sim.homes import cluster_root, opened
@@ -82,6 +94,13 @@ def run_command(
     console_port: ConsolePortOpt = 0,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
+    leader_elect: LeaderElectOpt = False,
+    lease_namespace: LeaseNamespaceOpt = "kube-system",
+    lease_name: LeaseNameOpt = "kupgrade-controller",
+    identity: IdentityOpt = None,
+    lease_duration: LeaseDurationOpt = 15.0,
+    renew_deadline: RenewDeadlineOpt = 10.0,
+    retry_period: RetryPeriodOpt = 2.0,
     child: Annotated[bool, typer.Option("--child", hidden=True)] = False,
     console_fd: Annotated[int | None, typer.Option("--console-fd", hidden=True)] = None,
     output: OutputOpt = Format.text,
@@ -102,16 +121,35 @@ def run_command(
     kupgrade controller run --cluster demo --speed 60 --api --port 6443
     kupgrade controller run --cluster demo --speed 120 --console --console-port 8088
     kupgrade controller run --context rehearsal --until idle -o json
+    kupgrade controller run --context rehearsal --until idle --leader-elect --identity a
     ```
+
+    With --leader-elect (through an API only) the controllers first take the Lease
+    --lease-namespace/--lease-name (kube-system/kupgrade-controller, as
+    kube-controller-manager keeps its own in kube-system), renew it every --retry-period,
+    and stop at once, writing nothing more, when it is not renewed within
+    --renew-deadline or another replica holds it (exit 1). A replica that finds the Lease
+    held waits, and takes it once the holder has not renewed it for --lease-duration.
+    In a pod without --kubeconfig the pod's service account is used.
     """
-    if kubeconfig is not None or context is not None:
+    lead = (
+        Lead(
+            lease_namespace,
+            lease_name,
+            identity,
+            Timings(lease_duration, renew_deadline, retry_period).check(),
+        )
+        if leader_elect
+        else None
+    )
+    if kubeconfig is not None or context is not None or lead is not None:
         if cluster is not None or api or console:
             raise InputError(
                 "--kubeconfig names the cluster: --cluster, --api and --console do not go with it",
                 field="--kubeconfig",
                 hint="serve the cluster with `kupgrade cluster serve-api NAME --no-controllers`",
             )
-        _run_remote(kubeconfig, context, until, output)
+        _run_remote(kubeconfig, context, until, output, lead, speed)
         return
     served = Served(port if api or console else None, console_port if console else None, console_fd)
     if not child:
@@ -228,17 +266,34 @@ def maybe_api(runner: Loop[Local], root: Path, served: Served) -> Iterator[LiveS
         yield live
 
 
-def _run_remote(kubeconfig: Path | None, context: str | None, until: Until, output: Format) -> None:
-    """The controllers in this process, acting over a served cluster's API."""
+def _run_remote(
+    kubeconfig: Path | None,
+    context: str | None,
+    until: Until,
+    output: Format,
+    lead: Lead | None,
+    speed: float = 0.0,
+) -> None:
+    """The controllers in this process, acting over a served cluster's API (while this
+    replica holds the lease, with --leader-elect)."""
     api = InformedBackend(kubeconfig, context)
     try:
-        runner = served_loop(api)
-        started, wall = api.now(), time.monotonic()
-        outcome = runner.run(until.value)
-        what = f"the cluster behind {api.where}"
-        _finish(runner, outcome, (started, wall), output, what, until)
+        with leading(api, lead):
+            _run_served(api, until, output, speed)
     finally:
         api.close()
+
+
+def _run_served(api: InformedBackend, until: Until, output: Format, speed: float) -> None:
+    runner = served_loop(api)
+    started, wall = api.now(), time.monotonic()
+
+    def paced(run: Loop[Any]) -> None:  # --speed: simulated seconds per real second
+        time.sleep(max(0.0, wall + (run.now() - started) / speed - time.monotonic()))
+
+    outcome = runner.run(until.value, on_step=paced if speed > 0 else None)
+    what = f"the cluster behind {api.where}"
+    _finish(runner, outcome, (started, wall), output, what, until)
 
 
 def _finish(
