@@ -29,9 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from kupgrade.sim.fleet.rehearsal import REHEARSAL, STEPS, Rehearsal
-from kupgrade.sim.fleet.shipping import Shipped, pack, unpack
-from kupgrade.sim.homes import spec_in
-from kupgrade.sim.profile import Spec
+from kupgrade.sim.fleet.shipping import Shipped, opened_members, pack
 from kupgrade.sim.store import Store
 
 FLEET_KEYS = ("now", "progressAt", "tick")
@@ -150,13 +148,7 @@ def _opened(job: Job, where: Path) -> Iterator[Rehearsal]:
         for key, value in job.meta.items():
             fleet.set_meta(key, value)
         fleet.commit()
-        members: dict[str, tuple[Path, Store, Spec]] = {}
-        for shipped in job.members:
-            home = unpack(shipped, where / "clusters" / shipped.name)
-            store = Store(home / "cluster.db")
-            stack.callback(store.close)
-            members[shipped.name] = (home, store, spec_in(home, store))
-        rehearsal = Rehearsal(fleet, members, job.info)
+        rehearsal = Rehearsal(fleet, opened_members(job.members, where, stack), job.info)
         rehearsal.resume()  # every member is at the fleet's tick: this loads the monitor
         yield rehearsal
 

@@ -24,9 +24,7 @@ from kupgrade.sim.fleet.rollouts import (
     rollout_report,
     settings_of,
 )
-from kupgrade.sim.fleet.shipping import Shipped, pack, unpack
-from kupgrade.sim.homes import spec_in
-from kupgrade.sim.profile import Spec
+from kupgrade.sim.fleet.shipping import Shipped, opened_members, pack, unpack
 from kupgrade.sim.store import Store
 
 
@@ -68,13 +66,7 @@ def rehearse_rollout(job: RolloutJob) -> dict[str, Any]:
         where = Path(tmp)
         fleet = Store(unpack(job.fleet, where / "fleet", FLEET_DB) / FLEET_DB)
         stack.callback(fleet.close)
-        members: dict[str, tuple[Path, Store, Spec]] = {}
-        for shipped in job.members:
-            home = unpack(shipped, where / "clusters" / shipped.name)
-            store = Store(home / "cluster.db")
-            stack.callback(store.close)
-            members[shipped.name] = (home, store, spec_in(home, store))
-        rehearsal = Rehearsal(fleet, members, job.info)
+        rehearsal = Rehearsal(fleet, opened_members(job.members, where, stack), job.info)
         try:
             begin(rehearsal, job.rollout, job.file, job.to, assume=True)
         except RolloutRefusedError as refused:

@@ -11,10 +11,14 @@ backed up into a file, so what arrives is always a whole database or nothing.
 from __future__ import annotations
 
 import sqlite3
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kupgrade.errors import KupgradeError
+from kupgrade.sim.homes import spec_in
+from kupgrade.sim.profile import Spec
+from kupgrade.sim.store import Store
 
 DB = "cluster.db"
 SKIPPED = (".lock", "-wal", "-shm", "-journal")
@@ -94,3 +98,17 @@ def unpack(shipped: Shipped, root: Path, db: str = DB) -> Path:
         where.write_bytes(data)
     unpack_db(shipped.db, root / db)
     return root
+
+
+def opened_members(
+    members: list[Shipped], where: Path, stack: ExitStack
+) -> dict[str, tuple[Path, Store, Spec]]:
+    """Shipped members made again under `where/clusters`, their stores open until `stack`
+    closes: what a fleet rehearsal takes as its members."""
+    out: dict[str, tuple[Path, Store, Spec]] = {}
+    for shipped in members:
+        home = unpack(shipped, where / "clusters" / shipped.name)
+        store = Store(home / DB)
+        stack.callback(store.close)
+        out[shipped.name] = (home, store, spec_in(home, store))
+    return out
