@@ -6,7 +6,8 @@
    included), the two reports compared (the same but for their wall time), and the ratio
    local/ray. Sizes 100 and 1,000 give the growth.
 2. `kupgrade rehearse sweep` of one distributed-cloud cluster over 4 settings of its worker
-   pool's concurrentNodes × 20 seeds, local and on Ray, with its distribution.
+   pool's concurrentNodes × 20 seeds, local and on Ray, with its distribution: a cluster
+   of 12 workers (runs of milliseconds) and one of 150.
 
 Run by `make bench` or alone: `python -m bench.fleet_engines [--sizes 100,1000]`.
 """
@@ -88,7 +89,7 @@ def bench_fleet_engines(clusters: int, nodes: int) -> dict[str, Any]:
     }
 
 
-def bench_sweep(seeds: int = 20) -> dict[str, Any]:
+def bench_sweep(seeds: int = 20, workers: int = 12) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="kupgrade-sweep-bench-") as tmp:
         home = Path(tmp)
         _, made = _kupgrade(
@@ -103,7 +104,7 @@ def bench_sweep(seeds: int = 20) -> dict[str, Any]:
             "--version",
             "1.28.500-gke.120",
             "--workers",
-            "12",
+            str(workers),
         )
         if made.returncode != 0:
             raise SystemExit(made.stderr)
@@ -150,6 +151,7 @@ def main() -> None:
         out["growth_local"] = round(fleets[-1]["local_s"] / fleets[0]["local_s"], 2)
         out["growth_ray"] = round(fleets[-1]["ray_s"] / fleets[0]["ray_s"], 2)
     out["sweep"] = bench_sweep(args.seeds)
+    out["sweep_big"] = bench_sweep(args.seeds, workers=150)
     print(json.dumps(out, indent=2))
 
 
