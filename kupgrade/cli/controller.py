@@ -27,6 +27,7 @@ from kupgrade.cli.leading import (
     LeaseNamespaceOpt,
     RenewDeadlineOpt,
     RetryPeriodOpt,
+    TerminatedError,
     leading,
 )
 from kupgrade.cli.live import ConsoleOpt, ConsolePortOpt, ContextOpt, KubeconfigOpt
@@ -42,7 +43,7 @@ from kupgrade.cli.output import (
     user_errors,
 )
 from kupgrade.cli.storecheck import warn_invalid_objects
-from kupgrade.cluster.leader import Timings
+from kupgrade.cluster.leader import Timings, check_lease_names
 from kupgrade.cluster.remote import InformedBackend
 from kupgrade.errors import InputError, KupgradeError
 from kupgrade.sim.homes import cluster_root, opened
@@ -124,14 +125,20 @@ def run_command(
     kupgrade controller run --context rehearsal --until idle --leader-elect --identity a
     ```
 
-    With --leader-elect (through an API only) the controllers first take the Lease
-    --lease-namespace/--lease-name (kube-system/kupgrade-controller, as
-    kube-controller-manager keeps its own in kube-system), renew it every --retry-period,
-    and stop at once, writing nothing more, when it is not renewed within
-    --renew-deadline or another replica holds it (exit 1). A replica that finds the Lease
-    held waits, and takes it once the holder has not renewed it for --lease-duration.
-    In a pod without --kubeconfig the pod's service account is used.
+    With --leader-elect (through an API only) the controllers first take the
+    coordination.k8s.io Lease --lease-namespace/--lease-name (kube-system/kupgrade-controller:
+    kube-system, where kube-controller-manager keeps its own, whatever the kubeconfig's
+    namespace), renew it every --retry-period, and stop at once, writing nothing more, when
+    it is not renewed within --renew-deadline or another replica holds it (exit 1). A
+    replica that finds the Lease held says so once, waits, and takes it once the holder
+    has not renewed it for --lease-duration. SIGTERM releases the Lease, so that another
+    replica takes it at once (exit 143). Timings as client-go's: 15 s, 10 s, 2 s; the
+    identity defaults to HOSTNAME_UUID; requests carry the User-Agent
+    kupgrade-controller/IDENTITY, which the API server's audit log records. In a pod
+    without --kubeconfig (and no ~/.kube/config) the pod's service account is used.
     """
+    if leader_elect:
+        check_lease_names(lease_namespace, lease_name)
     lead = (
         Lead(
             lease_namespace,
@@ -280,6 +287,11 @@ def _run_remote(
     try:
         with leading(api, lead):
             _run_served(api, until, output, speed)
+    except TerminatedError as stopped:  # SIGTERM: the outcome said, the exit code a shell's
+        if output.data:
+            print_json({"outcome": "terminated", "message": str(stopped)})
+        stderr.print(str(stopped), highlight=False, markup=False)
+        raise typer.Exit(TerminatedError.code) from None
     finally:
         api.close()
 

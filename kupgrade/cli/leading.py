@@ -23,6 +23,7 @@ from kupgrade.cluster.leader import (
     default_identity,
 )
 from kupgrade.cluster.remote import InformedBackend
+from kupgrade.errors import KupgradeError
 
 LeaderElectOpt = Annotated[
     bool,
@@ -77,7 +78,9 @@ class Lead:
 def leading(api: InformedBackend, lead: Lead | None) -> Iterator[Leadership | None]:
     """The lease taken before anything is written, renewed while the body runs, and
     released at its end; every write through `api` refused once the lease is lost (the
-    main thread is interrupted too, so the run stops at once)."""
+    main thread is interrupted too, so the run stops at once). SIGTERM (a pod deleted, a
+    rollout) ends the run and releases the lease, so the other replica takes it at once
+    rather than after the lease duration (client-go's ReleaseOnCancel)."""
     if lead is None:
         yield None
         return
@@ -86,8 +89,10 @@ def leading(api: InformedBackend, lead: Lead | None) -> Iterator[Leadership | No
     http = api.session()
     # The audit log names the writer: kube-apiserver records each request's userAgent.
     http.headers["User-Agent"] = f"kupgrade-controller/{identity}"
-    elector = Elector(ApiLease(http, lead.namespace, lead.name, api.where), identity, lead.timings)
+    store = ApiLease(http, lead.namespace, lead.name, api.where, lead.timings.renew_deadline)
+    elector = Elector(store, identity, lead.timings)
     leadership = Leadership(elector, where, lambda line: stderr.print(line, highlight=False))
+    terminated = threading.Event()
 
     def guard(request: httpx.Request) -> None:
         if request.method in WRITES and not request.url.path.startswith(LEASE_PATH):
@@ -97,17 +102,31 @@ def leading(api: InformedBackend, lead: Lead | None) -> Iterator[Leadership | No
         # A real SIGINT, not _thread.interrupt_main: it also ends a sleep (--speed).
         signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
+    def term(_signum: int, _frame: object) -> None:
+        terminated.set()
+        raise KeyboardInterrupt
+
     leadership.on_lost = lost
-    leadership.acquire()
-    http.event_hooks["request"].append(guard)
+    previous = signal.signal(signal.SIGTERM, term)
+    released = False
     try:
         try:
+            leadership.acquire()
+            http.event_hooks["request"].append(guard)
             yield leadership
         finally:  # inside the outer try: an interrupt sent before stop() is caught too
-            leadership.stop(release=leadership.lost is None)
+            released = leadership.stop(release=leadership.lost is None)
+            signal.signal(signal.SIGTERM, previous)
     except KeyboardInterrupt:
         if leadership.lost is not None:
-            raise LostLeaseError(
-                f"{leadership.lost}; stopping", hint="another replica acts now"
-            ) from None
+            raise LostLeaseError(f"{leadership.lost}; stopping") from None
+        if terminated.is_set():
+            said = "released the lease" if released else "did not hold the lease"
+            raise TerminatedError(f"stopped by SIGTERM; {said} {where}") from None
         raise
+
+
+class TerminatedError(KupgradeError):
+    """SIGTERM ended the run (a pod deleted): not a failure, said in one line."""
+
+    code = 128 + signal.SIGTERM  # as a shell reports a process SIGTERM ended

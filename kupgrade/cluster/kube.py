@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import builtins
 import json
+import os
+import platform
 import time
 from functools import cache
 from pathlib import Path
@@ -22,11 +24,14 @@ from lightkube import ApiError, Client, ConfigError, KubeConfig
 from lightkube.generic_resource import create_global_resource, create_namespaced_resource
 from lightkube.types import PatchType
 
+from kupgrade import __version__
 from kupgrade.cluster.backend import Key, Obj, Watch
 from kupgrade.cluster.disruption import Answer
 from kupgrade.cluster.kubeconfig import (
     RefreshingToken,
+    TokenFile,
     default_kubeconfig,
+    in_cluster,
     load_kubeconfig,
 )
 from kupgrade.errors import InputError
@@ -60,6 +65,7 @@ KINDS: dict[str, tuple[str, str, str, bool]] = {
     "HealthCheck": ("baremetal.cluster.gke.io", "v1", "healthchecks", True),
     "Route": ("route.openshift.io", "v1", "routes", True),
 }
+USER_AGENT = f"kupgrade/v{__version__} ({platform.system().lower()}/{platform.machine()})"
 STATE_NAMESPACE = "kupgrade"
 STATE_CONFIGMAP = "kupgrade-controller-state"
 # A simulated cluster's Events carry their virtual time exactly (timestamps keep seconds).
@@ -104,12 +110,18 @@ class KubeBackend:
     def __init__(self, kubeconfig: Path | None = None, context: str | None = None) -> None:
         path = kubeconfig or default_kubeconfig()
         where = str(path) if path else "the default kubeconfig"
+        # No kubeconfig file: in a pod, its service account (kubectl and clientcmd fall
+        # back to rest.InClusterConfig so when they find no kubeconfig).
+        pod = in_cluster() if path is None and not os.environ.get("KUBECONFIG") else None
         try:
             loaded = None
             if path is not None:  # read and checked as every file the user names
                 loaded = load_kubeconfig(path, context)
                 config = KubeConfig.from_dict(loaded.doc, fname=str(path))
-            else:  # several merged by $KUBECONFIG, or a pod's service account
+            elif pod is not None:
+                where = f"the pod's service account ({pod.server})"
+                config = KubeConfig.from_dict(pod.doc)
+            else:  # several merged by $KUBECONFIG
                 config = KubeConfig.from_env()  # type: ignore[no-untyped-call]
             chosen = config.get(context_name=context)
             self.client = Client(config=chosen, field_manager="kupgrade")
@@ -123,9 +135,14 @@ class KubeBackend:
             ) from None
         self.where = where
         self._http().event_hooks["response"].append(self._is_api_answer)
+        # Who asks, in the server's audit log (kube-apiserver records the userAgent), in
+        # client-go's form (rest.DefaultKubernetesUserAgent: command/version (os/arch)).
+        self._http().headers["User-Agent"] = USER_AGENT
         if loaded is not None and loaded.exec_spec is not None:
             # A token from an exec plugin is asked for again when it expires (a 401).
             self._http().auth = RefreshingToken(loaded.exec_spec, where, loaded.token)
+        if pod is not None:  # the kubelet rotates the pod's token: read it again
+            self._http().auth = TokenFile(pod.token_file, pod.doc["users"][0]["user"]["token"])
         self._wakes: list[tuple[float, Key]] = []
         self._simulated: bool | None = None  # whether it serves a simulator's Clock
 

@@ -13,9 +13,11 @@ says them (SPEC X6: the commands work against a real API server through a kubeco
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import subprocess
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -128,6 +130,88 @@ class RefreshingToken(httpx.Auth):
             self.token = fresh
             request.headers["Authorization"] = f"Bearer {fresh}"
             yield request
+
+
+SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+TOKEN_PERIOD = 60.0  # how long a token read from a file is used before it is read again
+
+
+class InCluster(NamedTuple):
+    doc: dict[str, Any]  # a kubeconfig naming the pod's API server, CA and token
+    token_file: Path
+    server: str
+
+
+def in_cluster(account: Path | None = None) -> InCluster | None:
+    """The pod's own access to its cluster, as client-go's rest.InClusterConfig builds it
+    (staging/src/k8s.io/client-go/rest/config.go): the server from KUBERNETES_SERVICE_HOST
+    and KUBERNETES_SERVICE_PORT, the service account's token (BearerTokenFile: read
+    again as the kubelet rotates it), its ca.crt when there is one, and its namespace as
+    the context's. None when not in a pod (either variable unset: ErrNotInCluster), so
+    that a kubeconfig is asked for as before."""
+    host = os.environ.get("KUBERNETES_SERVICE_HOST", "")
+    port = os.environ.get("KUBERNETES_SERVICE_PORT", "")
+    if not host or not port:
+        return None
+    account = account or SERVICE_ACCOUNT
+    token_file = account / "token"
+    token = _account_file(token_file)
+    if not token:
+        raise InputError(
+            f"in a pod, but its service account token {token_file} is empty",
+            field="--kubeconfig",
+            hint="mount the service account's token (automountServiceAccountToken) or give --kubeconfig",
+        )
+    server = f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}"  # JoinHostPort
+    cluster: dict[str, Any] = {"server": server}
+    if (account / "ca.crt").is_file():  # client-go goes on without it, as here
+        cluster["certificate-authority"] = str(account / "ca.crt")
+    context: dict[str, Any] = {"cluster": "in-cluster", "user": "in-cluster"}
+    if (account / "namespace").is_file():
+        context["namespace"] = _account_file(account / "namespace")
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "in-cluster", "cluster": cluster}],
+        "users": [{"name": "in-cluster", "user": {"token": token}}],
+        "contexts": [{"name": "in-cluster", "context": context}],
+        "current-context": "in-cluster",
+    }
+    return InCluster(doc, token_file, server)
+
+
+def _account_file(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"in a pod, but its service account's {path} cannot be read: {exc}",
+            field="--kubeconfig",
+            hint="mount the service account's token (automountServiceAccountToken) or give --kubeconfig",
+        ) from None
+
+
+class TokenFile(httpx.Auth):
+    """A bearer token read from a file and read again once a minute, as client-go's
+    cached file token source does for BearerTokenFile (transport/token_source.go): a
+    projected service account token is rotated by the kubelet while the pod runs."""
+
+    def __init__(self, path: Path, token: str, clock: Any = time.monotonic) -> None:
+        self.path = path
+        self.token = token
+        self.clock = clock
+        self.read_at = clock()
+
+    def current(self) -> str:
+        if self.clock() - self.read_at >= TOKEN_PERIOD:
+            self.read_at = self.clock()
+            with contextlib.suppress(OSError):  # a failed read keeps the last token
+                self.token = self.path.read_text(encoding="utf-8").strip() or self.token
+        return self.token
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        request.headers["Authorization"] = f"Bearer {self.current()}"
+        yield request
 
 
 def _named(doc: dict[str, Any], section: str, name: str, source: str) -> dict[str, Any]:

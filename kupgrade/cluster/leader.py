@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import re
 import socket
 import threading
 import time
@@ -63,6 +64,26 @@ class Timings:
         return self
 
 
+LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+
+
+def check_lease_names(namespace: str, name: str) -> None:
+    """The API server's own checks, before any request: a namespace is a DNS-1123 label,
+    a Lease's name a DNS-1123 subdomain (apimachinery's validation)."""
+    if len(namespace) > 63 or not LABEL.fullmatch(namespace):
+        raise InputError(
+            f"--lease-namespace {namespace!r} is not a namespace name",
+            field="--lease-namespace",
+            hint="lower-case letters, digits and '-', at most 63, as kube-system",
+        )
+    if len(name) > 253 or not all(LABEL.fullmatch(part) for part in name.split(".")):
+        raise InputError(
+            f"--lease-name {name!r} is not an object name",
+            field="--lease-name",
+            hint="lower-case letters, digits, '-' and '.', at most 253, as kupgrade-controller",
+        )
+
+
 @dataclass(frozen=True)
 class Record:
     """LeaderElectionRecord, as a Lease's spec holds it."""
@@ -94,13 +115,15 @@ class Record:
 
 
 class LeaseStore(Protocol):
-    """The Lease's reads and writes; a write returns False when another writer won (409)."""
+    """The Lease's reads and writes, as resourcelock.Interface: `get` and `create` keep
+    the object they saw, `update` writes over the one kept (its resourceVersion), so a
+    write returns False when another writer came between (the API server's 409)."""
 
-    def get(self) -> tuple[Record, str] | None: ...
+    def get(self) -> Record | None: ...
 
     def create(self, record: Record) -> bool: ...
 
-    def update(self, record: Record, version: str) -> bool: ...
+    def update(self, record: Record) -> bool: ...
 
 
 def micro_time(at: float) -> str:
@@ -150,45 +173,64 @@ class Elector:
             and self.clock() - self.renewed_at < self.timings.renew_deadline
         )
 
+    def lease_valid(self, now: float) -> bool:
+        """isLeaseValid: the observed record's leaseDurationSeconds have not passed since
+        this process observed it."""
+        return self.observed is not None and self.observed_at + self.observed.duration > now
+
     def try_acquire_or_renew(self) -> bool:
+        """tryAcquireOrRenew, branch by branch. `start` is taken before any request: the
+        holder counts its renew deadline from it, so that whatever the request took, the
+        server's write (and so any other candidate's observation of it) came later."""
+        start = self.clock()
         now = micro_time(self.wall())
-        desired = Record(self.identity, round(self.timings.lease_duration), now, now, 0)
-        found = self.store.get()
-        if found is None:
+        desired = Record(self.identity, int(self.timings.lease_duration), now, now, 0)
+        # 1. Fast path: the leader updates the Lease it last wrote, assuming it is still
+        # the current version (a 409 says it is not: the slow path reads it again).
+        if self.is_leader() and self.lease_valid(start) and self.observed is not None:
+            mine = replace(
+                desired, acquire=self.observed.acquire, transitions=self.observed.transitions
+            )
+            if self.store.update(mine):
+                return self._won(mine, start)
+        # 2. Read the record, or create it when there is none.
+        old = self.store.get()
+        if old is None:
             if not self.store.create(desired):
                 return False
-            return self._won(desired)
-        old, version = found
+            return self._won(desired, start)
+        # 3. A record that changed since the last look is observed now, by our clock.
         if old != self.observed:
             self.observed, self.observed_at = old, self.clock()
-        if old.holder and self.observed_at + old.duration > self.clock() and not self.is_leader():
+        if old.holder and self.lease_valid(start) and not self.is_leader():
             return False  # held by another, not yet expired by our observation
+        # 4. Ours: keep acquireTime and the count; another's (expired or released): one
+        # more transition.
         if self.is_leader():
             desired = replace(desired, acquire=old.acquire, transitions=old.transitions)
         else:
             desired = replace(desired, transitions=old.transitions + 1)
-        if not self.store.update(desired, version):
+        if not self.store.update(desired):
             return False
-        return self._won(desired)
+        return self._won(desired, start)
 
-    def _won(self, record: Record) -> bool:
+    def _won(self, record: Record, start: float) -> bool:
         self.observed, self.observed_at = record, self.clock()
-        self.renewed_at = self.observed_at
+        self.renewed_at = start
         return True
 
     def release(self) -> bool:
-        """Give the lease up (ReleaseOnCancel): holder empty, a one-second duration."""
-        if not self.valid():
-            return False
-        found = self.store.get()
-        if found is None or found[0].holder != self.identity:
+        """Give the lease up (release, with ReleaseOnCancel): holder empty, a one-second
+        duration, written over the Lease last written. Only while the lease is valid: once
+        it is not, this process writes nothing more, the Lease included (it expires)."""
+        if not self.valid() or self.observed is None:
             return False
         now = micro_time(self.wall())
-        gone = Record("", 1, now, now, found[0].transitions)
-        if self.store.update(gone, found[1]):
-            self.observed, self.observed_at, self.renewed_at = gone, self.clock(), None
-            return True
-        return False
+        gone = Record("", 1, now, now, self.observed.transitions)
+        if not self.store.update(gone):
+            return False
+        self.observed, self.observed_at, self.renewed_at = gone, self.clock(), None
+        return True
 
 
 class LostLeaseError(KupgradeError):
@@ -209,6 +251,7 @@ class Leadership:
         self._stopping = False  # once set, losing the lease no longer interrupts anyone
         self._thread: threading.Thread | None = None
         self.on_lost: Callable[[], None] = lambda: None
+        self._failed = ""  # the last failure said while waiting (said once)
 
     def _sleep(self, jitter: float = 0.0) -> bool:
         """One retry period (plus up to `jitter` times it, as wait.Jitter); True when
@@ -217,8 +260,11 @@ class Leadership:
         return self._stop.wait(period * (1 + random.random() * jitter))
 
     def acquire(self) -> None:
+        """acquire: try every retry period (jittered) until the lease is ours, saying once
+        who holds it; a passing API failure is retried as client-go does, a refusal
+        (403, InputError) ends the wait."""
         told = ""
-        while not self.elector.try_acquire_or_renew():
+        while not self._try_acquire():
             holder = self.elector.holder()
             if holder and holder != told:
                 self.said(f"waiting for lease {self.where} held by {holder}")
@@ -228,6 +274,18 @@ class Leadership:
         self.said(f"took the lease {self.where} as {self.elector.identity}")
         self._thread = threading.Thread(target=self._renew, name="lease-renewal", daemon=True)
         self._thread.start()
+
+    def _try_acquire(self) -> bool:
+        try:
+            return self.elector.try_acquire_or_renew()
+        except InputError:
+            raise
+        except KupgradeError as exc:
+            line = f"cannot take the lease {self.where} yet: {exc}; retrying"
+            if line != self._failed:
+                self.said(line)
+                self._failed = line
+            return False
 
     def _renew(self) -> None:
         while not self._sleep():  # renew: wait.Until(RetryPeriod), no jitter
@@ -258,82 +316,98 @@ class Leadership:
                 self.lost = self._why()
                 self._stop.set()  # the renewals end too; the write below is refused
         if self.lost is not None:
-            raise LostLeaseError(f"{self.lost}; stopping", hint="another replica acts now")
+            raise LostLeaseError(f"{self.lost}; stopping")
 
-    def stop(self, release: bool = True) -> None:
+    def stop(self, release: bool = True) -> bool:
+        """End the renewals and (while the lease is still valid) release it; True when
+        released."""
         with self._lock:
             self._stopping = True
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=5)
+            self._thread.join(timeout=self.elector.timings.renew_deadline)
         if release and self.lost is None:
             with contextlib.suppress(KupgradeError):  # else it expires on its own
-                self.elector.release()
+                return self.elector.release()
+        return False
 
 
 class ApiLease:
-    """The Lease NAMESPACE/NAME through a Kubernetes API (resourcelock/leaselock.go):
-    GET, POST to create, PUT with the read resourceVersion to update; 409 is a lost race."""
+    """The Lease NAMESPACE/NAME through a Kubernetes API, as resourcelock/leaselock.go's
+    LeaseLock: Get and Create keep the object the server answered; Update writes that
+    object back (its metadata, resourceVersion included) with the new spec, and keeps
+    the answer. A 409 is a lost race; the requests end within `timeout` (client-go bounds
+    a renewal by the renew deadline's context)."""
 
-    def __init__(self, http: Any, namespace: str, name: str, where: str) -> None:
+    def __init__(
+        self, http: Any, namespace: str, name: str, where: str, timeout: float = 10.0
+    ) -> None:
         self.http = http
         self.namespace = namespace
         self.name = name
         self.where = where
+        self.timeout = timeout
         self.collection = f"{LEASE_PATH}/namespaces/{namespace}/leases"
+        self.lease: dict[str, Any] | None = None
 
     def _send(self, method: str, path: str, body: Any = None) -> Any:
         try:
-            response = self.http.request(method, path, json=body)
+            response = self.http.request(method, path, json=body, timeout=self.timeout)
         except Exception as exc:  # httpx's errors, and a lost connection
             raise KupgradeError(f"cannot reach the API server of {self.where}: {exc}") from None
         if response.status_code == 403:
             raise InputError(
                 f"the API server of {self.where} forbids the Lease "
-                f"{self.namespace}/{self.name}: {response.json().get('message', '')}",
+                f"{self.namespace}/{self.name}: {_message(response)}",
                 hint="grant get, create and update on leases.coordination.k8s.io in "
                 f"namespace {self.namespace} (deploy/controller/rbac.yaml)",
             )
         return response
 
-    def _body(self, record: Record, version: str | None) -> dict[str, Any]:
-        meta: dict[str, Any] = {"name": self.name, "namespace": self.namespace}
-        if version is not None:
-            meta["resourceVersion"] = version
-        return {
-            "apiVersion": "coordination.k8s.io/v1",
-            "kind": "Lease",
-            "metadata": meta,
-            "spec": record.spec(),
-        }
+    def _kept(self, response: Any, what: str) -> None:
+        code = response.status_code
+        if code in (200, 201):
+            self.lease = response.json()
+            return
+        line = f"cannot {what} the Lease {self.namespace}/{self.name}: {code} {_message(response)}"
+        if 400 <= code < 500 and code != 429:  # refused as asked: asking again changes nothing
+            raise InputError(line, hint=f"the API server of {self.where}")
+        raise KupgradeError(line)  # the server's trouble (5xx, 429): tried again
 
-    def get(self) -> tuple[Record, str] | None:
+    def get(self) -> Record | None:
         response = self._send("GET", f"{self.collection}/{self.name}")
         if response.status_code == 404:
             return None
-        if response.status_code != 200:
-            raise KupgradeError(
-                f"cannot read the Lease: {response.status_code} {response.text[:200]}"
-            )
-        doc = response.json()
-        return Record.of(doc.get("spec") or {}), str(doc["metadata"].get("resourceVersion", ""))
+        self._kept(response, "read")
+        return Record.of((self.lease or {}).get("spec") or {})
 
     def create(self, record: Record) -> bool:
-        response = self._send("POST", self.collection, self._body(record, None))
+        body = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": self.name, "namespace": self.namespace},
+            "spec": record.spec(),
+        }
+        response = self._send("POST", self.collection, body)
         if response.status_code == 409:
-            return False
-        if response.status_code not in (200, 201):
-            raise KupgradeError(
-                f"cannot create the Lease: {response.status_code} {response.text[:200]}"
-            )
+            return False  # another candidate created it first
+        self._kept(response, "create")
         return True
 
-    def update(self, record: Record, version: str) -> bool:
-        response = self._send("PUT", f"{self.collection}/{self.name}", self._body(record, version))
-        if response.status_code == 409:
-            return False
-        if response.status_code != 200:
-            raise KupgradeError(
-                f"cannot update the Lease: {response.status_code} {response.text[:200]}"
-            )
+    def update(self, record: Record) -> bool:
+        if self.lease is None:
+            return False  # "lease not initialized, call get or create first"
+        body = {**self.lease, "spec": record.spec()}
+        response = self._send("PUT", f"{self.collection}/{self.name}", body)
+        if response.status_code in (404, 409):
+            return False  # written (or deleted) by another since this process last saw it
+        self._kept(response, "update")
         return True
+
+
+def _message(response: Any) -> str:
+    """The Status message of an error answer, else the start of its text."""
+    try:
+        return str(response.json().get("message", ""))
+    except ValueError:
+        return str(response.text[:200])

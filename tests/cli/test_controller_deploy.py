@@ -15,8 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pytest
 import yaml
+from kubernetes import client as k8s
 
 from bench import kube as kube_bench
 from kupgrade.sim.create import create_cluster
@@ -102,6 +104,11 @@ def test_two_leader_elected_replicas_with_their_own_account() -> None:
     for rule in cluster_role["rules"]:  # no wildcard anywhere
         assert "*" not in rule["verbs"] + rule["resources"] + rule["apiGroups"]
     assert not allowed(cluster_role["rules"], "coordination.k8s.io", "leases", "update")
+    # The backend writes with PUT (client-go's Update): only its state ConfigMap is patched.
+    patched = {
+        r for rule in cluster_role["rules"] if "patch" in rule["verbs"] for r in rule["resources"]
+    }
+    assert patched == {"configmaps"}
 
 
 @pytest.mark.parametrize(
@@ -149,9 +156,44 @@ def test_every_request_of_the_controllers_is_allowed(
     assert refused == []
 
 
+def schema_errors(obj: Obj) -> str:
+    """The object checked against the Kubernetes OpenAPI schema, as the official Python
+    client's models carry it (strict types, no unknown field): its errors, or ''."""
+    group_version = str(obj.get("apiVersion", ""))
+    model = getattr(k8s, f"{group_version.rpartition('/')[2].capitalize()}{obj.get('kind')}", None)
+    if model is None:
+        return f"no schema for {group_version} {obj.get('kind')}"
+    try:
+        model.model_validate(obj, strict=True)
+    except pydantic.ValidationError as exc:
+        return str(exc)
+    return ""
+
+
+def test_the_manifests_follow_the_kubernetes_schema() -> None:
+    assert {o["kind"] for o in objects()} == {
+        "ServiceAccount",
+        "Deployment",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
+    }
+    for obj in objects():
+        assert schema_errors(obj) == "", obj["metadata"]["name"]
+    (deployment,) = of_kind("Deployment")
+    typo = json.loads(json.dumps(deployment))
+    typo["spec"]["template"]["spec"]["containers"][0]["arg"] = ["controller"]
+    typo["spec"]["replicas"] = "2"
+    said = schema_errors(typo)
+    assert "arg" in said and "Extra inputs are not permitted" in said
+    assert "spec.replicas" in said  # a number written as a string
+
+
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 def test_kubectl_accepts_the_manifests(tmp_path: Path) -> None:
-    """Client-side dry run against a served cluster: its discovery knows these kinds."""
+    """Client-side dry run against a served cluster: its discovery knows these kinds (and
+    kubectl's own validation, on by default, runs)."""
     create_cluster(tmp_path, "c", Profile(spec=_spec("kubernetes")))
     with served_api(tmp_path, "c") as (_, info):
         done = subprocess.run(
@@ -161,7 +203,6 @@ def test_kubectl_accepts_the_manifests(tmp_path: Path) -> None:
                 info["kubeconfig"],
                 "apply",
                 "--dry-run=client",
-                "--validate=false",
                 "-f",
                 str(DEPLOY),
                 "-o",

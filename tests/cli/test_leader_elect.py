@@ -24,6 +24,7 @@ import yaml
 from tests.support.cli import run_cli
 from tests.support.processes import served_api
 
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
 FAST = ("--lease-duration", "3", "--renew-deadline", "2", "--retry-period", "0.5")
 
 
@@ -175,7 +176,74 @@ def test_a_lease_held_by_another_waits_and_writes_nothing(tmp_path: Path) -> Non
         c.send_signal(signal.SIGTERM)
         c.wait(timeout=30)
         assert said(tmp_path, "c").count("waiting for lease") == 1  # said once
+        assert said(tmp_path, "c").strip().splitlines()[-1] == (
+            "stopped by SIGTERM; did not hold the lease kube-system/kupgrade-controller"
+        )
         assert writers(audit) == []
+        with httpx.Client(verify=False, headers={"Authorization": f"Bearer {token}"}) as http:
+            kept = http.get(f"{server}{LEASES}/kupgrade-controller").json()
+        assert kept["spec"]["holderIdentity"] == "other"  # untouched: nothing lost
+        assert kept["metadata"]["resourceVersion"] == made.json()["metadata"]["resourceVersion"]
+
+
+def test_a_leader_whose_lease_is_taken_writes_nothing_more(tmp_path: Path) -> None:
+    """The Lease edited to another holder through the API: the leader's next renewal is a
+    409, it reads the Lease, sees the other holder, and stops before any other write."""
+    with served(tmp_path) as (info, audit):
+        a = replica(tmp_path, info, "a", *FAST, "--speed", "50")
+        until(lambda: "a" in writers(audit))
+        url = f"{info['server']}{LEASES}/kupgrade-controller"
+        headers = {"Authorization": f"Bearer {_token(Path(info['kubeconfig']))}"}
+        with httpx.Client(verify=False, headers={**headers, "User-Agent": "editor"}) as http:
+            lease = http.get(url).json()
+            lease["spec"].update(holderIdentity="intruder", leaseDurationSeconds=3600)
+            assert http.put(url, json=lease).status_code == 200
+        a.communicate(timeout=30)
+        assert a.returncode == 1
+        lines = said(tmp_path, "a").strip().splitlines()
+        assert lines[-1] == (
+            "error: lost the lease kube-system/kupgrade-controller to intruder; stopping"
+        )
+        events = [json.loads(line) for line in audit.read_text().splitlines()]
+    edit = next(
+        i for i, e in enumerate(events) if e["userAgent"] == "editor" and e["verb"] == "update"
+    )
+    # a's first look at the Lease after the edit that answered (the GET after its 409).
+    seen = next(
+        i
+        for i, e in enumerate(events)
+        if i > edit and "/leases/" in e["requestURI"] and e["verb"] == "get"
+    )
+    after = [e for e in events[seen + 1 :] if e["userAgent"].endswith("/a")]
+    assert [e for e in after if e["verb"] != "get" and "/leases" not in e["requestURI"]] == []
+    assert [e["verb"] for e in after if "/leases" in e["requestURI"]] == []  # nor the Lease
+
+
+def test_sigterm_releases_the_lease_and_the_other_takes_it_at_once(tmp_path: Path) -> None:
+    """client-go's timings (15 s, 10 s, 2 s): a pod deleted (SIGTERM) gives its Lease up
+    (holder empty), so the waiting replica takes it within a retry period, not 15 s."""
+    with served(tmp_path) as (info, audit):
+        a = replica(tmp_path, info, "a", "--speed", "50")
+        until(lambda: "a" in writers(audit))
+        b = replica(tmp_path, info, "b")
+        until(lambda: "held by a" in said(tmp_path, "b"))
+        a.send_signal(signal.SIGTERM)
+        stopped = time.monotonic()
+        out, _ = a.communicate(timeout=30)
+        assert a.returncode == 128 + signal.SIGTERM
+        assert json.loads(out)["outcome"] == "terminated"
+        lines = said(tmp_path, "a").strip().splitlines()
+        assert lines[-1] == "stopped by SIGTERM; released the lease kube-system/kupgrade-controller"
+        took = until(lambda: "took the lease" in said(tmp_path, "b"), 15)
+        assert took - stopped < 2 * 2.2 + 1.0  # one jittered retry period, not 15 s
+        out, _ = b.communicate(timeout=120)
+        assert b.returncode == 0, said(tmp_path, "b")
+        assert json.loads(out)["outcome"] == "completed"
+        events = [json.loads(line) for line in audit.read_text().splitlines()]
+    leases = [e for e in events if "/leases" in e["requestURI"] and e["verb"] == "update"]
+    by = [e["userAgent"].removeprefix("kupgrade-controller/") for e in leases]
+    assert by[-1] == "b" and "a" not in by[by.index("b") :]  # b took it and released it
+    assert runs(writers(audit)) == ["a", "b"]
 
 
 def _token(kubeconfig: Path) -> str:
@@ -188,6 +256,9 @@ def _token(kubeconfig: Path) -> str:
     [
         (["--lease-duration", "5", "--renew-deadline", "5"], "--lease-duration must be greater"),
         (["--renew-deadline", "2", "--retry-period", "2"], "--renew-deadline must be greater"),
+        (["--retry-period", "0", "--renew-deadline", "1"], "must be greater than zero"),
+        (["--lease-namespace", "Kube_System"], "is not a namespace name"),
+        (["--lease-name", "-controller"], "is not an object name"),
     ],
 )
 def test_bad_timings_are_one_line(tmp_path: Path, args: list[str], says: str) -> None:
