@@ -435,9 +435,9 @@ def main() -> None:
             f"{row['simulated_min']} simulated min ({row['simulated_per_wall']}x real time, "
             f"goal 225x at 5,000 nodes), {row['steps']} steps, peak {row['peak_rss_mb']} MB"
             + (
-                f", x{row['wall_ratio_to_previous']} the previous size's wall time (goal <= x11 "
-                "per x10 nodes)"
-                if "wall_ratio_to_previous" in row
+                f", x{row['wall_ratio_to_previous']} the previous size's wall time, "
+                f"x{row['growth_per_10x_nodes']} per x10 nodes (goal <= x11)"
+                if "growth_per_10x_nodes" in row
                 else ""
             )
         )

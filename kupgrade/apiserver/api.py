@@ -272,7 +272,8 @@ class KubeAPI:
             return self.virtual.events()
         if r.kind == "Clock":
             return self.virtual.clocks()
-        found = [o for o in self.store.list(r.kind) if not in_bootstrap(o)]
+        # read, not kept: a list of every pod does not make the store's pods all dicts
+        found = [o for _, o in self.store.scan(r.kind) if not in_bootstrap(o)]
         if r.kind == "ConfigMap":
             found.append(self.virtual.state())
         return found
@@ -283,7 +284,7 @@ class KubeAPI:
         names = {
             o["metadata"].get("namespace")
             for kind in {r.kind for r in BY_KIND.values() if r.namespaced}
-            for o in self.store.list(kind)
+            for _, o in self.store.scan(kind)
         } - {None, ""}
         out = dict(stored)
         for name in sorted(n for n in names if n and not n.startswith(BOOTSTRAP)):

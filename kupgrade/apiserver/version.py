@@ -17,7 +17,7 @@ def version_info(store: Any) -> dict[str, str]:
     clusters = own_clusters(store.list("Cluster"))
     apiservers = [
         image_version(p)
-        for p in store.list("Pod")
+        for _, p in store.scan("Pod")  # read, not kept as dicts
         if (p["metadata"].get("labels") or {}).get("component") == "kube-apiserver"
     ]
     if apiservers:  # a kubeadm cluster: the version its (oldest) apiserver serves

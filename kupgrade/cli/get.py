@@ -116,7 +116,7 @@ def _local(kind: str, store: Store, bootstrap: bool) -> list[dict[str, Any]]:
         return events_of(store)
     objs = [o for o in store.list(kind) if bootstrap == in_bootstrap(o)]
     if kind in OWNERS:
-        counts = PodCounts(store.list("Pod"), store.list("ReplicaSet"))
+        counts = PodCounts((pod for _, pod in store.scan("Pod")), store.list("ReplicaSet"))
         objs = [{**o, "status": workload_status(o, counts)} for o in objs]
     if kind == "PodDisruptionBudget":  # the disruption controller's status, as served
         budgets = BudgetLedger(store)

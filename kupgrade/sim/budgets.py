@@ -24,6 +24,8 @@ from kupgrade.collector import paused
 from kupgrade.sim.store import Obj, Store
 
 PDB = "PodDisruptionBudget"
+# A pod as the ledger counts it: the budgets counting it, whether healthy, its owners.
+Seen = tuple[tuple[Key, ...], bool, tuple[str, ...]]
 
 
 def _selector_labels(pdb: Obj) -> list[str]:
@@ -63,8 +65,11 @@ class BudgetLedger:
         self.stale = True  # recount everything on the next ask
         self.counts: dict[Key, _Count] = {}
         # pod -> (the budgets counting it, whether it is healthy, its owners' names)
-        self.seen: dict[Key, tuple[tuple[Key, ...], bool, tuple[str, ...]]] = {}
+        self.seen: dict[Key, Seen] = {}
         self.by_labels: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[Key, ...]] = {}
+        # One tuple per distinct (budgets, healthy, owners), not one per pod: a few
+        # thousand for 500,000 pods.
+        self.shared: dict[Seen, Seen] = {}
         store.observe("Pod", self._pod_changed)
         store.observe(PDB, self._budget_changed)
 
@@ -133,7 +138,7 @@ class BudgetLedger:
             if count is None:
                 count = counts[budget] = _Count()
             count.add(new[1], new[2], 1)
-        self.seen[key] = new
+        self.seen[key] = self.shared.setdefault(new, new)
 
     def _budget_changed(self, key: Key, pdb: Obj | None) -> None:
         self.stale = True
@@ -141,8 +146,8 @@ class BudgetLedger:
     @paused()  # a count per budget, a tuple per pod: none of them a cycle
     def _recount(self) -> None:
         self.stale = False
-        self.counts, self.seen, self.by_labels = {}, {}, {}
-        for key, pod in self.store.keyed("Pod"):
+        self.counts, self.seen, self.by_labels, self.shared = {}, {}, {}, {}
+        for key, pod in self.store.scan("Pod"):
             self._pod_changed(key, pod)
 
 

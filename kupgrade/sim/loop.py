@@ -166,6 +166,7 @@ class Local:
         return self.store.next_at()
 
     def advance(self, at: float) -> bool:
+        self.store.cool()  # between two steps: nobody holds a pod half-changed
         if at > self.sim.now():
             self.store.set_meta("now", at)
         for action in self.store.pop_due(at):

@@ -6,6 +6,11 @@ from the last committed step: one step of the run loop (world events due now plu
 controller's reaction) is one transaction. Objects are kept in memory between commits
 and only the changed ones are written, so a step costs what it changes, not the size of
 the cluster.
+
+Pods are most of a big cluster and a step reads a few dozen of them: they are held as
+their encoded bytes (about 430 each, against about 3.3 KB as dicts) and decoded when read;
+a pod read stays a dict for a few dozen steps, then goes back to the bytes its last commit
+wrote (`COLD_KINDS`, `COOL_EVERY`).
 """
 
 from __future__ import annotations
@@ -14,9 +19,10 @@ import builtins
 import heapq
 import os
 import sqlite3
+import sys
 import threading
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +63,21 @@ Obj = dict[str, Any]
 ROW_DELETE = "DELETE FROM objects WHERE kind=? AND namespace=? AND name=?"
 ROW_PUT = "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?)"
 
+_NONE: dict[Key, Any] = {}  # no objects of a kind (read, never written)
 _encode = msgspec.json.Encoder(order="sorted").encode
 _decode = msgspec.json.decode
+
+# Kinds kept as encoded bytes while nobody reads them. A 20,000-node rehearsal holds
+# 500,000 pods: as dicts 1.7 GB, as bytes about 240 MB, and a step touches few of them
+# (no library keeps JSON documents decoded on demand behind a dict's identity, which the
+# controllers rely on: a pod read twice in a step is one dict, changed in place and put).
+COLD_KINDS = frozenset({"Pod", "ReplicaSet", "Deployment", "PodDisruptionBudget", "ConfigMap"})
+# Steps between two returns of the objects read to their bytes: a draining node's pods
+# are read at every step, and decoding them at every step cost more than it saved.
+COOL_EVERY = 1024
+# Objects read (warm) before they are returned to their bytes within a step too: a
+# controller's first look at every pod of a 20,000-node cluster would make them all dicts.
+WARM_LIMIT = 65_536
 
 
 class _Index:
@@ -66,12 +85,16 @@ class _Index:
         self.fn = fn
         self.keys: dict[str, set[Key]] = {}
         self.values: dict[Key, tuple[str, ...]] = {}
+        # One tuple per distinct value (a node's name), not one per object: 500,000 pods
+        # on 20,000 nodes keep 20,000 tuples.
+        self.shared: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     def update(self, key: Key, obj: Obj | None) -> None:
         new = tuple(self.fn(obj)) if obj is not None else ()
         old = self.values.get(key, ())
         if new == old:
             return
+        new = self.shared.setdefault(new, new)
         for value in old:
             self.keys[value].discard(key)
         for value in new:
@@ -80,6 +103,33 @@ class _Index:
             self.values[key] = new
         else:
             self.values.pop(key, None)
+
+
+# References to a warm object from the store itself (its map), the caller's variable, the
+# argument and getrefcount's own; to a container inside it, its parent's slot, the loop's
+# variable and getrefcount's. CPython counts references exactly.
+_STORE_REFS = 4
+_PART_REFS = 3
+
+
+def _held_whole(obj: Obj) -> bool:
+    """Whether anyone but the store holds the object itself."""
+    return sys.getrefcount(obj) > _STORE_REFS
+
+
+def _held(obj: Obj) -> bool:
+    """Whether anyone but the store holds the object, or a list or dict inside it two
+    levels down (its metadata, labels, conditions): such a holder may still change it."""
+    if sys.getrefcount(obj) > _STORE_REFS:
+        return True
+    for part in obj.values():
+        if isinstance(part, dict | list):
+            if sys.getrefcount(part) > _PART_REFS:
+                return True
+            for inner in part.values() if isinstance(part, dict) else part:
+                if isinstance(inner, dict | list) and sys.getrefcount(inner) > _PART_REFS:
+                    return True
+    return False
 
 
 class StoreError(KupgradeError):
@@ -250,14 +300,21 @@ class Store:
     @paused()  # hundreds of thousands of documents, none of them a cycle
     def _load(self) -> None:
         """Objects, meta values and the schedule, from the file into memory."""
-        self._objects: dict[Key, Obj] = {}
-        self._by_kind: dict[str, dict[Key, Obj]] = {}
+        # Objects by kind, then key (one map: a second one by key alone cost 40 MB for
+        # 500,000 pods and a write more per change).
+        self._by_kind: dict[str, dict[Key, Obj | bytes]] = {}
+        # Objects of COLD_KINDS read since the last sweep, with the bytes the file holds.
+        self._warm: dict[Key, bytes] = {}
+        self._read: set[Key] = set()  # warm objects read since the last cooling
+        self._warm_limit = WARM_LIMIT
+        self._steps = 0
         for kind, namespace, name, body in self._db.execute(
             "SELECT kind, namespace, name, body FROM objects"
         ):
-            key = (kind, namespace, name)
-            self._objects[key] = obj = _decode(body)
-            self._by_kind.setdefault(kind, {})[key] = obj
+            # one string per kind and namespace, not one per row: 500,000 pods' keys
+            key = (sys.intern(kind), sys.intern(namespace), name)
+            cold = kind in COLD_KINDS and isinstance(body, bytes)
+            self._by_kind.setdefault(key[0], {})[key] = body if cold else _decode(body)
         self._meta: dict[str, Any] = {
             k: _decode(v) for k, v in self._db.execute("SELECT key, value FROM meta")
         }
@@ -278,18 +335,75 @@ class Store:
     # --- objects -----------------------------------------------------------------------
 
     def get(self, kind: str, name: str, namespace: str = "") -> Obj | None:
-        return self._objects.get((kind, namespace, name))
+        key = (kind, namespace, name)
+        found = self._by_kind.get(kind, _NONE).get(key)
+        if isinstance(found, bytes):
+            return self._warmed(key, found)
+        if found is not None and kind in COLD_KINDS:
+            self._read.add(key)
+        return found
 
     def list(self, kind: str) -> builtins.list[Obj]:
         """Objects of one kind, in (namespace, name) order."""
         objs = self._by_kind.get(kind, {})
-        return [objs[k] for k in self._keys(kind)]
+        out = []
+        for key in self._keys(kind):
+            found = objs[key]
+            out.append(self._warmed(key, found) if isinstance(found, bytes) else found)
+        if kind in COLD_KINDS:
+            self._read.update(objs)
+        return out
 
-    def keyed(self, kind: str) -> builtins.list[tuple[Key, Obj]]:
-        """Objects of one kind with their keys, in (namespace, name) order: what an
-        observer (`observe`) is given, for one that starts from what is there."""
+    def scan(self, kind: str) -> Iterator[tuple[Key, Obj]]:
+        """Objects of one kind with their keys, in (namespace, name) order, to be read
+        and not kept: what an observer (`observe`) is given, for one that starts from
+        what is there. A pod held as bytes is decoded for the look and left as bytes, so
+        following 500,000 pods from the start does not make them all dicts."""
         objs = self._by_kind.get(kind, {})
-        return [(k, objs[k]) for k in self._keys(kind)]
+        for key in self._keys(kind):
+            found = objs[key]
+            yield key, (_decode(found) if isinstance(found, bytes) else found)
+
+    def _warmed(self, key: Key, body: bytes) -> Obj:
+        """A cold object decoded, kept as the one dict every reader gets until a sweep."""
+        obj: Obj = _decode(body)
+        self._by_kind[key[0]][key] = obj
+        self._warm[key] = body
+        self._read.add(key)
+        if len(self._warm) > self._warm_limit:
+            # a look at every pod at once (a controller's first pass): read or not,
+            # whatever nobody holds goes back, so the look costs what it holds
+            self._cool(held=_held, recent=False)
+        return obj
+
+    def cool(self) -> None:
+        """Called between two steps of a run, when no reader holds an object it is still
+        changing: every COOL_EVERY calls, the objects not read since the last time and
+        not changed since the last commit go back to their bytes (the changed ones wait
+        for the commit that encodes them)."""
+        self._steps += 1
+        if self._steps % COOL_EVERY == 0:
+            self._cool(held=_held_whole, recent=True)
+
+    def _cool(self, held: Callable[[Obj], bool], *, recent: bool) -> None:
+        """Objects unchanged since the last commit and held by nobody else back to
+        their bytes; with `recent`, only those not read since the last cooling too (a
+        clock's second chance: a draining node's pods, read at every step, stay dicts).
+        One still held (a reader's variable, a list it made) stays a dict: a reader that
+        changes it and puts it later must find the same dict, as every reader of it
+        does. Between steps, readers hold whole objects if anything (a tracker's nodes):
+        `held` looks at the object alone there, and two levels down within a step."""
+        by_kind, warm = self._by_kind, self._warm
+        # the set differences run in C: only the objects that may go cold are visited
+        stay = self._read | self._dirty if recent else self._dirty
+        for key in warm.keys() - stay:
+            objects = by_kind[key[0]]
+            obj = objects[key]
+            if not isinstance(obj, dict) or not held(obj):
+                objects[key] = warm.pop(key)
+        self._read = set()
+        # those still kept (a list of every pod held) are not looked at again at once
+        self._warm_limit = max(WARM_LIMIT, 2 * len(warm))
 
     def _keys(self, kind: str) -> builtins.list[Key]:
         keys = self._sorted.get(kind)
@@ -300,13 +414,15 @@ class Store:
     def put(self, obj: Obj) -> Obj:
         meta = obj["metadata"]
         key = (str(obj["kind"]), str(meta.get("namespace", "")), str(meta["name"]))
-        added = key not in self._objects
+        objects = self._by_kind.get(key[0])
+        if objects is None:
+            objects = self._by_kind[key[0]] = {}
+        added = key not in objects
         if added:
             self._sorted.pop(key[0], None)
             if key not in self._dirty:  # nor deleted since the last commit
                 self._born.add(key)
-        self._objects[key] = obj
-        self._by_kind.setdefault(key[0], {})[key] = obj
+        objects[key] = obj
         self._dirty.add(key)
         if self.changes is not None:
             self.changes.record("ADDED" if added else "MODIFIED", obj)
@@ -315,13 +431,13 @@ class Store:
 
     def delete(self, kind: str, name: str, namespace: str = "") -> None:
         key = (kind, namespace, name)
-        gone = self._objects.pop(key, None)
+        gone = self._by_kind.get(kind, _NONE).pop(key, None)
         if gone is not None:
-            self._by_kind.get(kind, {}).pop(key, None)
+            self._warm.pop(key, None)
             self._sorted.pop(kind, None)
             self._dirty.add(key)
             if self.changes is not None:
-                self.changes.record("DELETED", gone)
+                self.changes.record("DELETED", _decode(gone) if isinstance(gone, bytes) else gone)
             self._changed(key, None)
 
     def keep_changes(self, keep: int = 50_000) -> ChangeLog:
@@ -371,13 +487,19 @@ class Store:
             return
         index = _Index(fn)
         for key, obj in self._by_kind.get(kind, {}).items():
-            index.update(key, obj)
+            index.update(key, _decode(obj) if isinstance(obj, bytes) else obj)
         self._indexes.setdefault(kind, {})[name] = index
 
     def lookup(self, kind: str, name: str, value: str) -> builtins.list[Obj]:
         """Objects whose index `name` holds `value`, in (namespace, name) order."""
         keys = self._indexes[kind][name].keys.get(value, ())
-        return [self._objects[k] for k in sorted(keys)]
+        out = []
+        for key in sorted(keys):
+            found = self._by_kind[kind][key]
+            out.append(self._warmed(key, found) if isinstance(found, bytes) else found)
+        if kind in COLD_KINDS:
+            self._read.update(keys)
+        return out
 
     # --- meta, schedule, events -----------------------------------------------------------
 
@@ -454,6 +576,8 @@ class Store:
             self._db.execute("COMMIT")  # the writer after all: its memory is the truth
             self._shared = False
         batch = self._batch()
+        if len(self._warm) > self._warm_limit:  # what was written goes back to bytes too
+            self._cool(held=_held, recent=True)
         if not behind:
             self._write(batch)
             self._clear()
@@ -479,12 +603,15 @@ class Store:
     def _batch(self) -> Batch:
         """Every row the changes since the last commit write, encoded now: the objects
         change in place as soon as the caller goes on."""
-        objects, born = self._objects, self._born
+        by_kind, born, warm = self._by_kind, self._born, self._warm
         written, gone = [], []
         for key in self._dirty:  # in no order: the writing sorts them (commits.AT_ONCE)
-            obj = objects.get(key)
+            obj = by_kind.get(key[0], _NONE).get(key)
             if obj is not None:
-                written.append((*key, _encode(obj)))
+                body = obj if isinstance(obj, bytes) else _encode(obj)
+                written.append((*key, body))
+                if key[0] in COLD_KINDS:  # what cooling turns it back into
+                    warm[key] = body
             elif key not in born:  # a key born since the last commit is not in the file
                 gone.append(key)
         return Batch(
@@ -555,7 +682,7 @@ class Store:
     def _take(self, change: inbox.Change) -> None:
         for item in change.objects:
             kind, namespace, name = item.key
-            new = inbox.merged(item, self._objects.get(item.key))
+            new = inbox.merged(item, self.get(kind, name, namespace))
             if new is None:
                 self.delete(kind, name, namespace)
             else:
@@ -593,6 +720,8 @@ class Store:
         finally:
             if lock is not None:
                 lock.release()
+        for key in self._dirty:  # the bytes kept for these are not what the file holds now
+            self._warm.pop(key, None)
         self._clear()
 
     def _guest_change(self) -> inbox.Change:
@@ -605,7 +734,7 @@ class Store:
                 "SELECT body FROM objects WHERE kind=? AND namespace=? AND name=?", key
             ).fetchone()
             found = inbox.object_change(
-                key, _decode(row[0]) if row else None, self._objects.get(key)
+                key, _decode(row[0]) if row else None, self.get(key[0], key[2], key[1])
             )
             if found is not None:
                 out.objects.append(found)

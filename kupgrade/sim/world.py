@@ -53,7 +53,7 @@ class World:
         # The ReplicaSets follow every pod change as it happens (as the ledger does), not
         # through a watch: a watch hands over each changed pod once more, sorted, only for
         # the count of running pods per owner that every change already tells.
-        for key, found in sim.store.keyed("Pod"):
+        for key, found in sim.store.scan("Pod"):
             self._pod_changed(key, found)
         sim.store.observe("Pod", self._pod_changed)
         self.by_role = pools

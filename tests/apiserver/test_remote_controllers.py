@@ -89,7 +89,7 @@ def _objects(home: Path) -> dict[tuple[str, str, str], Any]:
     store = Store(home / "clusters" / "c" / "cluster.db")
     try:
         out = {}
-        for kind in sorted({k[0] for k in store._objects}):
+        for kind in sorted(k for k, objs in store._by_kind.items() if objs):
             for obj in store.list(kind):
                 meta = {
                     k: v for k, v in obj["metadata"].items() if k not in ("resourceVersion", "uid")

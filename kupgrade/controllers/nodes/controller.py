@@ -10,6 +10,7 @@ an hour and keep trying; uncordon when the node's daemon asks for it (E3).
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from kupgrade.cluster import mco
@@ -140,7 +141,9 @@ class NodeController:
             kind, namespace, name = key
             pod = self.api.get(kind, name, namespace)
             if pod is not None and pod["spec"].get("nodeName"):
-                self.pod_node[key] = pod["spec"]["nodeName"]
+                on = pod["spec"]["nodeName"]
+                if self.pod_node.get(key) != on:  # one string per node, not per pod
+                    self.pod_node[key] = sys.intern(on)
             node = self.pod_node.get(key) if pod is not None else self.pod_node.pop(key, None)
             if node is not None:
                 nodes.add(node)

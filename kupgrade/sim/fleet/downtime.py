@@ -21,7 +21,7 @@ REPLICAS = "replicas:"
 def ready_counts(store: Store) -> dict[str, int]:
     """Ready pods per workload (`namespace/app`)."""
     counts: dict[str, int] = {}
-    for pod in store.list("Pod"):
+    for _, pod in store.scan("Pod"):  # read, not kept as dicts
         app = (pod["metadata"].get("labels") or {}).get("app")
         if app and is_ready_pod(pod):
             key = f"{pod['metadata'].get('namespace', '')}/{app}"

@@ -49,7 +49,7 @@ def status(store: Store) -> Said:
     apiservers = sorted(
         {
             image_version(p)
-            for p in sim.list("Pod")
+            for _, p in sim.store.scan("Pod")
             if (p["metadata"].get("labels") or {}).get("component") == "kube-apiserver"
         },
         key=parse_kube,
