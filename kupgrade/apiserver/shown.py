@@ -92,8 +92,7 @@ class Shown:
         """The pods per owner, counted again only when the store has changed."""
         version = self.changes.version
         if self._counts is None or self._counts[0] != version:
-            pods = (pod for _, pod in self.store.scan("Pod"))  # read, not kept as dicts
-            counts = PodCounts(pods, self.store.list("ReplicaSet"))
+            counts = PodCounts(self.store.list("Pod"), self.store.list("ReplicaSet"))
             self._counts = (version, counts)
         return self._counts[1]
 
