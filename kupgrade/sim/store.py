@@ -7,10 +7,11 @@ controller's reaction) is one transaction. Objects are kept in memory between co
 and only the changed ones are written, so a step costs what it changes, not the size of
 the cluster.
 
-Pods are most of a big cluster and a step reads a few dozen of them: they are held as
-their encoded bytes (about 430 each, against about 3.3 KB as dicts) and decoded when read;
-a pod read stays a dict for a few dozen steps, then goes back to the bytes its last commit
-wrote (`COLD_KINDS`, `COOL_EVERY`).
+Pods are most of a big cluster and a step reads a few dozen of them: they (and the other
+kinds a cluster holds by the thousand) are held as their encoded bytes (about 470 each,
+against about 3.3 KB as dicts) and decoded when read; a pod read stays a dict until it has
+gone unread for a thousand steps and nobody holds it, then goes back to the bytes its last
+commit wrote (`COLD_KINDS`, `COOL_EVERY`, `WARM_LIMIT`).
 """
 
 from __future__ import annotations
@@ -303,7 +304,7 @@ class Store:
         # Objects by kind, then key (one map: a second one by key alone cost 40 MB for
         # 500,000 pods and a write more per change).
         self._by_kind: dict[str, dict[Key, Obj | bytes]] = {}
-        # Objects of COLD_KINDS read since the last sweep, with the bytes the file holds.
+        # Objects of COLD_KINDS decoded (warm), with the bytes the file holds for them.
         self._warm: dict[Key, bytes] = {}
         self._read: set[Key] = set()  # warm objects read since the last cooling
         self._warm_limit = WARM_LIMIT
@@ -365,7 +366,7 @@ class Store:
             yield key, (_decode(found) if isinstance(found, bytes) else found)
 
     def _warmed(self, key: Key, body: bytes) -> Obj:
-        """A cold object decoded, kept as the one dict every reader gets until a sweep."""
+        """A cold object decoded, kept as the one dict every reader gets until cooled."""
         obj: Obj = _decode(body)
         self._by_kind[key[0]][key] = obj
         self._warm[key] = body
