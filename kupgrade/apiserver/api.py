@@ -281,10 +281,10 @@ class KubeAPI:
     def _namespaces(self) -> list[dict[str, Any]]:
         """Namespaces: the stored ones, and one for every namespace an object lives in."""
         stored = {n["metadata"]["name"]: n for n in self.store.list("Namespace")}
-        names = {
-            o["metadata"].get("namespace")
+        names = {  # from the keys: no object need be read (most are pods kept as bytes)
+            key[1]
             for kind in {r.kind for r in BY_KIND.values() if r.namespaced}
-            for _, o in self.store.scan(kind)
+            for key in self.store.keys(kind)
         } - {None, ""}
         out = dict(stored)
         for name in sorted(n for n in names if n and not n.startswith(BOOTSTRAP)):

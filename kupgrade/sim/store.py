@@ -348,7 +348,7 @@ class Store:
         """Objects of one kind, in (namespace, name) order."""
         objs = self._by_kind.get(kind, {})
         out = []
-        for key in self._keys(kind):
+        for key in self.keys(kind):
             found = objs[key]
             out.append(self._warmed(key, found) if isinstance(found, bytes) else found)
         if kind in COLD_KINDS:
@@ -361,7 +361,7 @@ class Store:
         what is there. A pod held as bytes is decoded for the look and left as bytes, so
         following 500,000 pods from the start does not make them all dicts."""
         objs = self._by_kind.get(kind, {})
-        for key in self._keys(kind):
+        for key in self.keys(kind):
             found = objs[key]
             yield key, (_decode(found) if isinstance(found, bytes) else found)
 
@@ -406,7 +406,9 @@ class Store:
         # those still kept (a list of every pod held) are not looked at again at once
         self._warm_limit = max(WARM_LIMIT, 2 * len(warm))
 
-    def _keys(self, kind: str) -> builtins.list[Key]:
+    def keys(self, kind: str) -> builtins.list[Key]:
+        """The keys of one kind, in (namespace, name) order (sorted once per change of
+        the set of keys; not to be changed by the caller)."""
         keys = self._sorted.get(kind)
         if keys is None:
             keys = self._sorted[kind] = sorted(self._by_kind.get(kind, {}))

@@ -180,6 +180,23 @@ def test_kubectl_gets_print_the_columns_of_oc(served: Served, kubectl: Path) -> 
 
 
 @needs_kubectl
+@needs_kubectl
+def test_namespaces_are_every_one_an_object_lives_in(served: Served) -> None:
+    """GET namespaces: the stored ones and one for each namespace of an object (found
+    from the store's keys, so that a pod kept as bytes is not decoded for it)."""
+    from kupgrade.sim.store import Store  # noqa: PLC0415 - read after the server started
+
+    store = Store(served.root / "cluster.db", shared=True)
+    try:
+        wanted = {key[1] for kind in ("Pod", "Deployment", "ConfigMap") for key in store.keys(kind)}
+    finally:
+        store.close()
+    done = served.kubectl(KUBECTLS[-1], "get", "namespaces", "-o", "json")
+    assert done.returncode == 0, done.stderr
+    names = {n["metadata"]["name"] for n in json.loads(done.stdout)["items"]}
+    assert wanted - {""} <= names and "openshift-dns" in names
+
+
 def test_requests_without_the_token_are_unauthorized(served: Served) -> None:
     kubectl = KUBECTLS[0]
     wrong = served.kubectl(kubectl, "--token", "not-the-token", "get", "nodes")
