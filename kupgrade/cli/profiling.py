@@ -86,8 +86,16 @@ def _write(profiler: cProfile.Profile, path: Path, what: str, wall: float) -> No
         with suppress(OSError, EOFError, TypeError, ValueError):
             stats.add(str(raw))
     tmp = raw.with_name(raw.name + ".tmp")
-    stats.dump_stats(str(tmp))
-    tmp.replace(raw)
+    try:
+        stats.dump_stats(str(tmp))
+        tmp.replace(raw)
+    except OSError as exc:
+        with suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise InputError(
+            f"cannot write the profile --profile-run {path}: {exc.strerror or exc}",
+            hint="name a file in a directory you can write to",
+        ) from None
     atomic_write(path, summary(stats, what, wall).encode())
 
 

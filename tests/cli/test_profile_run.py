@@ -57,6 +57,7 @@ def test_profile_run_names_a_place_it_can_write(tmp_path: Path) -> None:
     for target, says in [
         (tmp_path, "is a directory"),
         (tmp_path / "missing" / "p.txt", "no such directory"),
+        (Path("/proc/kupgrade-profile.txt"), "cannot write the profile"),  # found at the end
     ]:
         code, _, err = _run(
             home, "controller", "run", "--until", "idle", "--profile-run", str(target)
