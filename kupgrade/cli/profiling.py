@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import cProfile
 import io
+import marshal
 import pstats
 import time
 from collections import defaultdict
@@ -25,7 +26,7 @@ from typing import Annotated
 import typer
 
 from kupgrade.cli.output import atomic_write
-from kupgrade.errors import InputError
+from kupgrade.errors import InputError, KupgradeError
 
 ProfileRunOpt = Annotated[
     Path | None,
@@ -85,18 +86,16 @@ def _write(profiler: cProfile.Profile, path: Path, what: str, wall: float) -> No
         # not ours or damaged: this process's profile alone
         with suppress(OSError, EOFError, TypeError, ValueError):
             stats.add(str(raw))
-    tmp = raw.with_name(raw.name + ".tmp")
     try:
-        stats.dump_stats(str(tmp))
-        tmp.replace(raw)
-    except OSError as exc:
-        with suppress(OSError):
-            tmp.unlink(missing_ok=True)
+        # the bytes pstats' dump_stats writes (a marshalled table), through the writer
+        # every command uses: all or nothing, with the umask's mode
+        atomic_write(raw, marshal.dumps(stats.stats))  # type: ignore[attr-defined]
+        atomic_write(path, summary(stats, what, wall).encode())
+    except KupgradeError as exc:
         raise InputError(
-            f"cannot write the profile --profile-run {path}: {exc.strerror or exc}",
+            f"cannot write the profile --profile-run {path}: {exc.message}",
             hint="name a file in a directory you can write to",
         ) from None
-    atomic_write(path, summary(stats, what, wall).encode())
 
 
 def summary(stats: pstats.Stats, what: str, wall: float) -> str:

@@ -68,6 +68,12 @@ _NONE: dict[Key, Any] = {}  # no objects of a kind (read, never written)
 _encode = msgspec.json.Encoder(order="sorted").encode
 _decode = msgspec.json.decode
 
+
+def _as_dict(value: Obj | bytes) -> Obj:
+    """An object as a dict to read and not keep: a cold one decoded for the look."""
+    return _decode(value) if isinstance(value, bytes) else value
+
+
 # Kinds kept as encoded bytes while nobody reads them. A 20,000-node rehearsal holds
 # 500,000 pods: as dicts 1.7 GB, as bytes about 240 MB, and a step touches few of them
 # (no library keeps JSON documents decoded on demand behind a dict's identity, which the
@@ -346,13 +352,17 @@ class Store:
 
     def list(self, kind: str) -> builtins.list[Obj]:
         """Objects of one kind, in (namespace, name) order."""
-        objs = self._by_kind.get(kind, {})
+        return self._dicts(kind, self.keys(kind))
+
+    def _dicts(self, kind: str, keys: builtins.list[Key]) -> builtins.list[Obj]:
+        """The objects at `keys` as the dicts every reader gets, marked as read."""
+        objs = self._by_kind.get(kind, _NONE)
         out = []
-        for key in self.keys(kind):
+        for key in keys:
             found = objs[key]
             out.append(self._warmed(key, found) if isinstance(found, bytes) else found)
         if kind in COLD_KINDS:
-            self._read.update(objs)
+            self._read.update(keys)
         return out
 
     def scan(self, kind: str) -> Iterator[tuple[Key, Obj]]:
@@ -363,7 +373,7 @@ class Store:
         objs = self._by_kind.get(kind, {})
         for key in self.keys(kind):
             found = objs[key]
-            yield key, (_decode(found) if isinstance(found, bytes) else found)
+            yield key, _as_dict(found)
 
     def _warmed(self, key: Key, body: bytes) -> Obj:
         """A cold object decoded, kept as the one dict every reader gets until cooled."""
@@ -440,7 +450,7 @@ class Store:
             self._sorted.pop(kind, None)
             self._dirty.add(key)
             if self.changes is not None:
-                self.changes.record("DELETED", _decode(gone) if isinstance(gone, bytes) else gone)
+                self.changes.record("DELETED", _as_dict(gone))
             self._changed(key, None)
 
     def keep_changes(self, keep: int = 50_000) -> ChangeLog:
@@ -490,19 +500,12 @@ class Store:
             return
         index = _Index(fn)
         for key, obj in self._by_kind.get(kind, {}).items():
-            index.update(key, _decode(obj) if isinstance(obj, bytes) else obj)
+            index.update(key, _as_dict(obj))
         self._indexes.setdefault(kind, {})[name] = index
 
     def lookup(self, kind: str, name: str, value: str) -> builtins.list[Obj]:
         """Objects whose index `name` holds `value`, in (namespace, name) order."""
-        keys = self._indexes[kind][name].keys.get(value, ())
-        out = []
-        for key in sorted(keys):
-            found = self._by_kind[kind][key]
-            out.append(self._warmed(key, found) if isinstance(found, bytes) else found)
-        if kind in COLD_KINDS:
-            self._read.update(keys)
-        return out
+        return self._dicts(kind, sorted(self._indexes[kind][name].keys.get(value, ())))
 
     # --- meta, schedule, events -----------------------------------------------------------
 
