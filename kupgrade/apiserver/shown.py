@@ -16,8 +16,8 @@ from kupgrade.cluster.workloads import (
     uid_of,
     workload_status,
 )
+from kupgrade.sim.changelog import ChangeLog
 from kupgrade.sim.cluster import SimCluster
-from kupgrade.sim.store import ChangeLog
 from kupgrade.views.tables import table_rows
 
 PAUSE = "registry.k8s.io/pause:3.9"  # the image a simulated pod's container shows

@@ -42,7 +42,7 @@ from kupgrade.sim.platforms import platform_named, platform_of
 from kupgrade.sim.profile import node_names, profile_schema
 from kupgrade.sim.profiles import load_profile, sized
 from kupgrade.sim.runs import local_loop
-from kupgrade.sim.store import StoreError
+from kupgrade.sim.store_errors import StoreError
 from kupgrade.sim.upgrades import shape_profile
 from kupgrade.versions.times import rfc3339
 from kupgrade.views.cluster_live import maybe_cluster_console

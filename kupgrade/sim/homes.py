@@ -16,7 +16,8 @@ import msgspec
 
 from kupgrade.errors import InputError
 from kupgrade.sim.profile import Profile, Spec
-from kupgrade.sim.store import Store, StoreError, read_meta
+from kupgrade.sim.store import Store, read_meta
+from kupgrade.sim.store_errors import StoreError
 
 # A directory name on every file system and a Kubernetes-style name: letters, digits,
 # dashes and dots inside, at most 63 characters.

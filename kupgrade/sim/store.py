@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import builtins
 import heapq
-import os
 import sqlite3
 import sys
 import threading
@@ -32,10 +31,11 @@ import msgspec
 from kupgrade.cluster.backend import Key, Watch
 from kupgrade.cluster.fieldops import applied
 from kupgrade.collector import paused
-from kupgrade.errors import KupgradeError
 from kupgrade.sim import commits, inbox
+from kupgrade.sim.changelog import ChangeLog
 from kupgrade.sim.commits import Batch
 from kupgrade.sim.lock import ControllerLock, held_here
+from kupgrade.sim.store_errors import store_error
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (
@@ -137,98 +137,6 @@ def _held(obj: Obj) -> bool:
                 if isinstance(inner, dict | list) and sys.getrefcount(inner) > _PART_REFS:
                     return True
     return False
-
-
-class StoreError(KupgradeError):
-    """The store cannot be read or written: damaged, full, read-only or busy."""
-
-
-_CORRUPT = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
-_FULL = ("SQLITE_FULL",)
-_READ_ONLY = ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")
-
-
-def store_error(exc: Exception, path: Path, doing: str) -> StoreError:
-    """What went wrong with a cluster's store, in words that say what to do."""
-    name = path.parent.name
-    code = str(getattr(exc, "sqlite_errorname", ""))
-    if code.startswith(_FULL) or (code.startswith("SQLITE_IOERR") and _no_room(path)):
-        return StoreError(
-            f"cannot {doing} the store of cluster {name}: no space left on the device",
-            file=str(path),
-            hint="free some space and run the command again; nothing of the unfinished "
-            "step was written",
-        )
-    if code.startswith(_READ_ONLY) or "readonly" in str(exc):
-        return StoreError(
-            f"cannot {doing} the store of cluster {name}: its home is read-only or not writable",
-            file=str(path),
-            hint="make the kupgrade home writable (or point KUPGRADE_HOME elsewhere)",
-        )
-    if code.startswith("SQLITE_BUSY") or code.startswith("SQLITE_LOCKED"):
-        return StoreError(
-            f"cannot {doing} the store of cluster {name}: another process holds it",
-            file=str(path),
-            hint="wait for the other kupgrade command to finish",
-        )
-    if code.startswith(_CORRUPT) or isinstance(exc, msgspec.DecodeError | ValueError | KeyError):
-        return StoreError(
-            f"the store of cluster {name} is damaged ({' '.join(str(exc).split())})",
-            file=str(path),
-            hint=f"delete the cluster with `kupgrade cluster delete {name}` and create it again",
-        )
-    return StoreError(
-        f"cannot {doing} the store of cluster {name}: {' '.join(str(exc).split())}",
-        file=str(path),
-    )
-
-
-def _no_room(path: Path) -> bool:
-    """Whether the store's file system is (nearly) full: SQLite reports a write into a full
-    disk as an I/O error when it happens in its WAL index or journal, not as SQLITE_FULL."""
-    try:
-        info = os.statvfs(path.parent)
-    except OSError:
-        return False
-    return info.f_bavail * info.f_frsize < 256 * 1024
-
-
-class ChangeLog:
-    """The store's changes numbered by resourceVersion, for list and watch.
-
-    Each change keeps the object as it was then (encoded, so later edits in place do not
-    alter history); a watch from a version older than the oldest kept gets 410 Gone.
-    """
-
-    def __init__(self, store: Store, start: int, keep: int) -> None:
-        self.store = store
-        self.version = start
-        self.oldest = start  # a watch may resume from this version or later
-        self.keep = keep
-        # Versions are consecutive, so the changes after version v start at index
-        # v - first: a watch catching up costs what it reads, not the length of the log.
-        self.entries: builtins.list[tuple[int, str, str, bytes]] = []
-        self.changed = threading.Condition(store.lock)
-
-    def record(self, kind_of_change: str, obj: Obj) -> None:
-        self.version += 1
-        obj["metadata"]["resourceVersion"] = str(self.version)
-        self.entries.append((self.version, kind_of_change, str(obj["kind"]), _encode(obj)))
-        if len(self.entries) >= 2 * self.keep:  # trimmed in halves: amortised O(1)
-            del self.entries[: self.keep]
-        if len(self.entries) > self.keep:
-            self.oldest = self.entries[len(self.entries) - self.keep - 1][0]
-        self.store.set_meta("resourceVersion", self.version)
-        with self.changed:  # the store's RLock: held already by a step or a request
-            self.changed.notify_all()
-
-    def since(self, version: int) -> builtins.list[tuple[int, str, str, bytes]] | None:
-        """Changes after `version`, or None when they are no longer kept (410 Gone)."""
-        if version < self.oldest or version > self.version:
-            return None
-        if not self.entries:
-            return []
-        return self.entries[max(0, version - self.entries[0][0] + 1) :]
 
 
 def read_meta(path: Path, key: str) -> Any:

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from kupgrade.sim import commits
 from kupgrade.sim.commits import Batch, packed
 from kupgrade.sim.profile import Budget, Pool, Spec, Workload
-from kupgrade.sim.store import SCHEMA, Store, StoreError
+from kupgrade.sim.store import SCHEMA, Store
+from kupgrade.sim.store_errors import StoreError
 from tests.support.sim import runner, start
 
 # Every character SQLite's JSON might mistake: NUL, quotes, backslashes, controls,

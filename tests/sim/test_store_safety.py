@@ -19,7 +19,8 @@ import pytest
 
 from kupgrade.sim.openshift.releases import model_image
 from kupgrade.sim.profile import Spec
-from kupgrade.sim.store import Store, StoreError
+from kupgrade.sim.store import Store
+from kupgrade.sim.store_errors import StoreError
 from tests.support.hostile import Outcome, run_bounded
 
 

@@ -1,0 +1,53 @@
+"""The store's changes numbered by resourceVersion, kept for the API server's lists and
+watches (its watch cache)."""
+
+from __future__ import annotations
+
+import builtins
+import threading
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+if TYPE_CHECKING:
+    from kupgrade.sim.store import Store
+
+_encode = msgspec.json.Encoder(order="sorted").encode
+
+
+class ChangeLog:
+    """The store's changes numbered by resourceVersion, for list and watch.
+
+    Each change keeps the object as it was then (encoded, so later edits in place do not
+    alter history); a watch from a version older than the oldest kept gets 410 Gone.
+    """
+
+    def __init__(self, store: Store, start: int, keep: int) -> None:
+        self.store = store
+        self.version = start
+        self.oldest = start  # a watch may resume from this version or later
+        self.keep = keep
+        # Versions are consecutive, so the changes after version v start at index
+        # v - first: a watch catching up costs what it reads, not the length of the log.
+        self.entries: builtins.list[tuple[int, str, str, bytes]] = []
+        self.changed = threading.Condition(store.lock)
+
+    def record(self, kind_of_change: str, obj: dict[str, Any]) -> None:
+        self.version += 1
+        obj["metadata"]["resourceVersion"] = str(self.version)
+        self.entries.append((self.version, kind_of_change, str(obj["kind"]), _encode(obj)))
+        if len(self.entries) >= 2 * self.keep:  # trimmed in halves: amortised O(1)
+            del self.entries[: self.keep]
+        if len(self.entries) > self.keep:
+            self.oldest = self.entries[len(self.entries) - self.keep - 1][0]
+        self.store.set_meta("resourceVersion", self.version)
+        with self.changed:  # the store's RLock: held already by a step or a request
+            self.changed.notify_all()
+
+    def since(self, version: int) -> builtins.list[tuple[int, str, str, bytes]] | None:
+        """Changes after `version`, or None when they are no longer kept (410 Gone)."""
+        if version < self.oldest or version > self.version:
+            return None
+        if not self.entries:
+            return []
+        return self.entries[max(0, version - self.entries[0][0] + 1) :]
