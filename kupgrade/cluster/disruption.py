@@ -10,8 +10,7 @@ pod is a server error, as the API server answers.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 # SPEC G11: a node that has drained for more than this long goes into maintenance anyway.
 GDC_DRAIN_CAP_MINUTES = 20
@@ -65,8 +64,10 @@ def budget_status(spec: dict[str, Any], expected: int, healthy: int) -> dict[str
     }
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(NamedTuple):
+    """A tuple, not a frozen dataclass: a 5,000-node rehearsal asks ~400,000 times, and a
+    frozen dataclass sets each field through object.__setattr__."""
+
     code: int  # 200 evicted, 429 refused by the budget, 500 misconfigured budgets
     message: str
     cause: str = ""  # the Status's DisruptionBudget cause, which names the budget

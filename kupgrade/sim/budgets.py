@@ -38,14 +38,18 @@ def _selector_labels(pdb: Obj) -> list[str]:
 class _Count:
     """One budget's pods: how many, how many healthy, and how many per owner's name."""
 
-    __slots__ = ("healthy", "owners", "pods")
+    __slots__ = ("healthy", "owners", "pods", "weighed")
 
     def __init__(self) -> None:
         self.pods = 0
         self.healthy = 0
         self.owners: dict[str, int] = {}
+        # (expected pods, status) last given to an eviction; any change of the counts
+        # drops it (a change of the budget makes new counts)
+        self.weighed: tuple[int, dict[str, Any]] | None = None
 
     def add(self, healthy: bool, owners: tuple[str, ...], sign: int) -> None:
+        self.weighed = None
         self.pods += sign
         self.healthy += sign if healthy else 0
         for owner in owners:
@@ -64,6 +68,7 @@ class BudgetLedger:
         store.index(PDB, "selects", _selector_labels)
         self.stale = True  # recount everything on the next ask
         self.counts: dict[Key, _Count] = {}
+        self.specs: dict[Key, Obj] = {}  # each budget's spec, as its last change left it
         # pod -> (the budgets counting it, whether it is healthy, its owners' names)
         self.seen: dict[Key, Seen] = {}
         self.by_labels: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[Key, ...]] = {}
@@ -87,10 +92,38 @@ class BudgetLedger:
         if self.stale:
             self._recount()
         meta = pdb["metadata"]
-        namespace = meta.get("namespace", "")
-        count = self.counts.get((PDB, namespace, meta["name"])) or _Count()
-        expected = sum(int(self.store.meta(f"replicas:{namespace}/{o}") or 0) for o in count.owners)
-        return budget_status(pdb["spec"], expected or count.pods, count.healthy)
+        key = (PDB, meta.get("namespace", ""), meta["name"])
+        count = self.counts.get(key) or _Count()
+        return budget_status(pdb["spec"], self._expected(key, count), count.healthy)
+
+    def weighed(self, pod: Obj) -> list[tuple[str, Obj, dict[str, Any]]]:
+        """(name, spec, status) of each budget over the pod, as the Eviction API weighs
+        them (disruption.eviction), to be read only. A drain retries every refused pod
+        every minute, and most retries find their budget's counts as they were: its
+        status is kept until they change, and its spec until any budget changes."""
+        if self.stale:
+            self._recount()
+        out = []
+        for key in self._keys_for(pod):
+            spec = self.specs.get(key)
+            if spec is None:
+                found = self.store.get(PDB, key[2], key[1])
+                if found is None:
+                    continue
+                spec = self.specs[key] = found["spec"]
+            count = self.counts.get(key)
+            if count is None:
+                count = self.counts[key] = _Count()
+            expected = self._expected(key, count)
+            if count.weighed is None or count.weighed[0] != expected:
+                count.weighed = (expected, budget_status(spec, expected, count.healthy))
+            out.append((key[2], spec, count.weighed[1]))
+        return out
+
+    def _expected(self, key: Key, count: _Count) -> int:
+        """The pods the budget's owners want (their replicas), else the pods it counts."""
+        namespace, meta = key[1], self.store.meta
+        return sum(int(meta(f"replicas:{namespace}/{o}") or 0) for o in count.owners) or count.pods
 
     # --- following the store ----------------------------------------------------------------
 
@@ -123,7 +156,11 @@ class BudgetLedger:
         if self.stale:
             return
         old = self.seen.get(key)
-        new = None if pod is None else (self._keys_for(pod), is_ready_pod(pod), _owners(pod))
+        new: Seen | None = None
+        if pod is not None:
+            refs = pod["metadata"].get("ownerReferences")
+            owners = tuple([o["name"] for o in refs]) if refs else ()
+            new = (self._keys_for(pod), is_ready_pod(pod), owners)
         if new == old:
             return
         counts = self.counts
@@ -147,6 +184,7 @@ class BudgetLedger:
     def _recount(self) -> None:
         self.stale = False
         self.counts, self.seen, self.by_labels, self.shared = {}, {}, {}, {}
+        self.specs = {}
         for key, pod in self.store.scan("Pod"):
             self._pod_changed(key, pod)
 
@@ -161,7 +199,3 @@ def ledger(store: Store) -> BudgetLedger:
     if found is None:
         found = _LEDGERS[store] = BudgetLedger(store)
     return found
-
-
-def _owners(pod: Obj) -> tuple[str, ...]:
-    return tuple([o["name"] for o in pod["metadata"].get("ownerReferences") or ()])

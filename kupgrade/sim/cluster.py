@@ -106,11 +106,7 @@ class SimCluster:
         meta = pod["metadata"]
         if meta.get("deletionTimestamp"):
             return Answer(200, "already terminating")
-        budgets = self.budgets_for(pod)
-        answer = eviction(
-            is_ready_pod(pod),
-            [(b["metadata"]["name"], b["spec"], self.budget(b)) for b in budgets],
-        )
+        answer = eviction(is_ready_pod(pod), self.budgets.weighed(pod))
         if answer.code != 200:
             return answer
         if dry:

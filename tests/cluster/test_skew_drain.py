@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 
 from kupgrade.cluster.disruption import budget_status, eviction
-from kupgrade.cluster.drain import DAEMONSET_FATAL, DrainPod, Flags, drain
+from kupgrade.cluster.drain import DAEMONSET_FATAL, DrainPod, Flags
 from kupgrade.plan.engines import rollout
 from tests.support.caseuse import case_params, unused
 from tests.support.cli import kupgrade
 from tests.support.conformance import conformance_cases, conformance_doc, need_case
+from tests.support.drainpods import judged
 
 
 def _cases(section: str) -> list[Any]:
@@ -97,7 +98,7 @@ def test_kubectl_drain(case: Any) -> None:
         )
         for p in inp["pods"]
     ]
-    assert drain(pods, Flags.of(inp["flags"])).to_json() == case["expect"]
+    assert judged(pods, Flags.of(inp["flags"])).to_json() == case["expect"]
 
 
 def test_kubectl_drain_aggregates_and_skips() -> None:
@@ -109,13 +110,13 @@ def test_kubectl_drain_aggregates_and_skips() -> None:
         DrainPod("old", deleted_seconds_ago=600),
         DrainPod("web", owner="ReplicaSet"),
     ]
-    result = drain(pods, Flags.of(["--skip-wait-for-delete-timeout=60"])).to_json()
+    result = judged(pods, Flags.of(["--skip-wait-for-delete-timeout=60"])).to_json()
     assert result["errors"] == [
         {"message": "cannot delete " + DAEMONSET_FATAL, "pods": ["default/a", "default/b"]}
     ]
     assert result["evicted"] == []  # any error aborts before evicting
     ignoring = Flags.of(["--ignore-daemonsets", "--skip-wait-for-delete-timeout=60"])
-    assert drain(pods, ignoring).evicted == ["default/web"]
+    assert judged(pods, ignoring).evicted == ["default/web"]
 
 
 @pytest.mark.parametrize("case", conformance_cases("cases", "skew", "rollout.yaml"))

@@ -63,6 +63,12 @@ operations = st.one_of(
     ),
     st.tuples(st.just("drop-budget"), st.sampled_from(NAMESPACES), st.sampled_from(APPS)),
     st.tuples(
+        st.just("patch-budget"),
+        st.sampled_from(NAMESPACES),
+        st.sampled_from(APPS),
+        st.integers(0, 3),
+    ),
+    st.tuples(
         st.just("replicas"), st.sampled_from(NAMESPACES), st.sampled_from(APPS), st.integers(0, 5)
     ),
     st.tuples(st.just("commit")),
@@ -101,6 +107,11 @@ def apply(sim: SimCluster, op: tuple[Any, ...]) -> None:
     elif kind == "budget":
         _, namespace, name, wanted, least = op
         sim.write(pdb(name, namespace, wanted, {"minAvailable": least}))
+    elif kind == "patch-budget":  # changed in place and written, as `kubectl edit` does
+        found = store.get("PodDisruptionBudget", op[2], op[1])
+        if found is not None:
+            found["spec"]["minAvailable"] = op[3]
+            sim.write(found)
     elif kind == "drop-budget":
         sim.remove("PodDisruptionBudget", op[2], op[1])
     elif kind == "replicas":
@@ -109,8 +120,15 @@ def apply(sim: SimCluster, op: tuple[Any, ...]) -> None:
         store.commit()
 
 
+WEB_BUDGET = ("budget", "a", "web", {"app": "web"}, 1)
+WEB_POD = ("create", "a", "p0", {"app": "web"}, "web")
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(operations, max_size=40))
+# only the healthy count changes: an eviction's kept status must not survive it
+@example([WEB_BUDGET, WEB_POD, ("ready", "a", "p0"), ("terminate", "a", "p0")])
+@example([WEB_BUDGET, WEB_POD, ("patch-budget", "a", "web", 0), ("ready", "a", "p0")])
 def test_the_ledger_equals_a_recount_after_every_change(ops: list[tuple[Any, ...]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "cluster.db")
@@ -129,6 +147,9 @@ def test_the_ledger_equals_a_recount_after_every_change(ops: list[tuple[Any, ...
                     )
                 ]
                 assert sim.budgets_for(found) == expected
+                # what an eviction weighs, kept between changes, is what a recount gives
+                weighed = [(b["metadata"]["name"], b["spec"], recount(store, b)) for b in expected]
+                assert sim.budgets.weighed(found) == weighed, op
         store.close()
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from kupgrade.cluster import mco
 from kupgrade.cluster.backend import Backend
 from kupgrade.cluster.conditions import find, set_condition
-from kupgrade.cluster.drain import Flags, cordoned, drain, drain_pod, evict_round, uncordoned
+from kupgrade.cluster.drain import Flags, cordoned, drain, evict_round, uncordoned
 from kupgrade.cluster.objects import key_of
 from kupgrade.controllers.nodes import pool as rules
 from kupgrade.controllers.nodes.drains import DrainState, drain_state, save_drain
@@ -210,10 +210,7 @@ class NodeController:
         through the eviction API. Returns what blocked it and how many pods must still go."""
         name = node["metadata"]["name"]
         on_node = self.api.pods_on(name)
-        seen = [drain_pod(p, now) for p in on_node]
-        # By the filters' own namespace/name, which the decision names pods by.
-        pods = {d.key: p for d, p in zip(seen, on_node, strict=True)}
-        decision = drain(seen, self._flags(name))
+        decision, going = drain(on_node, self._flags(name), now)
         warned = set(state.warned)
         for message, names in decision.warnings.items():
             if message not in warned:
@@ -222,10 +219,9 @@ class NodeController:
         state.warned = sorted(warned)
         if decision.errors:
             # kubectl refuses the whole drain before evicting anything.
-            return [f"{m}: {', '.join(p)}" for m, p in decision.errors.items()], len(pods)
+            return [f"{m}: {', '.join(p)}" for m, p in decision.errors.items()], len(on_node)
         # A terminating pod counts until it is gone, whichever filter it passed.
-        going = [pods[key] for key in decision.evicted]
-        going += [p for p in pods.values() if p["metadata"].get("deletionTimestamp")]
+        going += [p for p in on_node if p["metadata"].get("deletionTimestamp")]
         done = evict_round(self.api, going)
         return [str(b) for b in done.blocked], done.left
 
