@@ -10,8 +10,9 @@ the cluster.
 Pods are most of a big cluster and a step reads a few dozen of them: they (and the other
 kinds a cluster holds by the thousand) are held as their encoded bytes (about 470 each,
 against about 3.3 KB as dicts) and decoded when read; a pod read stays a dict until it has
-gone unread for a thousand steps and nobody holds it, then goes back to the bytes its last
-commit wrote (`COLD_KINDS`, `COOL_EVERY`, `WARM_LIMIT`).
+gone unread for a thousand steps and two simulated minutes and nobody holds it, then goes
+back to the bytes its last commit wrote (`COLD_KINDS`, `COOL_EVERY`, `COOL_AFTER`,
+`WARM_LIMIT`).
 """
 
 from __future__ import annotations
@@ -82,6 +83,11 @@ COLD_KINDS = frozenset({"Pod", "ReplicaSet", "Deployment", "PodDisruptionBudget"
 # Steps between two returns of the objects read to their bytes: a draining node's pods
 # are read at every step, and decoding them at every step cost more than it saved.
 COOL_EVERY = 1024
+# ... and simulated seconds: twice a drain's retry (controllers/nodes, one minute), so the
+# pods of a node that drains stay dicts between two retries however many steps a minute
+# takes (about 1,100 at 20,000 nodes, where cooling by steps alone decoded them again at
+# every retry).
+COOL_AFTER = 120.0
 # Objects read (warm) before they are returned to their bytes within a step too: a
 # controller's first look at every pod of a 20,000-node cluster would make them all dicts.
 WARM_LIMIT = 65_536
@@ -222,7 +228,8 @@ class Store:
         self._warm: dict[Key, bytes] = {}
         self._read: set[Key] = set()  # warm objects read since the last cooling
         self._warm_limit = WARM_LIMIT
-        self._steps = 0
+        self._steps = 0  # since the last cooling between two steps, and when it was
+        self._cooled_at = float("-inf")
         for kind, namespace, name, body in self._db.execute(
             "SELECT kind, namespace, name, body FROM objects"
         ):
@@ -297,11 +304,14 @@ class Store:
 
     def cool(self) -> None:
         """Called between two steps of a run, when no reader holds an object it is still
-        changing: every COOL_EVERY calls, the objects not read since the last time and
-        not changed since the last commit go back to their bytes (the changed ones wait
-        for the commit that encodes them)."""
+        changing: once COOL_EVERY calls and COOL_AFTER simulated seconds have passed
+        since the last time, the objects not read since then and not changed since the
+        last commit go back to their bytes (the changed ones wait for the commit that
+        encodes them)."""
         self._steps += 1
-        if self._steps % COOL_EVERY == 0:
+        now = float(self._meta.get("now", 0.0))
+        if self._steps >= COOL_EVERY and now - self._cooled_at >= COOL_AFTER:
+            self._steps, self._cooled_at = 0, now
             self._cool(held=_held_whole, recent=True)
 
     def _cool(self, held: Callable[[Obj], bool], *, recent: bool) -> None:

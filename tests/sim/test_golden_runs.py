@@ -435,6 +435,7 @@ def test_objects_kept_as_bytes_change_no_result(
     step and keeps at most 64 decoded (issue 46; the product's tuning cools far less
     often, so the runs above seldom do)."""
     monkeypatch.setattr(store_module, "COOL_EVERY", 2)
+    monkeypatch.setattr(store_module, "COOL_AFTER", 0.0)
     monkeypatch.setattr(store_module, "WARM_LIMIT", 64)
     assert SCENARIOS[name](tmp_path) == GOLDEN[name]
 

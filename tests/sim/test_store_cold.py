@@ -23,6 +23,7 @@ COOL_EVERY = 4  # steps between two coolings here (the product's is larger: a tu
 @pytest.fixture(autouse=True)
 def _cool_often(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store_module, "COOL_EVERY", COOL_EVERY)
+    monkeypatch.setattr(store_module, "COOL_AFTER", 0.0)
 
 
 def pod(name: str, ready: str = "True", node: str = "n1") -> dict[str, Any]:
@@ -210,3 +211,25 @@ def test_a_pod_read_at_every_step_is_decoded_once(store: Store) -> None:
         store.cool()
         assert id(store.get("Pod", "p0", "ns")) == first  # the same dict, not a new one
     assert not is_cold(store, "p0") and is_cold(store, "p1")
+
+
+def test_cooling_waits_for_simulated_time_as_well_as_steps(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pod read once a simulated minute (a draining node's, at every retry) stays a dict
+    however many steps a minute takes; one unread for COOL_AFTER simulated seconds goes
+    back to bytes at the next cooling."""
+    monkeypatch.setattr(store_module, "COOL_AFTER", 120.0)
+    now = 1_000.0
+    for minute in range(6):  # 60 steps a simulated minute, the pod read at each retry
+        assert store.get("Pod", "p0", "ns") is not None
+        for _ in range(60):
+            now += 1.0
+            store.set_meta("now", now)
+            store.cool()
+        assert not is_cold(store, "p0"), minute
+    for _ in range(4 * 60):  # unread for four minutes: two coolings, cold after them
+        now += 1.0
+        store.set_meta("now", now)
+        store.cool()
+    assert is_cold(store, "p0")
