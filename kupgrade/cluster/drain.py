@@ -35,9 +35,8 @@ UNMANAGED_WARNING = "deleting Pods that declare no controller"
 
 
 class DrainPod(NamedTuple):
-    """A pod as the filters see it. A tuple, not a frozen dataclass: a rehearsal's drains
-    make one per pod per attempt (~500,000 at 5,000 nodes), and a frozen dataclass sets
-    each field through object.__setattr__."""
+    """A pod as the filters see it (made once per kind of pod: `drain` reads the traits
+    straight off Pod objects and caches the filters' verdict by them)."""
 
     name: str
     namespace: str = "default"
