@@ -7,12 +7,10 @@ import builtins
 import threading
 from typing import TYPE_CHECKING, Any
 
-import msgspec
+from kupgrade.sim.commits import encode
 
 if TYPE_CHECKING:
     from kupgrade.sim.store import Store
-
-_encode = msgspec.json.Encoder(order="sorted").encode
 
 
 class ChangeLog:
@@ -35,7 +33,7 @@ class ChangeLog:
     def record(self, kind_of_change: str, obj: dict[str, Any]) -> None:
         self.version += 1
         obj["metadata"]["resourceVersion"] = str(self.version)
-        self.entries.append((self.version, kind_of_change, str(obj["kind"]), _encode(obj)))
+        self.entries.append((self.version, kind_of_change, str(obj["kind"]), encode(obj)))
         if len(self.entries) >= 2 * self.keep:  # trimmed in halves: amortised O(1)
             del self.entries[: self.keep]
         if len(self.entries) > self.keep:

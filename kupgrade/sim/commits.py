@@ -26,6 +26,9 @@ from typing import Any
 import msgspec
 
 _plain = msgspec.json.Encoder().encode
+# The bytes an object is kept as: a row of the file, a cold object in memory, an entry of
+# the change log (keys sorted, so equal objects are equal bytes).
+encode = msgspec.json.Encoder(order="sorted").encode
 _NUL = b"\\u0000"
 
 Row = tuple[Any, ...]

@@ -66,7 +66,7 @@ ROW_DELETE = "DELETE FROM objects WHERE kind=? AND namespace=? AND name=?"
 ROW_PUT = "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?)"
 
 _NONE: dict[Key, Any] = {}  # no objects of a kind (read, never written)
-_encode = msgspec.json.Encoder(order="sorted").encode
+_encode = commits.encode
 _decode = msgspec.json.decode
 
 
@@ -309,8 +309,10 @@ class Store:
         last commit go back to their bytes (the changed ones wait for the commit that
         encodes them)."""
         self._steps += 1
+        if self._steps < COOL_EVERY:
+            return
         now = float(self._meta.get("now", 0.0))
-        if self._steps >= COOL_EVERY and now - self._cooled_at >= COOL_AFTER:
+        if now - self._cooled_at >= COOL_AFTER:
             self._steps, self._cooled_at = 0, now
             self._cool(held=_held_whole, recent=True)
 
