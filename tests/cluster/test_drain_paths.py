@@ -2,7 +2,10 @@
 straight off the Pod objects) decides as kubectl does when every filter runs on every
 pod (tests/support/drainpods.reference), for any pods and any flags; `evictable` picks
 exactly the pods it lets go; and a verdict cached for one pod is the verdict for every
-pod alike."""
+pod alike.
+
+SPEC E3 (a node is drained before its update) and G11 (drains through the Eviction API).
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The budget ledger (kept as pods change) against a recount from scratch, and the store's
 file against its memory across commits, on drawn sequences of what a rehearsal does to
-pods and budgets (property tests)."""
+pods and budgets (property tests). SPEC E3, G11: the budgets an eviction honours; X3:
+the file holds what memory held at the last commit."""
 
 from __future__ import annotations
 

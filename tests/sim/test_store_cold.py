@@ -216,7 +216,7 @@ def test_a_pod_read_at_every_step_is_decoded_once(store: Store) -> None:
 def test_cooling_waits_for_simulated_time_as_well_as_steps(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A pod read once a simulated minute (a draining node's, at every retry) stays a dict
+    """SPEC X2: a pod read once a simulated minute (a draining node's, at every retry) stays a dict
     however many steps a minute takes; one unread for COOL_AFTER simulated seconds goes
     back to bytes at the next cooling."""
     monkeypatch.setattr(store_module, "COOL_AFTER", 120.0)

@@ -1,6 +1,6 @@
 """Pods described as kubectl drain's filters see them (DrainPod), made into the Pod
 objects the drain reads, and the filters' decision made the slow, plain way: the
-reference the drain's cached verdicts are held to."""
+reference the drain's cached verdicts are held to (SPEC E3)."""
 
 from __future__ import annotations
 
