@@ -10,20 +10,30 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kupgrade.sim import packing
 from kupgrade.sim import store as store_module
 from kupgrade.sim.store import COLD_KINDS, Store
 
 COOL_EVERY = 4  # steps between two coolings here (the product's is larger: a tuning)
 
 
-@pytest.fixture(autouse=True)
-def _cool_often(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(autouse=True, params=["json", "packed"])
+def mode(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> str:
+    """Every test twice: cold objects kept as their JSON (a small cluster's), and packed
+    with a dictionary trained when the store opens (a big one's, sim/packing.py; trained
+    here on pods like these, as a few pods are too few to train on)."""
     monkeypatch.setattr(store_module, "COOL_EVERY", COOL_EVERY)
     monkeypatch.setattr(store_module, "COOL_AFTER", 0.0)
+    if request.param == "packed":
+        corpus = [msgspec.json.encode(pod(f"c{i}", node=f"n{i % 5}")) for i in range(200)]
+        trained = packing.Packer.trained(corpus)
+        monkeypatch.setattr(packing.Packer, "for_bodies", classmethod(lambda cls, _: trained))
+    return str(request.param)
 
 
 def pod(name: str, ready: str = "True", node: str = "n1") -> dict[str, Any]:
@@ -44,7 +54,10 @@ def between_steps(store: Store) -> None:
 
 
 def is_cold(store: Store, name: str) -> bool:
-    return isinstance(store._by_kind["Pod"][("Pod", "ns", name)], bytes)
+    held = store._by_kind["Pod"][("Pod", "ns", name)]
+    if isinstance(held, bytes) and store._packer is not None:
+        assert held.startswith(packing.MAGIC)  # packed whenever cold
+    return isinstance(held, bytes)
 
 
 @pytest.fixture
@@ -57,8 +70,10 @@ def store(tmp_path: Path) -> Store:
     return Store(tmp_path / "cluster.db")
 
 
-def test_pods_load_as_bytes_and_read_as_one_dict_until_cooled(store: Store) -> None:
+def test_pods_load_as_bytes_and_read_as_one_dict_until_cooled(store: Store, mode: str) -> None:
     assert "Pod" in COLD_KINDS
+    store.cool()  # a run's first step packs what is cold when there is enough of it
+    assert (store._packer is not None) == (mode == "packed")
     assert all(is_cold(store, f"p{i}") for i in range(3))
     first = store.get("Pod", "p0", "ns")
     assert first == pod("p0") and store.get("Pod", "p0", "ns") is first
