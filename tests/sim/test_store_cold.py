@@ -25,7 +25,7 @@ COOL_EVERY = 4  # steps between two coolings here (the product's is larger: a tu
 @pytest.fixture(autouse=True, params=["json", "packed"])
 def mode(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> str:
     """Every test twice: cold objects kept as their JSON (a small cluster's), and packed
-    with a dictionary trained when the store opens (a big one's, sim/packing.py; trained
+    with a dictionary trained at a run's first step (a big one's, sim/packing.py; trained
     here on pods like these, as a few pods are too few to train on)."""
     monkeypatch.setattr(store_module, "COOL_EVERY", COOL_EVERY)
     monkeypatch.setattr(store_module, "COOL_AFTER", 0.0)
