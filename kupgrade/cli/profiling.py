@@ -116,14 +116,34 @@ def summary(stats: pstats.Stats, what: str, wall: float) -> str:
     out.write("time by part (own time of its functions and of the built-ins they called)\n")
     ranked = sorted(parts.items(), key=lambda kv: -kv[1])
     rest = sum(spent for _, spent in ranked[PARTS:])
-    for part, spent in [*ranked[:PARTS], *([("(the other parts)", rest)] if rest else [])]:
-        out.write(f"  {100 * spent / total:5.1f}%  {spent:9.3f} s  {part}\n")
+    listed = [*ranked[:PARTS], *([("(the other parts)", rest)] if rest else [])]
+    shares = tenths([spent for _, spent in listed])
+    for (part, spent), share in zip(listed, shares, strict=True):
+        out.write(f"  {share // 10:3d}.{share % 10}%  {spent:9.3f} s  {part}\n")
     out.write(f"\nfunctions by own time (top {TOP})\n")
     out.write(f"  {'calls':>10} {'own s':>9} {'cum s':>9}  function\n")
     rows = sorted(table.items(), key=lambda kv: -kv[1][2])[:TOP]
     for (filename, line, name), (_, calls, own, cum, _) in rows:
         out.write(f"  {calls:>10} {own:9.3f} {cum:9.3f}  {_where(filename, line, name)}\n")
     return out.getvalue()
+
+
+def tenths(spent: list[float]) -> list[int]:
+    """Each part's share in tenths of a percent, rounded so that together they make 1000:
+    a table of 21 parts each rounded on its own can add up to 99.0 or 101.0%, which
+    reads as a part missing. Largest remainder (Hamilton's method): floor every share,
+    then give the tenths still missing to the largest remainders, the earlier part first
+    on a tie. No parts (or no time at all) gives no tenths to share."""
+    total = sum(spent)
+    if not spent or total <= 0:
+        return [0] * len(spent)
+    exact = [1000 * s / total for s in spent]
+    floors = [int(e) for e in exact]
+    missing = 1000 - sum(floors)
+    order = sorted(range(len(exact)), key=lambda i: (-(exact[i] - floors[i]), i))
+    for i in order[:missing]:
+        floors[i] += 1
+    return floors
 
 
 def _part(filename: str) -> str:

@@ -8,6 +8,10 @@ import pstats
 import re
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kupgrade.cli.profiling import tenths
 from kupgrade.sim.openshift.releases import model_image
 from kupgrade.sim.profile import Spec
 from tests.support.cli import kupgrade
@@ -42,7 +46,8 @@ def test_a_profiled_upgrade_says_where_its_time_went(tmp_path: Path) -> None:
         )
     )
     assert "kupgrade.sim.store" in shares and "kupgrade.controllers.nodes.controller" in shares
-    assert 99.5 <= sum(shares.values()) <= 100.5  # every part, the smallest together
+    # every part, the smallest together; rounded so the shares make exactly 100%
+    assert round(sum(shares.values()), 1) == 100.0
     functions = text.split("functions by own time (top 30)\n")[1].splitlines()[1:]
     assert len(functions) == 30
     # the raw data is this run's alone (an earlier command's file is not merged) and loads
@@ -65,3 +70,25 @@ def test_profile_run_names_a_place_it_can_write(tmp_path: Path) -> None:
         assert code != 0
         lines = [line for line in err.splitlines() if line.strip()]
         assert len(lines) == 1 and says in lines[0], err
+
+
+@given(st.lists(st.floats(min_value=0, max_value=1e6, allow_nan=False), max_size=40))
+def test_shares_in_tenths_make_a_whole_and_stay_near_the_exact_share(spent: list[float]) -> None:
+    shares = tenths(spent)
+    assert len(shares) == len(spent)
+    total = sum(spent)
+    if total <= 0:
+        assert shares == [0] * len(spent)
+        return
+    assert sum(shares) == 1000
+    for share, part in zip(shares, spent, strict=True):
+        assert abs(share - 1000 * part / total) < 1 + 1e-9  # never more than a tenth off
+
+
+def test_shares_round_the_largest_remainders_up() -> None:
+    # three equal parts: 333.33 tenths each, the first gets the tenth left over
+    assert tenths([1.0, 1.0, 1.0]) == [334, 333, 333]
+    assert tenths([2.0, 1.0, 1.0]) == [500, 250, 250]
+    # 21 parts of which each rounded alone would give 99.0% in all
+    assert sum(tenths([1.0] * 21)) == 1000
+    assert tenths([]) == [] and tenths([0.0, 0.0]) == [0, 0]
