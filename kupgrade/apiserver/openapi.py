@@ -29,8 +29,6 @@ import typing
 from functools import cache
 from typing import Any
 
-from lightkube.core.dataclasses_dict import get_type_hints
-
 from kupgrade.apiserver.resources import RESOURCES, Resource, group_versions
 
 SCHEMAS = "#/components/schemas/"
@@ -107,6 +105,10 @@ class Schemas:
         return {"$ref": SCHEMAS + name}
 
     def _object(self, model: type[Any]) -> dict[str, Any]:
+        # Imported here: lightkube's package imports its whole client (0.2 s), which every
+        # `cluster` command would pay for on its way to the API server's module.
+        from lightkube.core.dataclasses_dict import get_type_hints  # noqa: PLC0415
+
         description, described = _descriptions(model)
         hints = get_type_hints(model)  # type: ignore[no-untyped-call]
         properties: dict[str, Any] = {}

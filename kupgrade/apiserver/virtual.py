@@ -15,7 +15,7 @@ from typing import Any
 from kupgrade.apiserver.clock import NAME as CLOCK
 from kupgrade.apiserver.clock import Stepper, clock_object
 from kupgrade.apiserver.resources import BY_KIND
-from kupgrade.cluster.kube import EVENT_AT, STATE_CONFIGMAP, STATE_NAMESPACE
+from kupgrade.cluster.apikinds import EVENT_AT, STATE_CONFIGMAP, STATE_NAMESPACE
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.store import Store
 from kupgrade.versions.times import rfc3339

@@ -18,7 +18,6 @@ import msgspec
 import typer
 from rich.table import Table
 
-from kupgrade.apiserver.server import APIServer
 from kupgrade.cli import twin
 from kupgrade.cli.live import ConsoleOpt, ConsolePortOpt
 from kupgrade.cli.output import (
@@ -324,6 +323,9 @@ def serve_api_command(
     kupgrade cluster serve-api demo --audit-log audit.jsonl
     ```
     """
+    # Imported here, where it serves: `cluster list`, `create` and the rest do not.
+    from kupgrade.apiserver.server import APIServer  # noqa: PLC0415
+
     root = cluster_root(name, field="NAME")
     lock = ControllerLock.acquire(root)
     stop = threading.Event()

@@ -13,11 +13,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kupgrade.apiserver.server import APIServer
 from kupgrade.cli.leading import (
     IdentityOpt,
     Lead,
@@ -50,7 +49,6 @@ from kupgrade.cli.profiling import (
 )
 from kupgrade.cli.storecheck import warn_invalid_objects
 from kupgrade.cluster.leader import Timings, check_lease_names
-from kupgrade.cluster.remote import InformedBackend
 from kupgrade.errors import InputError, KupgradeError
 from kupgrade.sim.homes import cluster_root, opened
 from kupgrade.sim.lock import ControllerLock, die_with_parent
@@ -60,6 +58,9 @@ from kupgrade.views.bars import live_bars
 from kupgrade.views.cluster_live import maybe_cluster_console
 from kupgrade.views.live_server import LiveServer, listening
 from kupgrade.views.report import print_report
+
+if TYPE_CHECKING:
+    from kupgrade.cluster.remote import InformedBackend
 
 controller_app = command_group("Run the controllers of a cluster.")
 
@@ -278,6 +279,8 @@ def maybe_api(runner: Loop[Local], root: Path, served: Served) -> Iterator[LiveS
     if served.api is None:
         yield None
         return
+    from kupgrade.apiserver.server import APIServer  # noqa: PLC0415 - only when serving
+
     with (
         APIServer(
             runner.transport.sim,
@@ -309,6 +312,9 @@ def _run_remote(
 ) -> None:
     """The controllers in this process, acting over a served cluster's API (while this
     replica holds the lease, with --leader-elect)."""
+    # Imported here: lightkube's client (0.2 s) is for runs over an API only.
+    from kupgrade.cluster.remote import InformedBackend  # noqa: PLC0415
+
     api = InformedBackend(kubeconfig, context)
     try:
         with leading(api, lead):

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import httpx
 import typer
@@ -22,8 +22,10 @@ from kupgrade.cluster.leader import (
     Timings,
     default_identity,
 )
-from kupgrade.cluster.remote import InformedBackend
 from kupgrade.errors import KupgradeError
+
+if TYPE_CHECKING:  # lightkube's client: imported where a command reaches a server
+    from kupgrade.cluster.remote import InformedBackend
 
 LeaderElectOpt = Annotated[
     bool,

@@ -20,11 +20,12 @@ from typing import Any
 import httpx
 import msgspec
 
+from kupgrade.cluster.apikinds import KINDS, STATE_CONFIGMAP, STATE_NAMESPACE
 from kupgrade.cluster.backend import Key, Obj, Watch
 from kupgrade.cluster.disruption import Answer
 from kupgrade.cluster.fieldops import Op, applied, field_ops
 from kupgrade.cluster.informer import Informer, key, version_of
-from kupgrade.cluster.kube import KINDS, STATE_CONFIGMAP, STATE_NAMESPACE, KubeBackend
+from kupgrade.cluster.kube import KubeBackend
 from kupgrade.cluster.objects import applies_nothing
 from kupgrade.errors import InputError
 

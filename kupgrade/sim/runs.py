@@ -4,14 +4,17 @@ process or behind a served API, and its controllers (sim/loop.py)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kupgrade.cluster.remote import InformedBackend
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.loop import Local, Loop
 from kupgrade.sim.platforms import platform_of
 from kupgrade.sim.profile import Spec
 from kupgrade.sim.store import Store
 from kupgrade.sim.transport import Served, served_profile
+
+if TYPE_CHECKING:  # lightkube's client: imported where a command reaches a server
+    from kupgrade.cluster.remote import InformedBackend
 
 
 def local_loop(

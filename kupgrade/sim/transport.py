@@ -15,14 +15,16 @@ from __future__ import annotations
 import sqlite3
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kupgrade.cluster.kube import event_rows
-from kupgrade.cluster.remote import InformedBackend
+from kupgrade.cluster.apikinds import event_rows
 from kupgrade.errors import InputError
 from kupgrade.sim.profile import Profile, Spec
+
+if TYPE_CHECKING:  # lightkube's client: imported where a command reaches a server
+    from kupgrade.cluster.remote import InformedBackend
 
 
 def served_profile(api: InformedBackend) -> tuple[Path, Spec]:

@@ -14,7 +14,6 @@ from typing import Any
 
 import httpx
 
-from kupgrade.cluster.kube import KubeBackend
 from kupgrade.errors import KupgradeError
 from kupgrade.views.live import snapshot
 from kupgrade.views.live_server import LiveServer
@@ -62,6 +61,10 @@ class Poller:
 def cluster_console(kubeconfig: Path, port: int = 0, fd: int | None = None) -> Iterator[LiveServer]:
     """The live view of the cluster a kubeconfig reaches, read through its Kubernetes API
     (as kubectl reads it) every POLL_SECONDS."""
+    # Imported here: a cluster served by this process needs no client of lightkube's
+    # until its console is asked for.
+    from kupgrade.cluster.kube import KubeBackend  # noqa: PLC0415
+
     reader = KubeBackend(kubeconfig)
     with LiveServer(port, fd) as live, Poller(lambda: snapshot(reader), live, POLL_SECONDS):
         yield live

@@ -16,9 +16,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from kupgrade.cluster.apikinds import event_rows
 from kupgrade.cluster.backend import Backend, Obj
 from kupgrade.cluster.conditions import operator_row
-from kupgrade.cluster.kube import event_rows
 from kupgrade.controllers.protocol import Progress
 from kupgrade.sim.platforms import platform_serving
 from kupgrade.sim.report import timeline

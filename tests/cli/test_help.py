@@ -209,6 +209,29 @@ def test_get_nodes_imports_only_what_it_prints(tmp_path: Path) -> None:
     assert not unwanted & imported, unwanted & imported
 
 
+def test_simulated_clusters_are_listed_and_run_without_a_kubernetes_client(
+    tmp_path: Path,
+) -> None:
+    """`cluster list` and `controller run` on a simulated cluster in this process import
+    neither lightkube (its client, 0.2 s) nor the API server's modules: only a command
+    that reaches a server (`--kubeconfig`) or serves one (`serve-api`) does."""
+    env = {**os.environ, "KUPGRADE_HOME": str(tmp_path)}
+    kupgrade = str(Path(sys.executable).parent / "kupgrade")
+    subprocess.run(
+        [kupgrade, "cluster", "create", "small", "--workers", "1"],
+        env=env,
+        capture_output=True,
+        check=True,
+    )
+    unwanted = {"lightkube", "kupgrade.cluster.kube", "kupgrade.apiserver.server"}
+    out, imported = _imported_by(["cluster", "list"], env)
+    assert "small" in out and "kupgrade.cli.cluster" in imported
+    assert not unwanted & imported, unwanted & imported
+    out, imported = _imported_by(["controller", "run", "--until", "idle", "-o", "json"], env)
+    assert json.loads(out)["outcome"] and "kupgrade.sim.loop" in imported
+    assert not unwanted & imported, unwanted & imported
+
+
 def test_skew_check_imports_what_its_case_needs(tmp_path: Path) -> None:
     """`kupgrade skew check` on a clean inventory imports neither the findings table, the
     step judge, the rules' texts, the file formats nor a live cluster's reader (SPEC H1);
