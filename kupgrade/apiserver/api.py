@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from kupgrade.apiserver import openapi, openapi_v2, protobuf
-from kupgrade.apiserver.clock import Stepper, step_target
+from kupgrade.apiserver.clock import Stepper, step_since, step_target
 from kupgrade.apiserver.dryrun import DryRunRefused, dry_run
 from kupgrade.apiserver.patch import APPLY, PatchError, apply_patch
 from kupgrade.apiserver.resources import (
@@ -44,6 +44,7 @@ from kupgrade.versions.times import rfc3339
 
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request size limit
 WATCH_SECONDS = 1800.0  # a watch without timeoutSeconds ends after this (real time)
+BOOKMARK_SECONDS = 1.0  # a watch's bookmarks for other kinds' changes: at most one a second
 
 
 @dataclass
@@ -392,12 +393,21 @@ class KubeAPI:
         bookmarks: bool = False,
     ) -> Iterator[bytes]:
         """The watch's events; with `bookmarks`, a BOOKMARK carrying the version reached
-        after every batch of changes whose last ones this watch was not sent, so that a client
-        knows it has seen everything up to that version (client-go's allowWatchBookmarks;
-        the API server may send them at any time)."""
+        once this watch has let changes of other kinds go by, so that a client knows it has
+        seen everything up to that version (client-go's allowWatchBookmarks).
+
+        At most one a BOOKMARK_SECONDS for other kinds' changes, as kube-apiserver sends
+        them at its own pace (its cacher: about once a minute) and no client may count on
+        an interval (API concepts, "Watch bookmarks"): one after every batch made a write
+        of one kind send a bookmark down every other kind's watch, 24 for each eviction of
+        a rehearsal over the API, which spent more of both processes than the writes did.
+        A client that must know its watch has reached a version asks the stepped clock
+        which kinds changed (`_step`). Changes of this watch's own kind that it does not
+        send (bootstrap objects, a selector's) are told at once."""
         labels, fields, table = selectors
         yield from initial
         deadline = time.monotonic() + seconds
+        told, marked = since, time.monotonic()
         while time.monotonic() < deadline:
             with self.changes.changed:
                 pending = self.changes.since(since)
@@ -409,24 +419,27 @@ class KubeAPI:
                 if not pending:
                     self.changes.changed.wait(timeout=min(1.0, deadline - time.monotonic()))
                     pending = self.changes.since(since) or []
-            sent = since
+            unsent = False  # a change of this kind not sent
             for version, kind_of_change, kind, encoded in pending:
                 since = version
                 if kind != t.resource.kind:
                     continue
                 obj = msgspec.json.decode(encoded)
                 if in_bootstrap(obj) or not _wanted(t, obj, labels, fields):
+                    unsent = True
                     continue
                 with self.store.lock:
                     shown = self._event(kind_of_change, obj, t, table)
-                sent = version
+                told = version
                 yield shown
-            if bookmarks and sent < since:
+            due = unsent or time.monotonic() - marked >= BOOKMARK_SECONDS
+            if bookmarks and told < since and due:
                 mark = {
                     "kind": t.resource.kind,
                     "apiVersion": t.resource.group_version,
                     "metadata": {"resourceVersion": str(since)},
                 }
+                told, marked = since, time.monotonic()
                 yield _event("BOOKMARK", mark)
 
     # --- writes ---------------------------------------------------------------------
@@ -658,14 +671,30 @@ class KubeAPI:
                 "to step it",
             )
         try:
-            to = step_target(self._decode(body))
+            asked = self._decode(body)
+            to, since = step_target(asked), step_since(asked)
         except (PatchError, ValueError) as exc:
             return status_error(400, "BadRequest", str(exc))
         changed = clock.clock_step(to)
         out = self.virtual.clock_named(t.name)
         assert out is not None
         out["status"]["changed"] = changed
+        if since is not None:
+            kinds = self._changed_kinds(since)
+            if kinds is not None:
+                out["status"]["changedKinds"] = kinds
         return Reply(201, out)
+
+    def _changed_kinds(self, since: int) -> dict[str, str] | None:
+        """Each kind changed after version `since`, with the version of its last change:
+        the watches a client must see reach those versions before it acts, and no other
+        (None when the changes are no longer kept: then every watch must reach the step's
+        version)."""
+        with self.store.lock:
+            pending = self.changes.since(since)
+        if pending is None:
+            return None
+        return {kind: str(version) for version, _, kind, _ in pending}
 
     def _evict(self, t: Target, dry: bool) -> Reply:
         """policy/v1 Eviction: 201 when the pod may go, 429 naming the budget when a

@@ -67,3 +67,16 @@ def step_target(body: Any) -> float | None:
     if isinstance(to, bool) or not isinstance(to, (int, float)) or math.isnan(to):
         raise ValueError(f"ClockStep.to must be a number of seconds, not {to!r}")
     return float(to)
+
+
+def step_since(body: Any) -> int | None:
+    """The `since` of a ClockStep body: the resourceVersion the client's watches have
+    reached, after which the answer's `status.changedKinds` names the kinds changed (and
+    the version of each one's last change). Absent: no such list."""
+    since = body.get("since") if isinstance(body, dict) else None
+    if since is None:
+        return None
+    text = str(since)
+    if isinstance(since, bool) or not text.isdigit() or len(text) > 19:
+        raise ValueError(f"ClockStep.since must be a resourceVersion, not {since!r}")
+    return int(text)

@@ -53,6 +53,12 @@ def path_of(
 CONFLICT_RETRIES = 5  # client-go's retry.DefaultRetry steps
 
 
+def _number(version: Any) -> int:
+    """A resourceVersion as a number (0 for what is not one)."""
+    text = str(version)
+    return int(text) if text.isdigit() else 0
+
+
 def _parts(obj: Obj) -> tuple[bytes, bytes]:
     """The object without its status, and its status, encoded (what a write changes)."""
     rest = {k: v for k, v in obj.items() if k != "status"}
@@ -91,6 +97,8 @@ class InformedBackend(KubeBackend):
                 "`kupgrade upgrade --kubeconfig ... --to VERSION`",
             )
         self.clock: dict[str, Any] = clock
+        # The version every cache has seen up to: the clock's as read, then each step's.
+        self._reached = _number(clock.get("status", {}).get("resourceVersion"))
         if self.clock.get("spec", {}).get("mode") != "stepped":
             raise InputError(
                 f"the cluster behind {self.where} runs its own controllers",
@@ -153,11 +161,25 @@ class InformedBackend(KubeBackend):
     def step(self, to: float | None) -> bool:
         """Step the server's clock (to `to`, or only let the world react), then catch every
         cache up with what that changed; True when the world changed anything."""
-        body = {"apiVersion": "sim.kupgrade.io/v1", "kind": "ClockStep", "to": to}
+        body = {
+            "apiVersion": "sim.kupgrade.io/v1",
+            "kind": "ClockStep",
+            "to": to,
+            "since": str(self._reached),
+        }
         self.clock = self._request("POST", CLOCK + "/step", body, what="step the clock")
-        version = int(self.clock["status"]["resourceVersion"])
-        for informer in self.informers.values():
-            informer.reach(version, self._touch)
+        status = self.clock["status"]
+        version = int(status["resourceVersion"])
+        # The kinds changed since the last step, each to the version of its last change;
+        # no other watch has anything to deliver (a server that does not say: all of them,
+        # to the step's version).
+        changed = status.get("changedKinds")
+        for kind, informer in self.informers.items():
+            if not isinstance(changed, dict):
+                informer.reach(version, self._touch)
+            elif kind in changed:
+                informer.reach(_number(changed[kind]) or version, self._touch)
+        self._reached = version
         self._fire_timers()
         self._state = None  # read again: `kupgrade upgrade` may have written it meanwhile
         return bool(self.clock["status"].get("changed"))
