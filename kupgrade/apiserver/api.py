@@ -706,8 +706,12 @@ class KubeAPI:
         if not dry:
             self.store.commit()
         if answer.code == 200:
+            # The version the eviction left the store at, in the Status's ListMeta (where
+            # kube-apiserver leaves it empty): a client whose informer follows pods waits
+            # for that version there instead of reading the pod again.
+            done = {} if dry else {"resourceVersion": str(self.changes.version)}
             return Reply(
-                201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
+                201, {"kind": "Status", "apiVersion": "v1", "metadata": done, "status": "Success"}
             )
         if answer.code == 429:
             return status_error(

@@ -52,6 +52,34 @@ def _plain(obj: Any) -> Obj:
     return dict(data)
 
 
+def eviction_request(pod: Obj) -> tuple[str, Obj]:
+    """The path and body of a policy/v1 Eviction of `pod` (kubectl drain's request)."""
+    meta = pod["metadata"]
+    eviction = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": meta["name"], "namespace": meta.get("namespace", "")},
+    }
+    return f"/api/v1/namespaces/{meta.get('namespace', '')}/pods/{meta['name']}/eviction", eviction
+
+
+def eviction_answer(response: httpx.Response) -> Answer:
+    """What the API server answered an Eviction: 200 for evicted (it says 201), else its
+    code and message, with the budget it names (a DisruptionBudget cause)."""
+    if response.status_code in (200, 201):
+        return Answer(200, "evicted")
+    doc = (
+        response.json()
+        if response.headers.get("content-type", "").startswith("application/json")
+        else {}
+    )
+    causes = (doc.get("details") or {}).get("causes") or []
+    cause = next(
+        (c.get("message", "") for c in causes if c.get("reason") == "DisruptionBudget"), ""
+    )
+    return Answer(response.status_code, str(doc.get("message", response.text)), cause)
+
+
 class KubeBackend:
     """`cluster.Backend` on a real API server (and on a simulated cluster's API)."""
 
@@ -189,29 +217,12 @@ class KubeBackend:
         return _plain(patched) if patched is not None else obj
 
     def evict(self, pod: Obj) -> Answer:
-        meta = pod["metadata"]
-        eviction = {
-            "apiVersion": "policy/v1",
-            "kind": "Eviction",
-            "metadata": {"name": meta["name"], "namespace": meta.get("namespace", "")},
-        }
-        path = f"/api/v1/namespaces/{meta.get('namespace', '')}/pods/{meta['name']}/eviction"
+        path, eviction = eviction_request(pod)
         try:
             response = self._http().post(path, json=eviction)
         except httpx.HTTPError as exc:
             return Answer(500, f"cannot reach the API server: {exc}")
-        if response.status_code in (200, 201):
-            return Answer(200, "evicted")
-        doc = (
-            response.json()
-            if response.headers.get("content-type", "").startswith("application/json")
-            else {}
-        )
-        causes = (doc.get("details") or {}).get("causes") or []
-        cause = next(
-            (c.get("message", "") for c in causes if c.get("reason") == "DisruptionBudget"), ""
-        )
-        return Answer(response.status_code, str(doc.get("message", response.text)), cause)
+        return eviction_answer(response)
 
     def requeue_at(self, at: float, kind: str, name: str, namespace: str = "") -> None:
         self._wakes.append((at, (kind, namespace, name)))

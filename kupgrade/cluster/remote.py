@@ -25,7 +25,7 @@ from kupgrade.cluster.backend import Key, Obj, Watch
 from kupgrade.cluster.disruption import Answer
 from kupgrade.cluster.fieldops import Op, applied, field_ops
 from kupgrade.cluster.informer import Informer, key, version_of
-from kupgrade.cluster.kube import KubeBackend
+from kupgrade.cluster.kube import KubeBackend, eviction_answer, eviction_request
 from kupgrade.cluster.objects import applies_nothing
 from kupgrade.errors import InputError
 
@@ -366,10 +366,35 @@ class InformedBackend(KubeBackend):
         self._refresh(kind, name, namespace)
 
     def evict(self, pod: Obj) -> Answer:
-        answer = super().evict(pod)
-        if answer.code == 200:
-            meta = pod["metadata"]
+        """POST the Eviction; once it is granted, the pod as the server left it. The
+        simulated API server says at which version (its Status's metadata), so the pod's
+        watch delivers it and no GET is sent; without that version, a GET."""
+        path, eviction = eviction_request(pod)
+        try:
+            response = self.http.post(path, json=eviction)
+        except httpx.HTTPError as exc:
+            return Answer(500, f"cannot reach the API server: {exc}")
+        answer = eviction_answer(response)
+        if answer.code != 200:
+            return answer
+        meta = pod["metadata"]
+        k = ("Pod", meta.get("namespace", ""), meta["name"])
+        try:
+            version = _number((response.json().get("metadata") or {}).get("resourceVersion"))
+        except (ValueError, AttributeError):
+            version = 0
+        if not version:
             self._refresh("Pod", meta["name"], meta.get("namespace", ""))
+            return answer
+        informer = self._informer("Pod")
+        informer.reach(version, self._touch)
+        found = informer.objects.get(k)
+        if found is None:
+            self.served.pop(k, None)
+        else:
+            self.served[k] = _parts(found)
+        self._touch(k)
+        self.changed = True
         return answer
 
     def requeue_at(self, at: float, kind: str, name: str, namespace: str = "") -> None:

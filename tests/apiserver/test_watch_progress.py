@@ -1,7 +1,9 @@
 """How a client of the stepped clock knows its watches have seen a step (issue 46): the
 ClockStep answer names each kind changed since the version the client gives, with the
 version of its last change, so that only those watches are waited for; watches send
-bookmarks for other kinds' changes at a bounded rate, not one for every change."""
+bookmarks for other kinds' changes at a bounded rate, not one for every change; a granted
+eviction says the version it left the store at, and the remote controllers' backend waits
+for its pod's watch there instead of reading the pod again."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from typing import Any
 import httpx
 import yaml
 
+from kupgrade.cluster.remote import InformedBackend
 from tests.support.processes import served_api
 
 STEP = "/apis/sim.kupgrade.io/v1/clocks/virtual/step"
@@ -26,7 +29,7 @@ CLOCK = "/apis/sim.kupgrade.io/v1/clocks/virtual"
 
 
 @contextmanager
-def _api(home: Path) -> Iterator[httpx.Client]:
+def _served(home: Path) -> Iterator[dict[str, Any]]:
     subprocess.run(
         [sys.executable, "-m", "kupgrade", "cluster", "create", "c", "--workers", "3"],
         env={**os.environ, "KUPGRADE_HOME": str(home)},
@@ -34,6 +37,12 @@ def _api(home: Path) -> Iterator[httpx.Client]:
         check=True,
     )
     with served_api(home, "c", "--no-controllers") as (_, info):
+        yield info
+
+
+@contextmanager
+def _api(home: Path) -> Iterator[httpx.Client]:
+    with _served(home) as info:
         user = yaml.safe_load(Path(info["kubeconfig"]).read_text())["users"][0]["user"]
         with httpx.Client(
             base_url=info["server"],
@@ -135,3 +144,47 @@ def test_a_watch_marks_other_kinds_changes_at_a_bounded_rate(tmp_path: Path) -> 
         during = [v for at, v in marks if at - began <= changing]
         assert len(during) <= 1 + changing, (len(during), changing, len(nodes) * 15)
         assert all(kind == "BOOKMARK" for _, kind, _ in seen)  # no namespace changed
+
+
+def test_an_eviction_says_its_version_and_the_backend_reads_no_pod_again(
+    tmp_path: Path,
+) -> None:
+    with _served(tmp_path) as info:
+        api = InformedBackend(Path(info["kubeconfig"]))
+        try:
+            sent: list[str] = []
+            api.http.event_hooks["request"].append(
+                lambda r: sent.append(f"{r.method} {r.url.path}")
+            )
+            pods = [
+                p
+                for p in api.list("Pod")
+                if (p["metadata"].get("ownerReferences") or [{}])[0].get("kind")
+                not in ("DaemonSet", None)
+            ]
+            pod = pods[0]
+            meta = pod["metadata"]
+            path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/eviction"
+            body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": meta}
+            dry = api.http.post(path, params={"dryRun": "All"}, json=body)
+            assert dry.status_code == 201 and dry.json()["metadata"] == {}  # nothing changed
+            before = int(api.clock["status"]["resourceVersion"])
+            sent.clear()
+            answer = api.evict(pod)
+            assert answer.code == 200, answer
+            assert sent == [f"POST {path}"]  # the eviction, and no GET of the pod after it
+            k = ("Pod", meta["namespace"], meta["name"])
+            now = api.get("Pod", meta["name"], meta["namespace"])
+            # the cache holds the pod as the server left it: gone, or terminating
+            served = api.http.get(f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}")
+            if served.status_code == 404:
+                assert now is None and k not in api.served
+            else:
+                assert now is not None
+                assert (
+                    now["metadata"]["resourceVersion"]
+                    == served.json()["metadata"]["resourceVersion"]
+                )
+                assert int(now["metadata"]["resourceVersion"]) > before
+        finally:
+            api.close()
