@@ -27,6 +27,7 @@ from kupgrade.cluster.fieldops import Op, applied, field_ops
 from kupgrade.cluster.informer import Informer, key, version_of
 from kupgrade.cluster.kube import KubeBackend, eviction_answer, eviction_request
 from kupgrade.cluster.objects import applies_nothing
+from kupgrade.cluster.wire import loopback_client
 from kupgrade.errors import InputError
 
 CLOCK = "/apis/sim.kupgrade.io/v1/clocks/virtual"
@@ -85,7 +86,7 @@ class InformedBackend(KubeBackend):
 
     def __init__(self, kubeconfig: Path | None = None, context: str | None = None) -> None:
         super().__init__(kubeconfig, context)
-        self.http = self._http()
+        self.http = loopback_client(self._http())
         clock = self._request(
             "GET", CLOCK, what="read the simulated cluster's clock", missing_ok=True
         )
@@ -268,9 +269,16 @@ class InformedBackend(KubeBackend):
         found = self._request("GET", self._path(kind), what=f"list {kind} objects") or {}
         return builtins.list(found.get("items") or [])
 
+    def session(self) -> httpx.Client:
+        """The client every request of this backend goes through (the leader's guard
+        and user agent are set on it)."""
+        return self.http
+
     def close(self) -> None:
         for informer in self.informers.values():
             informer.stop()
+        if self.http is not self._http():
+            self.http.close()
 
     # --- Backend ------------------------------------------------------------------------
 
