@@ -408,8 +408,9 @@ class KubeAPI:
         yield from initial
         deadline = time.monotonic() + seconds
         told, marked = since, time.monotonic()
+        changed = self.changes.changed(t.resource.kind)  # woken by its kind's changes only
         while time.monotonic() < deadline:
-            with self.changes.changed:
+            with changed:
                 pending = self.changes.since(since)
                 if pending is None:
                     yield _event(
@@ -417,7 +418,8 @@ class KubeAPI:
                     )
                     return
                 if not pending:
-                    self.changes.changed.wait(timeout=min(1.0, deadline - time.monotonic()))
+                    # other kinds' changes are looked at (for a bookmark) once a second
+                    changed.wait(timeout=min(1.0, deadline - time.monotonic()))
                     pending = self.changes.since(since) or []
             unsent = False  # a change of this kind not sent
             for version, kind_of_change, kind, encoded in pending:

