@@ -681,6 +681,7 @@ class KubeAPI:
         out = self.virtual.clock_named(t.name)
         assert out is not None
         out["status"]["changed"] = changed
+        out["status"]["stateDigest"] = self.virtual.state_digest()
         if since is not None:
             kinds = self._changed_kinds(since)
             if kinds is not None:

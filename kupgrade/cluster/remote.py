@@ -113,6 +113,7 @@ class InformedBackend(KubeBackend):
         self.timers: list[tuple[float, int, Key]] = []
         self._timer_seq = 0
         self._state: dict[str, Any] | None = None
+        self._state_digest: str | None = None
         self.changed = False
 
     # --- HTTP ---------------------------------------------------------------------------
@@ -182,7 +183,12 @@ class InformedBackend(KubeBackend):
                 informer.reach(_number(changed[kind]) or version, self._touch)
         self._reached = version
         self._fire_timers()
-        self._state = None  # read again: `kupgrade upgrade` may have written it meanwhile
+        # The state is read again when it changed (`kupgrade upgrade` may have written it
+        # meanwhile, or this process did): the server says a digest of it at each step.
+        digest = status.get("stateDigest")
+        if digest is None or digest != self._state_digest:
+            self._state = None
+        self._state_digest = digest
         return bool(self.clock["status"].get("changed"))
 
     def next_timer(self) -> float | None:

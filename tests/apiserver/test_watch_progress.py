@@ -188,3 +188,39 @@ def test_an_eviction_says_its_version_and_the_backend_reads_no_pod_again(
                 assert int(now["metadata"]["resourceVersion"]) > before
         finally:
             api.close()
+
+
+def test_the_state_is_read_again_only_when_its_digest_changes(tmp_path: Path) -> None:
+    state = "/api/v1/namespaces/kupgrade/configmaps/kupgrade-controller-state"
+    with _served(tmp_path) as info:
+        api = InformedBackend(Path(info["kubeconfig"]))
+        try:
+            sent: list[str] = []
+            api.http.event_hooks["request"].append(
+                lambda r: sent.append(f"{r.method} {r.url.path}")
+            )
+            for _ in range(20):  # until the world has nothing left to react to
+                if not api.step(None):
+                    break
+            digest = api.clock["status"]["stateDigest"]
+            api.state("anything")
+            sent.clear()
+            for _ in range(3):
+                api.step(None)
+                assert api.state("nothing", 7) == 7
+            assert api.clock["status"]["stateDigest"] == digest
+            assert f"GET {state}" not in sent  # nothing changed: read from memory
+            # another client writes the state: the next step's digest says so, and the
+            # state is read again
+            patch = json.dumps({"data": {"marker": json.dumps({"by": "someone"})}}).encode()
+            other = api.http.patch(
+                state, content=patch, headers={"Content-Type": "application/merge-patch+json"}
+            )
+            assert other.status_code == 200
+            assert api.state("marker") is None  # this client has not stepped since
+            api.step(None)
+            assert api.clock["status"]["stateDigest"] != digest
+            assert api.state("marker") == {"by": "someone"}
+            assert sent.count(f"GET {state}") == 1
+        finally:
+            api.close()
