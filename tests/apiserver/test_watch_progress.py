@@ -41,6 +41,21 @@ def _served(home: Path) -> Iterator[dict[str, Any]]:
 
 
 @contextmanager
+def _backend(home: Path) -> Iterator[tuple[InformedBackend, list[str]]]:
+    """The remote controllers' backend on a served cluster, and every request it sends."""
+    with _served(home) as info:
+        api = InformedBackend(Path(info["kubeconfig"]))
+        try:
+            sent: list[str] = []
+            api.http.event_hooks["request"].append(
+                lambda r: sent.append(f"{r.method} {r.url.path}")
+            )
+            yield api, sent
+        finally:
+            api.close()
+
+
+@contextmanager
 def _api(home: Path) -> Iterator[httpx.Client]:
     with _served(home) as info:
         user = yaml.safe_load(Path(info["kubeconfig"]).read_text())["users"][0]["user"]
@@ -149,78 +164,61 @@ def test_a_watch_marks_other_kinds_changes_at_a_bounded_rate(tmp_path: Path) -> 
 def test_an_eviction_says_its_version_and_the_backend_reads_no_pod_again(
     tmp_path: Path,
 ) -> None:
-    with _served(tmp_path) as info:
-        api = InformedBackend(Path(info["kubeconfig"]))
-        try:
-            sent: list[str] = []
-            api.http.event_hooks["request"].append(
-                lambda r: sent.append(f"{r.method} {r.url.path}")
+    with _backend(tmp_path) as (api, sent):
+        pods = [
+            p
+            for p in api.list("Pod")
+            if (p["metadata"].get("ownerReferences") or [{}])[0].get("kind")
+            not in ("DaemonSet", None)
+        ]
+        pod = pods[0]
+        meta = pod["metadata"]
+        path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/eviction"
+        body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": meta}
+        dry = api.http.post(path, params={"dryRun": "All"}, json=body)
+        assert dry.status_code == 201 and dry.json()["metadata"] == {}  # nothing changed
+        before = int(api.clock["status"]["resourceVersion"])
+        sent.clear()
+        answer = api.evict(pod)
+        assert answer.code == 200, answer
+        assert sent == [f"POST {path}"]  # the eviction, and no GET of the pod after it
+        k = ("Pod", meta["namespace"], meta["name"])
+        now = api.get("Pod", meta["name"], meta["namespace"])
+        # the cache holds the pod as the server left it: gone, or terminating
+        served = api.http.get(f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}")
+        if served.status_code == 404:
+            assert now is None and k not in api.served
+        else:
+            assert now is not None
+            assert (
+                now["metadata"]["resourceVersion"] == served.json()["metadata"]["resourceVersion"]
             )
-            pods = [
-                p
-                for p in api.list("Pod")
-                if (p["metadata"].get("ownerReferences") or [{}])[0].get("kind")
-                not in ("DaemonSet", None)
-            ]
-            pod = pods[0]
-            meta = pod["metadata"]
-            path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/eviction"
-            body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": meta}
-            dry = api.http.post(path, params={"dryRun": "All"}, json=body)
-            assert dry.status_code == 201 and dry.json()["metadata"] == {}  # nothing changed
-            before = int(api.clock["status"]["resourceVersion"])
-            sent.clear()
-            answer = api.evict(pod)
-            assert answer.code == 200, answer
-            assert sent == [f"POST {path}"]  # the eviction, and no GET of the pod after it
-            k = ("Pod", meta["namespace"], meta["name"])
-            now = api.get("Pod", meta["name"], meta["namespace"])
-            # the cache holds the pod as the server left it: gone, or terminating
-            served = api.http.get(f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}")
-            if served.status_code == 404:
-                assert now is None and k not in api.served
-            else:
-                assert now is not None
-                assert (
-                    now["metadata"]["resourceVersion"]
-                    == served.json()["metadata"]["resourceVersion"]
-                )
-                assert int(now["metadata"]["resourceVersion"]) > before
-        finally:
-            api.close()
+            assert int(now["metadata"]["resourceVersion"]) > before
 
 
 def test_the_state_is_read_again_only_when_its_digest_changes(tmp_path: Path) -> None:
     state = "/api/v1/namespaces/kupgrade/configmaps/kupgrade-controller-state"
-    with _served(tmp_path) as info:
-        api = InformedBackend(Path(info["kubeconfig"]))
-        try:
-            sent: list[str] = []
-            api.http.event_hooks["request"].append(
-                lambda r: sent.append(f"{r.method} {r.url.path}")
-            )
-            for _ in range(20):  # until the world has nothing left to react to
-                if not api.step(None):
-                    break
-            digest = api.clock["status"]["stateDigest"]
-            api.state("anything")
-            sent.clear()
-            for _ in range(3):
-                api.step(None)
-                assert api.state("nothing", 7) == 7
-            assert api.clock["status"]["stateDigest"] == digest
-            assert f"GET {state}" not in sent  # nothing changed: read from memory
-            # another client writes the state: the next step's digest says so, and the
-            # state is read again
-            patch = json.dumps({"data": {"marker": json.dumps({"by": "someone"})}}).encode()
-            other = api.http.patch(
-                state, content=patch, headers={"Content-Type": "application/merge-patch+json"}
-            )
-            assert other.status_code == 200
-            assert api.state("marker") is None  # this client has not stepped since
+    with _backend(tmp_path) as (api, sent):
+        for _ in range(20):  # until the world has nothing left to react to
+            if not api.step(None):
+                break
+        digest = api.clock["status"]["stateDigest"]
+        api.state("anything")
+        sent.clear()
+        for _ in range(3):
             api.step(None)
-            assert api.clock["status"]["stateDigest"] != digest
-            assert api.state("marker") == {"by": "someone"}
-            assert sent.count(f"GET {state}") == 1
-        finally:
-            api.close()
+            assert api.state("nothing", 7) == 7
+        assert api.clock["status"]["stateDigest"] == digest
+        assert f"GET {state}" not in sent  # nothing changed: read from memory
+        # another client writes the state: the next step's digest says so, and the
+        # state is read again
+        patch = json.dumps({"data": {"marker": json.dumps({"by": "someone"})}}).encode()
+        other = api.http.patch(
+            state, content=patch, headers={"Content-Type": "application/merge-patch+json"}
+        )
+        assert other.status_code == 200
+        assert api.state("marker") is None  # this client has not stepped since
+        api.step(None)
+        assert api.clock["status"]["stateDigest"] != digest
+        assert api.state("marker") == {"by": "someone"}
+        assert sent.count(f"GET {state}") == 1

@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -62,16 +63,25 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-@pytest.fixture
-def server() -> Iterator[ThreadingHTTPServer]:
+@contextmanager
+def _serving() -> Iterator[ThreadingHTTPServer]:
+    """The server in a thread of its own, noting the client port of each connection."""
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     httpd.daemon_threads = True
     httpd.ports = set()  # type: ignore[attr-defined]
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
-    yield httpd
-    httpd.shutdown()
-    httpd.server_close()
+    try:
+        yield httpd
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture
+def server() -> Iterator[ThreadingHTTPServer]:
+    with _serving() as httpd:
+        yield httpd
 
 
 def _client(httpd: ThreadingHTTPServer) -> httpx.Client:
@@ -156,14 +166,8 @@ def test_only_a_client_of_this_machine_changes_transport() -> None:
 @pytest.fixture(scope="module")
 def one_server() -> Iterator[ThreadingHTTPServer]:
     """One server for every example (each server's shutdown waits half a second)."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    httpd.daemon_threads = True
-    httpd.ports = set()  # type: ignore[attr-defined]
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield httpd
-    httpd.shutdown()
-    httpd.server_close()
+    with _serving() as httpd:
+        yield httpd
 
 
 @settings(max_examples=40, deadline=None)
