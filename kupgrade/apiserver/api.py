@@ -709,10 +709,13 @@ class KubeAPI:
         if not dry:
             self.store.commit()
         if answer.code == 200:
-            # The version the eviction left the store at, in the Status's ListMeta (where
+            # The pod's version as the eviction left it, in the Status's ListMeta (where
             # kube-apiserver leaves it empty): a client whose informer follows pods waits
-            # for that version there instead of reading the pod again.
-            done = {} if dry else {"resourceVersion": str(self.changes.version)}
+            # for that version there instead of reading the pod again. (The store's own
+            # version could be another kind's change, which a pod watch is not sent.)
+            left = None if dry else self.store.get("Pod", t.name, t.namespace)
+            version = (left or {}).get("metadata", {}).get("resourceVersion")
+            done = {"resourceVersion": str(version)} if version else {}
             return Reply(
                 201, {"kind": "Status", "apiVersion": "v1", "metadata": done, "status": "Success"}
             )
