@@ -97,10 +97,11 @@ class InformedBackend(KubeBackend):
                 hint="on a real cluster its own operators carry an upgrade out: ask them with "
                 "`kupgrade upgrade --kubeconfig ... --to VERSION`",
             )
-        self.clock: dict[str, Any] = clock
+        self.clock: dict[str, Any] = self._checked(clock)
         # The version every cache has seen up to: the clock's as read, then each step's.
-        self._reached = _number(clock.get("status", {}).get("resourceVersion"))
-        if self.clock.get("spec", {}).get("mode") != "stepped":
+        self._reached = _number(self.clock["status"]["resourceVersion"])
+        spec = self.clock.get("spec")
+        if not isinstance(spec, dict) or spec.get("mode") != "stepped":
             raise InputError(
                 f"the cluster behind {self.where} runs its own controllers",
                 hint="serve it with `kupgrade cluster serve-api NAME --no-controllers`, "
@@ -153,6 +154,26 @@ class InformedBackend(KubeBackend):
 
     # --- the clock ----------------------------------------------------------------------
 
+    def _checked(self, clock: Any) -> dict[str, Any]:
+        """The Clock as the server answered it, if it is one: a time and a version, both
+        numbers (else one line naming the server, not a traceback later)."""
+        status = clock.get("status") if isinstance(clock, dict) else None
+        now = status.get("now") if isinstance(status, dict) else None
+        version = str(status.get("resourceVersion")) if isinstance(status, dict) else ""
+        at = status.get("nextEventAt") if isinstance(status, dict) else None
+        if (
+            isinstance(now, bool)
+            or not isinstance(now, (int, float))
+            or not version.isdigit()
+            or (at is not None and (isinstance(at, bool) or not isinstance(at, (int, float))))
+        ):
+            raise InputError(
+                f"the API server of {self.where} answered a Clock without a time and a "
+                "resourceVersion",
+                hint="serve the cluster with `kupgrade cluster serve-api NAME --no-controllers`",
+            )
+        return clock  # type: ignore[no-any-return]
+
     def now(self) -> float:
         return float(self.clock["status"]["now"])
 
@@ -169,9 +190,11 @@ class InformedBackend(KubeBackend):
             "to": to,
             "since": str(self._reached),
         }
-        self.clock = self._request("POST", CLOCK + "/step", body, what="step the clock")
+        self.clock = self._checked(
+            self._request("POST", CLOCK + "/step", body, what="step the clock")
+        )
         status = self.clock["status"]
-        version = int(status["resourceVersion"])
+        version = _number(status["resourceVersion"])
         # The kinds changed since the last step, each to the version of its last change;
         # no other watch has anything to deliver (a server that does not say: all of them,
         # to the step's version).
