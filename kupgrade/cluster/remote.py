@@ -285,13 +285,17 @@ class InformedBackend(KubeBackend):
         found = self._request(
             "GET", self._path(kind, namespace, name), what=f"read {kind} {name}", missing_ok=True
         )
-        if found is None:
-            self._informer(kind).drop((kind, namespace, name))
-            self.served.pop((kind, namespace, name), None)
-            self._touch((kind, namespace, name))
-            self.changed = True
-        else:
-            self._cache({**found, "kind": kind})
+        self._settle((kind, namespace, name), None if found is None else {**found, "kind": kind})
+
+    def _settle(self, k: Key, found: Obj | None) -> None:
+        """Keep an object as a request left it on the server (None: gone)."""
+        if found is not None:
+            self._cache(found)
+            return
+        self._informer(k[0]).drop(k)
+        self.served.pop(k, None)
+        self._touch(k)
+        self.changed = True
 
     def list_all(self, kind: str) -> builtins.list[Obj]:
         """A list read straight from the server (kinds no informer follows: Events)."""
@@ -425,13 +429,7 @@ class InformedBackend(KubeBackend):
             return answer
         informer = self._informer("Pod")
         informer.reach(version, self._touch)
-        found = informer.objects.get(k)
-        if found is None:
-            self.served.pop(k, None)
-        else:
-            self.served[k] = _parts(found)
-        self._touch(k)
-        self.changed = True
+        self._settle(k, informer.objects.get(k))
         return answer
 
     def requeue_at(self, at: float, kind: str, name: str, namespace: str = "") -> None:
