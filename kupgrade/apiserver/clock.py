@@ -77,6 +77,6 @@ def step_since(body: Any) -> int | None:
     if since is None:
         return None
     text = str(since)
-    if isinstance(since, bool) or not text.isdigit() or len(text) > 19:
+    if isinstance(since, bool) or not text.isdecimal() or len(text) > 19:
         raise ValueError(f"ClockStep.since must be a resourceVersion, not {since!r}")
     return int(text)

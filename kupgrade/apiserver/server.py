@@ -37,7 +37,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         url = urlsplit(self.path)
         text = self.headers.get("Content-Length") or "0"
-        length = int(text) if text.isdigit() else -1
+        length = int(text) if text.isdecimal() else -1
         if length < 0:
             reply = status_error(400, "BadRequest", f"invalid Content-Length {text[:40]!r}")
             self.close_connection = True

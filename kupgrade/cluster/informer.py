@@ -33,7 +33,7 @@ def key(obj: Obj) -> Key:
 
 def version_of(obj: Obj) -> int:
     text = str(obj.get("metadata", {}).get("resourceVersion", "0"))
-    return int(text) if text.isdigit() else 0
+    return int(text) if text.isdecimal() else 0
 
 
 class Informer:

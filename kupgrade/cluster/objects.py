@@ -103,7 +103,7 @@ def openshift_kubelet(release: str) -> str:
     """The kubelet version an OpenShift release ships: 4.N runs Kubernetes 1.(N+13) (the
     patch is not modelled)."""
     parts = release.split(".")
-    minor = int(parts[1]) + 13 if len(parts) > 1 and parts[1].isdigit() else 26
+    minor = int(parts[1]) + 13 if len(parts) > 1 and parts[1].isdecimal() else 26
     return f"v1.{minor}.0"
 
 

@@ -57,7 +57,7 @@ CONFLICT_RETRIES = 5  # client-go's retry.DefaultRetry steps
 def _number(version: Any) -> int:
     """A resourceVersion as a number (0 for what is not one)."""
     text = str(version)
-    return int(text) if text.isdigit() else 0
+    return int(text) if text.isdecimal() else 0
 
 
 def _parts(obj: Obj) -> tuple[bytes, bytes]:
@@ -164,7 +164,7 @@ class InformedBackend(KubeBackend):
         if (
             isinstance(now, bool)
             or not isinstance(now, (int, float))
-            or not version.isdigit()
+            or not version.isdecimal()
             or (at is not None and (isinstance(at, bool) or not isinstance(at, (int, float))))
         ):
             raise InputError(

@@ -116,7 +116,7 @@ class Plan:
 def step_order(step_id: str) -> tuple[int, str]:
     """Plan order of step ids (s1, s2, ..., s10), as `number` gives them."""
     digits = step_id.lstrip("s")
-    return (int(digits), step_id) if digits.isdigit() else (0, step_id)
+    return (int(digits), step_id) if digits.isdecimal() else (0, step_id)
 
 
 def number(steps: list[tuple[Any, PlanStep]]) -> list[PlanStep]:

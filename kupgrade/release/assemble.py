@@ -183,7 +183,7 @@ def counts(payload: Payload) -> dict[str, dict[str, int]]:
         "by_runlevel": dict(
             sorted(
                 runlevels.items(),
-                key=lambda kv: (kv[0] == "none", int(kv[0]) if kv[0].isdigit() else 0),
+                key=lambda kv: (kv[0] == "none", int(kv[0]) if kv[0].isdecimal() else 0),
             )
         ),
         "by_component": dict(sorted(components.items())),

@@ -102,7 +102,7 @@ def key_of(obj: Obj) -> Key | None:
 
 def _version(obj: Obj) -> int:
     raw = (obj.get("metadata") or {}).get("resourceVersion")
-    return int(raw) if isinstance(raw, str | int) and str(raw).isdigit() else -1
+    return int(raw) if isinstance(raw, str | int) and str(raw).isdecimal() else -1
 
 
 def read_dumps(paths: Sequence[Path]) -> Dump:

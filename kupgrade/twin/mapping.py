@@ -442,7 +442,7 @@ def _machines(nodes: Iterable[Obj]) -> list[Machine]:
 
 
 def natural(name: str) -> list[Any]:
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+    return [int(p) if p.isdecimal() else p for p in re.split(r"(\d+)", name)]
 
 
 # --- workloads ---------------------------------------------------------------------------

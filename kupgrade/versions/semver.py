@@ -31,7 +31,7 @@ Precedence = tuple[int, int, int, int, PreKey]
 
 def _pre_key(pre: Sequence[str]) -> PreKey:
     """SemVer 2.0 §11: numeric identifiers sort numerically and before alphanumeric ones."""
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in pre)
+    return tuple((0, int(p)) if p.isdecimal() else (1, p) for p in pre)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

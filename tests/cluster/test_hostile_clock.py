@@ -74,6 +74,7 @@ def kubeconfig(tmp_path: Path) -> Iterator[Path]:
         {"kind": "Clock", "status": "later", "spec": {"mode": "stepped"}},
         {**GOOD, "status": {"now": "soon", "resourceVersion": "7"}},
         {**GOOD, "status": {"now": 1.0, "resourceVersion": "seven"}},
+        {**GOOD, "status": {"now": 1.0, "resourceVersion": "²"}},  # isdigit(), not int()
         {**GOOD, "status": {"now": True, "resourceVersion": "7"}},
         {**GOOD, "status": {"now": 1.0, "resourceVersion": "7", "nextEventAt": "x"}},
         [1, 2],

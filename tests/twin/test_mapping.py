@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import msgspec
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kupgrade.errors import InputError
@@ -210,6 +210,8 @@ KINDS = [
 
 
 @settings(max_examples=150, deadline=None)
+# found by CI: "¹".isdigit() is True, yet int() refuses it (a node named so crashed the twin)
+@example(raw=[("Node", "¹", None, None, None)])
 @given(
     st.lists(
         st.tuples(

@@ -83,7 +83,7 @@ class Keyring:
         valid = [line for line in status if line[0] == "VALIDSIG"]
         if len(valid) != 1:
             raise SignatureRejectedError("invalid signature")
-        expires = int(valid[0][4]) if len(valid[0]) > 4 and valid[0][4].isdigit() else 0
+        expires = int(valid[0][4]) if len(valid[0]) > 4 and valid[0][4].isdecimal() else 0
         if expires and now > expires:
             raise SignatureRejectedError(
                 f"signature expired on {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(expires))}"
