@@ -3,7 +3,7 @@
 The catalog (tests/olm/scale.py) is one package with one channel, a replaces chain with a
 skip and a bounded skipRange every ten bundles, so both opm's chain walk (validation) and
 render-graph's skipRange edges are exercised (both were quadratic). Each size and
-step runs in a fresh process so that its peak memory (VmHWM, bench/memory.py) is its own:
+step runs in a fresh process so that its peak memory (VmHWM, kupgrade/resident.py) is its own:
 
 - validate: `kupgrade olm validate`'s work: load, opm's checks (validate_catalog), then
   the one-step check on the catalog index;
@@ -26,12 +26,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.memory import peak_mb
 from kupgrade.olm.index import CatalogIndex
 from kupgrade.olm.load import load_catalog
 from kupgrade.olm.next_steps import one_step_findings
 from kupgrade.olm.render import RenderOptions, render_mermaid
 from kupgrade.olm.validate import validate_catalog
+from kupgrade.resident import peak_mb
 from tests.olm import scale
 
 REPO = Path(__file__).resolve().parents[1]

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.memory import peak_mb
 from kupgrade.plan.gdc_fleet import Goal, plan_fleet
+from kupgrade.resident import peak_mb
 from kupgrade.skew.fleet import parse_fleet
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.memory import peak_mb
+from kupgrade.resident import peak_mb
 from kupgrade.sim.fleet.doc import read_fleet
 from kupgrade.sim.fleet.home import create_fleet, opened_fleet
 from kupgrade.sim.fleet.rehearsal import Rehearsal, Settings

@@ -15,9 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.memory import peak_mb
 from bench.sim import PODS_PER_WORKER, REPLICAS, by_size, sizes_main, timed_run
 from kupgrade.controllers.gdc.request import request_upgrade
+from kupgrade.resident import peak_mb
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.profile import Budget, Gdc, Pool, Profile, Spec, Workload

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.memory import peak_mb
 from kupgrade.controllers.kube.request import request_upgrade
+from kupgrade.resident import peak_mb
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.profile import Budget, Pool, Profile, Spec, Workload
 from kupgrade.sim.store import Store

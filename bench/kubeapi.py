@@ -20,9 +20,9 @@ from typing import Any
 
 import httpx
 
-from bench.memory import peak_mb
 from bench.sim import profile
 from kupgrade.apiserver.server import APIServer
+from kupgrade.resident import peak_mb
 from kupgrade.sim.cluster import SimCluster
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.profile import Profile

@@ -15,12 +15,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.memory import peak_mb
 from kupgrade.olm.index import CatalogIndex
 from kupgrade.olm.load import load_catalog
 from kupgrade.olm.resolver import resolve
 from kupgrade.olm.resolver.model import Installed, Source, Subscription
 from kupgrade.olm.validate import validate_catalog
+from kupgrade.resident import peak_mb
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,7 +49,7 @@ def _timed(func: Callable[[Path], object], path: Path) -> float:
 
 def _peak_mb(mode: str, path: Path) -> float:
     code = (
-        "import sys; from bench import olm; from bench.memory import peak_mb; from pathlib import Path;"
+        "import sys; from bench import olm; from kupgrade.resident import peak_mb; from pathlib import Path;"
         "p = Path(sys.argv[3]); olm._parse_only(p) if sys.argv[2] == 'parse' else olm._full(p);"
         "print(peak_mb())"
     )

@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.memory import peak_mb
 from bench.sim import profile
 from kupgrade.cluster.remote import InformedBackend
+from kupgrade.resident import peak_mb
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.profile import Profile
 from kupgrade.sim.runs import served_loop

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.memory import peak_mb
+from kupgrade.resident import peak_mb
 from kupgrade.sim.create import create_cluster
 from kupgrade.sim.loop import Local, Loop
 from kupgrade.sim.profile import Budget, Pool, Profile, Spec, Workload

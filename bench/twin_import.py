@@ -7,7 +7,7 @@ carry what real ones do that the twin reads (owners, labels, placement, conditio
 volumes, grace periods) and the bulk it does not (container specs, managedFields-free
 status), about 1.5 KB a pod. `--format json` writes the Lists as JSON (what `kubectl get
 -o json` gives), `yaml` as YAML. Each step runs in a fresh process, so that its peak
-memory (VmHWM, bench/memory.py) is its own.
+memory (VmHWM, kupgrade/resident.py) is its own.
 Run alone: `python -m bench.twin_import [--nodes 5000 --pods 100000 --format json]`.
 """
 
@@ -206,7 +206,7 @@ def write_dump(root: Path, nodes: int, pods: int, fmt: str) -> int:
 def _timed_cli(args: list[str], home: Path) -> dict[str, Any]:
     """`kupgrade ARGS` in a fresh process: its wall time and peak memory (VmHWM)."""
     probe = (
-        "import runpy,sys,atexit;from bench.memory import peak_mb;"
+        "import runpy,sys,atexit;from kupgrade.resident import peak_mb;"
         "atexit.register(lambda: sys.stderr.write(f'\\nPEAK {peak_mb()}\\n'));"
         f"sys.argv={['kupgrade', *args]!r};runpy.run_module('kupgrade', run_name='__main__')"
     )

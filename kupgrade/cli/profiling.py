@@ -27,6 +27,7 @@ import typer
 
 from kupgrade.cli.output import atomic_write
 from kupgrade.errors import InputError, KupgradeError
+from kupgrade.resident import peak_mb
 
 ProfileRunOpt = Annotated[
     Path | None,
@@ -90,7 +91,7 @@ def _write(profiler: cProfile.Profile, path: Path, what: str, wall: float) -> No
         # the bytes pstats' dump_stats writes (a marshalled table), through the writer
         # every command uses: all or nothing, with the umask's mode
         atomic_write(raw, marshal.dumps(stats.stats))  # type: ignore[attr-defined]
-        atomic_write(path, summary(stats, what, wall).encode())
+        atomic_write(path, summary(stats, what, wall, peak_mb()).encode())
     except KupgradeError as exc:
         raise InputError(
             f"cannot write the profile --profile-run {path}: {exc.message}",
@@ -98,9 +99,11 @@ def _write(profiler: cProfile.Profile, path: Path, what: str, wall: float) -> No
         ) from None
 
 
-def summary(stats: pstats.Stats, what: str, wall: float) -> str:
+def summary(stats: pstats.Stats, what: str, wall: float, peak: float) -> str:
     """The profile in words: the share of each part of kupgrade, then the top functions
-    by their own time (calls, own seconds, seconds with what they called)."""
+    by their own time (calls, own seconds, seconds with what they called). `peak`: the
+    process's peak resident MB, the other floor of a big rehearsal (issue 46: 20,000
+    nodes in under 1 GB)."""
     table = stats.stats  # type: ignore[attr-defined]
     total = sum(row[2] for row in table.values()) or 1e-9
     parts: dict[str, float] = defaultdict(float)
@@ -112,7 +115,8 @@ def summary(stats: pstats.Stats, what: str, wall: float) -> str:
         for (caller, _, _), call in row[4].items():
             parts[_part(caller)] += call[2]
     out = io.StringIO()
-    out.write(f"profile of {what}: {wall:.2f} s wall, {total:.2f} s profiled\n\n")
+    out.write(f"profile of {what}: {wall:.2f} s wall, {total:.2f} s profiled\n")
+    out.write(f"peak resident memory of this process: {peak:,.1f} MB\n\n")
     out.write("time by part (own time of its functions and of the built-ins they called)\n")
     ranked = sorted(parts.items(), key=lambda kv: -kv[1])
     rest = sum(spent for _, spent in ranked[PARTS:])

@@ -35,10 +35,13 @@ def test_a_profiled_upgrade_says_where_its_time_went(tmp_path: Path) -> None:
     assert json.loads(said)["outcome"] == "completed"
     assert f"where the run's time went: {out}" in err
     text = out.read_text()
-    head = text.splitlines()[0]
+    head, memory = text.splitlines()[:2]
     assert re.fullmatch(
         r"profile of controller run of cluster demo: [\d.]+ s wall, [\d.]+ s profiled", head
     )
+    peak = re.fullmatch(r"peak resident memory of this process: ([\d,]+\.\d) MB", memory)
+    assert peak is not None, memory
+    assert 20 < float(peak.group(1).replace(",", "")) < 4_000  # a small cluster's process
     shares = dict(
         (m.group(2), float(m.group(1)))
         for m in re.finditer(

@@ -28,7 +28,7 @@ BUNDLES = 50_000
 MISSING_AT = 25_002  # its replaces names no bundle: the bundle below it is a second head
 
 # The worker runs in a grandchild: Linux carries a parent's high-water mark into a child
-# across fork and exec (see bench/memory.py), so the pytest process's own size would be
+# across fork and exec (see kupgrade/resident.py), so the pytest process's own size would be
 # read as the worker's. This small driver's RUSAGE_CHILDREN is the worker's alone.
 _DRIVER = """
 import json, resource, subprocess, sys
