@@ -31,9 +31,15 @@ def key(obj: Obj) -> Key:
     return (str(obj["kind"]), str(meta.get("namespace", "")), str(meta["name"]))
 
 
-def version_of(obj: Obj) -> int:
-    text = str(obj.get("metadata", {}).get("resourceVersion", "0"))
+def number(version: Any) -> int:
+    """A resourceVersion as a number (0 for what is not one: only decimal digits, what
+    int() reads, so a hostile "²" is not one)."""
+    text = str(version)
     return int(text) if text.isdecimal() else 0
+
+
+def version_of(obj: Obj) -> int:
+    return number(obj.get("metadata", {}).get("resourceVersion"))
 
 
 class Informer:

@@ -24,7 +24,7 @@ from kupgrade.cluster.apikinds import KINDS, STATE_CONFIGMAP, STATE_NAMESPACE
 from kupgrade.cluster.backend import Key, Obj, Watch
 from kupgrade.cluster.disruption import Answer
 from kupgrade.cluster.fieldops import Op, applied, field_ops
-from kupgrade.cluster.informer import Informer, key, version_of
+from kupgrade.cluster.informer import Informer, key, number, version_of
 from kupgrade.cluster.kube import KubeBackend, eviction_answer, eviction_request
 from kupgrade.cluster.objects import applies_nothing
 from kupgrade.cluster.wire import loopback_client
@@ -54,10 +54,10 @@ def path_of(
 CONFLICT_RETRIES = 5  # client-go's retry.DefaultRetry steps
 
 
-def _number(version: Any) -> int:
-    """A resourceVersion as a number (0 for what is not one)."""
-    text = str(version)
-    return int(text) if text.isdecimal() else 0
+def _is_time(value: Any) -> bool:
+    """Whether a Clock's time is one: a number (JSON's true is not one, though Python's
+    bool is an int)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _parts(obj: Obj) -> tuple[bytes, bytes]:
@@ -99,7 +99,7 @@ class InformedBackend(KubeBackend):
             )
         self.clock: dict[str, Any] = self._checked(clock)
         # The version every cache has seen up to: the clock's as read, then each step's.
-        self._reached = _number(self.clock["status"]["resourceVersion"])
+        self._reached = number(self.clock["status"]["resourceVersion"])
         spec = self.clock.get("spec")
         if not isinstance(spec, dict) or spec.get("mode") != "stepped":
             raise InputError(
@@ -158,14 +158,13 @@ class InformedBackend(KubeBackend):
         """The Clock as the server answered it, if it is one: a time and a version, both
         numbers (else one line naming the server, not a traceback later)."""
         status = clock.get("status") if isinstance(clock, dict) else None
-        now = status.get("now") if isinstance(status, dict) else None
-        version = str(status.get("resourceVersion")) if isinstance(status, dict) else ""
-        at = status.get("nextEventAt") if isinstance(status, dict) else None
+        if not isinstance(status, dict):
+            status = {}
+        at = status.get("nextEventAt")
         if (
-            isinstance(now, bool)
-            or not isinstance(now, (int, float))
-            or not version.isdecimal()
-            or (at is not None and (isinstance(at, bool) or not isinstance(at, (int, float))))
+            not _is_time(status.get("now"))
+            or not str(status.get("resourceVersion")).isdecimal()
+            or (at is not None and not _is_time(at))
         ):
             raise InputError(
                 f"the API server of {self.where} answered a Clock without a time and a "
@@ -194,7 +193,7 @@ class InformedBackend(KubeBackend):
             self._request("POST", CLOCK + "/step", body, what="step the clock")
         )
         status = self.clock["status"]
-        version = _number(status["resourceVersion"])
+        version = number(status["resourceVersion"])
         # The kinds changed since the last step, each to the version of its last change;
         # no other watch has anything to deliver (a server that does not say: all of them,
         # to the step's version).
@@ -203,7 +202,7 @@ class InformedBackend(KubeBackend):
             if not isinstance(changed, dict):
                 informer.reach(version, self._touch)
             elif kind in changed:
-                informer.reach(_number(changed[kind]) or version, self._touch)
+                informer.reach(number(changed[kind]) or version, self._touch)
         self._reached = version
         self._fire_timers()
         # The state is read again when it changed (`kupgrade upgrade` may have written it
@@ -421,7 +420,7 @@ class InformedBackend(KubeBackend):
         meta = pod["metadata"]
         k = ("Pod", meta.get("namespace", ""), meta["name"])
         try:
-            version = _number((response.json().get("metadata") or {}).get("resourceVersion"))
+            version = number((response.json().get("metadata") or {}).get("resourceVersion"))
         except (ValueError, AttributeError):
             version = 0
         if not version:
